@@ -1,0 +1,163 @@
+//! The resolver framework: a ruleset is the impartial dice and tables of a tabletop game.
+//!
+//! A resolver campaign holds no map; the referee keeps the table. A `resolve` post names an
+//! action of the campaign's ruleset and its inputs. The ruleset checks the inputs, rolls from
+//! the post's [`DiceStream`], applies its tables and answers with every die and every table cell
+//! it used, in order, so the audit can redo the whole resolution from the campaign id, the
+//! post's sequence number and its stamp alone.
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::{DiceStream, DieRoll, Refusal};
+
+/// One action a ruleset resolves, as the API lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActionSpec {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// The seed section the action implements.
+    pub rule: &'static str,
+    /// JSON Schema (2020-12) of the action's inputs.
+    pub input_schema: Value,
+    /// A valid input, for the documentation.
+    pub example: Value,
+}
+
+impl ActionSpec {
+    /// Describes an action whose inputs deserialize into `I`.
+    pub fn of<I: JsonSchema>(
+        name: &'static str,
+        summary: &'static str,
+        rule: &'static str,
+        example: Value,
+    ) -> Self {
+        let schema = schemars::schema_for!(I);
+        Self {
+            name,
+            summary,
+            rule,
+            input_schema: serde_json::to_value(schema).unwrap_or(Value::Null),
+            example,
+        }
+    }
+}
+
+/// One table cell (or fixed rule) a resolution used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Lookup {
+    /// The table's name as the seed gives it.
+    pub table: String,
+    /// The row and column read, in the seed's words.
+    pub row: String,
+    pub column: String,
+    /// What the cell says.
+    pub value: String,
+}
+
+impl Lookup {
+    pub fn new(
+        table: impl Into<String>,
+        row: impl Into<String>,
+        column: impl Into<String>,
+        value: impl ToString,
+    ) -> Self {
+        Self {
+            table: table.into(),
+            row: row.into(),
+            column: column.into(),
+            value: value.to_string(),
+        }
+    }
+}
+
+/// What a ruleset returns for one action, before the framework adds the dice.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Resolved {
+    /// One line for the forum: what happened.
+    pub headline: String,
+    /// Every table cell used, in order.
+    pub lookups: Vec<Lookup>,
+    /// The action's structured result (ruleset-specific).
+    pub result: Value,
+}
+
+/// A complete resolution: the ruleset's answer and every die rolled for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Resolution {
+    pub ruleset: &'static str,
+    pub action: String,
+    pub stream_text: String,
+    pub headline: String,
+    pub dice: Vec<DieRoll>,
+    pub lookups: Vec<Lookup>,
+    pub result: Value,
+}
+
+/// A tabletop ruleset served by the resolver.
+pub trait Ruleset: Sync {
+    /// The name campaigns choose it by (`acw-25mm`).
+    fn name(&self) -> &'static str;
+    fn title(&self) -> &'static str;
+    /// The seed document it implements.
+    fn seed(&self) -> &'static str;
+    fn actions(&self) -> Vec<ActionSpec>;
+    /// Resolves one action. A refusal must not depend on the dice: inputs are checked first.
+    fn resolve(
+        &self,
+        action: &str,
+        inputs: &Value,
+        dice: &mut DiceStream,
+    ) -> Result<Resolved, Refusal>;
+}
+
+/// Resolves `action` with `inputs` on `ruleset`, rolling from `dice`.
+pub fn resolve(
+    ruleset: &dyn Ruleset,
+    action: &str,
+    inputs: &Value,
+    mut dice: DiceStream,
+) -> Result<Resolution, Refusal> {
+    if !ruleset.actions().iter().any(|a| a.name == action) {
+        return Err(Refusal::new(
+            "body.action",
+            "resolver.unknown_action",
+            format!("the {} ruleset has no action `{action}`", ruleset.name()),
+        ));
+    }
+    let resolved = ruleset.resolve(action, inputs, &mut dice)?;
+    Ok(Resolution {
+        ruleset: ruleset.name(),
+        action: action.to_owned(),
+        stream_text: dice.text().to_owned(),
+        headline: resolved.headline,
+        dice: dice.into_rolls(),
+        lookups: resolved.lookups,
+        result: resolved.result,
+    })
+}
+
+/// Reads an action's inputs into its typed form, naming the offending field on failure.
+pub fn parse_inputs<T: DeserializeOwned>(inputs: &Value) -> Result<T, Refusal> {
+    serde_path_to_error::deserialize(inputs).map_err(|err| {
+        let path = err.path().to_string();
+        let field = if path == "." {
+            "body.inputs".to_owned()
+        } else {
+            format!("body.inputs.{path}")
+        };
+        Refusal::new(field, "resolver.inputs", err.into_inner().to_string())
+    })
+}
+
+/// Every ruleset Adjutant serves.
+pub fn rulesets() -> Vec<&'static dyn Ruleset> {
+    Vec::new()
+}
+
+/// The ruleset called `name`.
+pub fn ruleset(name: &str) -> Option<&'static dyn Ruleset> {
+    rulesets().into_iter().find(|r| r.name() == name)
+}
