@@ -4,6 +4,7 @@
 //! stamp and gets back every number derived from it, so a moderator (or a test) can recompute
 //! any outcome from the stored log alone.
 
+pub mod chain;
 pub mod dice;
 pub mod post_time;
 pub mod refusal;

@@ -1,0 +1,144 @@
+//! Tokens and who holds them.
+//!
+//! Tokens are 256 random bits, shown once when issued and stored only as their SHA-256. The
+//! operator token comes from `ADJUTANT_ADMIN_TOKEN` and is compared in constant time.
+
+use std::sync::Arc;
+
+use adjutant_store::{Principal, PrincipalKind};
+use axum::extract::FromRequestParts;
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use uuid::Uuid;
+
+use crate::error::AppError;
+use crate::AppState;
+
+/// A secret that never prints.
+#[derive(Clone)]
+pub struct Secret(Arc<str>);
+
+impl Secret {
+    pub fn new(text: impl Into<Arc<str>>) -> Self {
+        Self(text.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+/// A new token: `adj_` and 64 hex digits (256 bits from the operating system).
+pub fn new_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    format!("adj_{}", hex::encode(bytes))
+}
+
+pub fn token_hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+/// Who is calling.
+#[derive(Debug, Clone)]
+pub enum Caller {
+    Anonymous,
+    Operator,
+    Principal(Principal),
+}
+
+impl Caller {
+    pub fn require_operator(&self) -> Result<(), AppError> {
+        match self {
+            Caller::Operator => Ok(()),
+            Caller::Anonymous => Err(AppError::Unauthorized(
+                "this needs the operator token".into(),
+            )),
+            _ => Err(AppError::forbidden(
+                "auth.operator_only",
+                "only the operator can do this",
+            )),
+        }
+    }
+
+    /// A moderator (any), returning their id.
+    pub fn require_moderator(&self) -> Result<&Principal, AppError> {
+        match self {
+            Caller::Principal(p) if p.kind == PrincipalKind::Moderator => Ok(p),
+            Caller::Anonymous => Err(AppError::Unauthorized(
+                "this needs a moderator token".into(),
+            )),
+            _ => Err(AppError::forbidden(
+                "auth.moderator_only",
+                "only a moderator can do this",
+            )),
+        }
+    }
+
+    /// The moderator who owns `campaign_moderator`'s campaign.
+    pub fn require_campaign_moderator(
+        &self,
+        campaign_moderator: Uuid,
+    ) -> Result<&Principal, AppError> {
+        let p = self.require_moderator()?;
+        if p.id != campaign_moderator {
+            return Err(AppError::forbidden(
+                "auth.campaign_moderator",
+                "only the campaign's own moderator can do this",
+            ));
+        }
+        Ok(p)
+    }
+
+    pub fn principal(&self) -> Option<&Principal> {
+        match self {
+            Caller::Principal(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = AppError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let Some(value) = parts.headers.get(AUTHORIZATION) else {
+            return Ok(Caller::Anonymous);
+        };
+        let token = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                AppError::Unauthorized("send the token as `Authorization: Bearer <token>`".into())
+            })?;
+        let hash = token_hash(token);
+        if let Some(admin) = &state.admin_token_hash {
+            if bool::from(hash.ct_eq(admin)) {
+                return Ok(Caller::Operator);
+            }
+        }
+        let principal = state.store.principal_by_token_hash(&hash).await?;
+        match principal {
+            Some(p) => {
+                parts.extensions.insert(p.id);
+                Ok(Caller::Principal(p))
+            }
+            None => Err(AppError::Unauthorized("the token is not known".into())),
+        }
+    }
+}

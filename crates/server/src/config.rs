@@ -1,0 +1,119 @@
+//! Configuration: `config/default.toml` (or the file named by `ADJUTANT_CONFIG`), then
+//! environment overrides `ADJUTANT_<KEY>`. Secrets come only from the environment.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::auth::Secret;
+
+/// The configuration shipped with Adjutant, used when no file is found.
+pub const DEFAULT_TOML: &str = include_str!("../../../config/default.toml");
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub listen: String,
+    pub database_url: String,
+    pub scenarios_dir: PathBuf,
+    pub body_limit_bytes: usize,
+    pub request_timeout_secs: u64,
+    pub rate_limit_per_minute: u32,
+    pub log_format: String,
+    #[serde(skip)]
+    pub admin_token: Option<Secret>,
+}
+
+impl Config {
+    /// Reads the configuration file, then the environment.
+    pub fn load() -> Result<Self, String> {
+        let (name, text) = match std::env::var("ADJUTANT_CONFIG") {
+            Ok(path) => {
+                let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+                (path, text)
+            }
+            Err(_) => match std::fs::read_to_string("config/default.toml") {
+                Ok(text) => ("config/default.toml".to_owned(), text),
+                Err(_) => ("(built-in defaults)".to_owned(), DEFAULT_TOML.to_owned()),
+            },
+        };
+        let mut config = Self::from_toml(&text).map_err(|e| format!("{name}: {e}"))?;
+        config.apply_env(|key| std::env::var(key).ok())?;
+        Ok(config)
+    }
+
+    pub fn from_toml(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// The built-in defaults, for tests and embedding.
+    pub fn defaults() -> Self {
+        Self::from_toml(DEFAULT_TOML)
+            .unwrap_or_else(|e| panic!("the shipped config/default.toml is broken: {e}"))
+    }
+
+    pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), String> {
+        fn parse<T: std::str::FromStr>(key: &str, value: String) -> Result<T, String> {
+            value
+                .parse()
+                .map_err(|_| format!("{key}: cannot read {value:?}"))
+        }
+        if let Some(v) = var("ADJUTANT_LISTEN") {
+            self.listen = v;
+        }
+        if let Some(v) = var("ADJUTANT_DATABASE_URL") {
+            self.database_url = v;
+        }
+        if let Some(v) = var("ADJUTANT_SCENARIOS_DIR") {
+            self.scenarios_dir = v.into();
+        }
+        if let Some(v) = var("ADJUTANT_BODY_LIMIT_BYTES") {
+            self.body_limit_bytes = parse("ADJUTANT_BODY_LIMIT_BYTES", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_REQUEST_TIMEOUT_SECS") {
+            self.request_timeout_secs = parse("ADJUTANT_REQUEST_TIMEOUT_SECS", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_RATE_LIMIT_PER_MINUTE") {
+            self.rate_limit_per_minute = parse("ADJUTANT_RATE_LIMIT_PER_MINUTE", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_LOG_FORMAT") {
+            self.log_format = v;
+        }
+        self.admin_token = var("ADJUTANT_ADMIN_TOKEN")
+            .filter(|t| !t.is_empty())
+            .map(Secret::new);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_environment_overrides_the_file() {
+        let mut config = Config::defaults();
+        assert_eq!(config.listen, "127.0.0.1:8080");
+        config
+            .apply_env(|key| match key {
+                "ADJUTANT_LISTEN" => Some("0.0.0.0:9000".into()),
+                "ADJUTANT_DATABASE_URL" => Some("postgres://db/adjutant".into()),
+                "ADJUTANT_ADMIN_TOKEN" => Some("s3cret".into()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(config.listen, "0.0.0.0:9000");
+        assert_eq!(config.database_url, "postgres://db/adjutant");
+        assert_eq!(config.admin_token.as_ref().unwrap().expose(), "s3cret");
+        assert_eq!(format!("{:?}", config.admin_token), "Some(Secret(…))");
+    }
+
+    #[test]
+    fn a_bad_number_is_named() {
+        let mut config = Config::defaults();
+        let err = config
+            .apply_env(|key| (key == "ADJUTANT_BODY_LIMIT_BYTES").then(|| "lots".into()))
+            .unwrap_err();
+        assert!(err.contains("ADJUTANT_BODY_LIMIT_BYTES"), "{err}");
+    }
+}

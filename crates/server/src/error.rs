@@ -1,0 +1,229 @@
+//! One error type for the API, answered as `application/problem+json` (RFC 9457).
+//!
+//! Every 4xx names the field at fault and the rule broken. A 500 is logged with its cause and
+//! answered without it.
+
+use adjutant_rules::Refusal;
+use adjutant_store::StoreError;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// An RFC 9457 problem document, with Adjutant's `field` and `rule` members.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Problem {
+    /// A URI naming the kind of problem (`https://adjutant.invalid/problems/<rule>` style tag).
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+    /// The request field at fault: a body path (`body.units[0]`), a header or a query parameter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// The rule broken, as Adjutant's documents name it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// The request is malformed or breaks a rule: 400/404/409/413/415/422 with field and rule.
+    #[error("{detail}")]
+    Client {
+        status: StatusCode,
+        field: Option<String>,
+        rule: String,
+        detail: String,
+    },
+    /// Missing or unknown token.
+    #[error("unauthorized: {0}")]
+    Unauthorized(String),
+    /// A known token that may not do this.
+    #[error("forbidden: {detail}")]
+    Forbidden { rule: String, detail: String },
+    #[error("too many requests")]
+    TooManyRequests { retry_after_secs: u64 },
+    /// The database is unreachable or the request ran out of time.
+    #[error("unavailable: {0}")]
+    Unavailable(String),
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl AppError {
+    pub fn bad_request(
+        field: impl Into<String>,
+        rule: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self::Client {
+            status: StatusCode::BAD_REQUEST,
+            field: Some(field.into()),
+            rule: rule.into(),
+            detail: detail.into(),
+        }
+    }
+
+    pub fn unprocessable(
+        field: impl Into<String>,
+        rule: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self::Client {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            field: Some(field.into()),
+            rule: rule.into(),
+            detail: detail.into(),
+        }
+    }
+
+    pub fn not_found(field: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::Client {
+            status: StatusCode::NOT_FOUND,
+            field: Some(field.into()),
+            rule: "not_found".into(),
+            detail: detail.into(),
+        }
+    }
+
+    pub fn conflict(
+        field: impl Into<String>,
+        rule: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self::Client {
+            status: StatusCode::CONFLICT,
+            field: Some(field.into()),
+            rule: rule.into(),
+            detail: detail.into(),
+        }
+    }
+
+    pub fn forbidden(rule: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::Forbidden {
+            rule: rule.into(),
+            detail: detail.into(),
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            AppError::Client { status, .. } => *status,
+            AppError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            AppError::Forbidden { .. } => StatusCode::FORBIDDEN,
+            AppError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            AppError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn problem(&self) -> Problem {
+        let status = self.status();
+        let (field, rule, detail) = match self {
+            AppError::Client {
+                field,
+                rule,
+                detail,
+                ..
+            } => (field.clone(), Some(rule.clone()), detail.clone()),
+            AppError::Unauthorized(detail) => (
+                Some("Authorization".to_owned()),
+                Some("auth.token".to_owned()),
+                detail.clone(),
+            ),
+            AppError::Forbidden { rule, detail } => (
+                Some("Authorization".to_owned()),
+                Some(rule.clone()),
+                detail.clone(),
+            ),
+            AppError::TooManyRequests { retry_after_secs } => (
+                Some("Authorization".to_owned()),
+                Some("rate_limit".to_owned()),
+                format!("too many requests for this token; try again in {retry_after_secs} s"),
+            ),
+            AppError::Unavailable(_) => (
+                None,
+                Some("service.unavailable".to_owned()),
+                "the service cannot reach its database right now; try again shortly".to_owned(),
+            ),
+            AppError::Internal(_) => (
+                None,
+                None,
+                "an internal error occurred; it has been logged".to_owned(),
+            ),
+        };
+        Problem {
+            kind: format!(
+                "https://adjutant.invalid/problems/{}",
+                rule.as_deref().unwrap_or("internal")
+            ),
+            title: status.canonical_reason().unwrap_or("Error").to_owned(),
+            status: status.as_u16(),
+            detail,
+            field,
+            rule,
+        }
+    }
+}
+
+impl From<Refusal> for AppError {
+    fn from(r: Refusal) -> Self {
+        AppError::unprocessable(r.field, r.rule, r.detail)
+    }
+}
+
+impl From<StoreError> for AppError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::Refused(inner) => match inner.downcast::<AppError>() {
+                Ok(app) => *app,
+                Err(other) => AppError::Internal(other.to_string()),
+            },
+            StoreError::KeyReused => AppError::Client {
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                field: Some("Idempotency-Key".into()),
+                rule: "idempotency.key_reused".into(),
+                detail:
+                    "this Idempotency-Key was already used with a different request; use a new key"
+                        .into(),
+            },
+            StoreError::Conflict(what) => AppError::conflict("body", "store.unique", what),
+            StoreError::Unavailable(what) => AppError::Unavailable(what),
+            StoreError::Database(what) => AppError::Internal(what),
+        }
+    }
+}
+
+/// The media type of every error answer.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        match &self {
+            AppError::Internal(cause) => tracing::error!(%cause, "internal error"),
+            AppError::Unavailable(cause) => tracing::warn!(%cause, "service unavailable"),
+            _ => tracing::debug!(error = %self, "request refused"),
+        }
+        let problem = self.problem();
+        let body = serde_json::to_vec(&problem).unwrap_or_default();
+        let mut response = (self.status(), body).into_response();
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if let AppError::TooManyRequests { retry_after_secs } = self {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+        }
+        if matches!(self, AppError::Unauthorized(_)) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+pub type ApiResult<T> = Result<T, AppError>;

@@ -1,0 +1,151 @@
+//! Extractors that answer every rejection in Adjutant's problem+json format.
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header::CONTENT_TYPE;
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use serde::de::DeserializeOwned;
+
+use crate::error::AppError;
+
+/// A JSON body, parsed with the path of the offending field on failure.
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let is_json = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|mime| {
+                let mime = mime.trim().to_ascii_lowercase();
+                mime == "application/json"
+                    || (mime.starts_with("application/") && mime.ends_with("+json"))
+            });
+        if !is_json {
+            return Err(AppError::Client {
+                status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                field: Some("Content-Type".into()),
+                rule: "request.json".into(),
+                detail: "send the body as application/json".into(),
+            });
+        }
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(body_rejection)?;
+        parse_json(&bytes).map(ApiJson)
+    }
+}
+
+/// Parses JSON text, naming the field at fault.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        let field = if path == "." {
+            "body".to_owned()
+        } else {
+            format!("body.{path}")
+        };
+        let rule = if inner.is_syntax() || inner.is_eof() {
+            "request.json_syntax"
+        } else {
+            "request.json_schema"
+        };
+        let status = if inner.is_syntax() || inner.is_eof() {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::UNPROCESSABLE_ENTITY
+        };
+        AppError::Client {
+            status,
+            field: Some(field),
+            rule: rule.into(),
+            detail: inner.to_string(),
+        }
+    })
+}
+
+fn body_rejection(rejection: BytesRejection) -> AppError {
+    let status = rejection.status();
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        AppError::Client {
+            status,
+            field: Some("body".into()),
+            rule: "request.body_limit".into(),
+            detail: "the request body is larger than the server accepts".into(),
+        }
+    } else {
+        AppError::Client {
+            status,
+            field: Some("body".into()),
+            rule: "request.body".into(),
+            detail: rejection.body_text(),
+        }
+    }
+}
+
+/// Path parameters.
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(value)) => Ok(ApiPath(value)),
+            Err(rejection) => Err(path_rejection(rejection)),
+        }
+    }
+}
+
+fn path_rejection(rejection: PathRejection) -> AppError {
+    let detail = rejection.body_text();
+    let field = match &rejection {
+        PathRejection::FailedToDeserializePathParams(e) => match e.kind() {
+            axum::extract::path::ErrorKind::ParseErrorAtKey { key, .. }
+            | axum::extract::path::ErrorKind::InvalidUtf8InPathParam { key } => {
+                format!("path.{key}")
+            }
+            _ => "path".to_owned(),
+        },
+        _ => "path".to_owned(),
+    };
+    // A path that does not name anything we have is "not found", whatever its shape.
+    AppError::Client {
+        status: StatusCode::NOT_FOUND,
+        field: Some(field),
+        rule: "request.path".into(),
+        detail,
+    }
+}
+
+/// Query parameters.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Query::<T>::try_from_uri(&parts.uri)
+            .map(|q| ApiQuery(q.0))
+            .map_err(query_rejection)
+    }
+}
+
+fn query_rejection(rejection: QueryRejection) -> AppError {
+    let detail = rejection.body_text();
+    // serde_urlencoded names the parameter in its message ("missing field `time`", "time: …").
+    let field = detail
+        .split('`')
+        .nth(1)
+        .map(|name| format!("query.{name}"))
+        .unwrap_or_else(|| "query".to_owned());
+    AppError::bad_request(field, "request.query", detail)
+}

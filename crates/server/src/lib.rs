@@ -1,0 +1,157 @@
+//! Adjutant's HTTP service.
+//!
+//! request → extractor (auth, JSON) → handler → `adjutant_rules` (decide) → store (persist) →
+//! response. The rules never call the store; the store never decides a rule.
+
+pub mod auth;
+pub mod campaign;
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod extract;
+pub mod openapi;
+pub mod routes;
+pub mod views;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use adjutant_store::Store;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use tower_http::trace::TraceLayer;
+
+use crate::clock::ServerClock;
+use crate::config::Config;
+use crate::error::AppError;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn Store>,
+    pub clock: Arc<dyn ServerClock>,
+    pub admin_token_hash: Option<[u8; 32]>,
+    pub scenarios: Arc<campaign::Scenarios>,
+    pub config: Arc<Config>,
+}
+
+impl AppState {
+    pub fn new(
+        config: Config,
+        store: Arc<dyn Store>,
+        clock: Arc<dyn ServerClock>,
+    ) -> Result<Self, String> {
+        let scenarios = campaign::Scenarios::load(&config.scenarios_dir)?;
+        Ok(Self {
+            admin_token_hash: config
+                .admin_token
+                .as_ref()
+                .map(|t| auth::token_hash(t.expose())),
+            store,
+            clock,
+            scenarios: Arc::new(scenarios),
+            config: Arc::new(config),
+        })
+    }
+}
+
+/// Opens the store the database URL names: `sqlite://…` or `postgres://…`.
+pub async fn open_store(url: &str) -> Result<Arc<dyn Store>, String> {
+    if let Some(path) = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+    {
+        let file = path.split('?').next().unwrap_or(path);
+        if let Some(parent) = std::path::Path::new(file).parent() {
+            if !parent.as_os_str().is_empty() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("{}: {e}", parent.display()))?;
+            }
+        }
+        let store = adjutant_store_sqlite::SqliteStore::open(url)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(Arc::new(store))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let store = adjutant_store_postgres::PostgresStore::open(url)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(Arc::new(store))
+    } else {
+        Err(format!(
+            "ADJUTANT_DATABASE_URL must start with sqlite:// or postgres://, not {url:?}"
+        ))
+    }
+}
+
+/// The whole service as a router.
+pub fn app(state: AppState) -> Router {
+    let body_limit = state.config.body_limit_bytes;
+    routes::router()
+        .merge(openapi::router())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            time_limit,
+        ))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+async fn not_found() -> AppError {
+    AppError::not_found(
+        "path",
+        "there is nothing at this address; see /v1/openapi.json",
+    )
+}
+
+async fn method_not_allowed() -> AppError {
+    AppError::Client {
+        status: axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        field: Some("method".into()),
+        rule: "request.method".into(),
+        detail: "this address does not take that method; see /v1/openapi.json".into(),
+    }
+}
+
+/// Answers 503 problem+json when a request runs past the configured time.
+async fn time_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let limit = Duration::from_secs(state.config.request_timeout_secs.max(1));
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => AppError::Unavailable("request timed out".into()).into_response(),
+    }
+}
+
+/// Runs the service until SIGTERM or Ctrl-C, then finishes the requests in flight.
+pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}

@@ -1,0 +1,80 @@
+//! `adjutant`: the Adjutant service.
+
+use std::sync::Arc;
+
+use adjutant_server::clock::SystemClock;
+use adjutant_server::config::Config;
+use adjutant_server::{open_store, serve, AppState};
+use tracing_subscriber::EnvFilter;
+
+const USAGE: &str = "usage: adjutant [serve]
+
+Starts the Adjutant service. Configuration: config/default.toml (or ADJUTANT_CONFIG), overridden by
+ADJUTANT_LISTEN, ADJUTANT_DATABASE_URL, ADJUTANT_ADMIN_TOKEN and the other ADJUTANT_* variables
+described in that file.";
+
+fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        None | Some("serve") => {}
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            return std::process::ExitCode::SUCCESS;
+        }
+        Some(other) => {
+            eprintln!("adjutant: unknown command {other:?}\n\n{USAGE}");
+            return std::process::ExitCode::from(2);
+        }
+    }
+    let config = match Config::load() {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("adjutant: configuration: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    init_tracing(&config);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("adjutant: cannot start the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(config)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("adjutant: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(config: Config) -> Result<(), String> {
+    let store = open_store(&config.database_url).await?;
+    let listener = tokio::net::TcpListener::bind(&config.listen)
+        .await
+        .map_err(|e| format!("{}: {e}", config.listen))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    if config.admin_token.is_none() {
+        tracing::warn!("ADJUTANT_ADMIN_TOKEN is not set: no moderators can be created");
+    }
+    let backend = store.backend();
+    let state = AppState::new(config, store, Arc::new(SystemClock))?;
+    tracing::info!(%address, backend, "Adjutant is listening; API docs at http://{address}/docs");
+    serve(listener, state).await.map_err(|e| e.to_string())
+}
+
+fn init_tracing(config: &Config) {
+    let filter = EnvFilter::try_from_env("ADJUTANT_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    if config.log_format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}

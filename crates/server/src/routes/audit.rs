@@ -1,0 +1,269 @@
+//! The audit: every number a post gave, recomputed from the stored log, with the working.
+
+use adjutant_rules::chain::{Link, GENESIS};
+use adjutant_rules::dice::{stamp_text, DiceStream};
+use adjutant_store::Post;
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::campaign::{decide, LoadedCampaign};
+use crate::error::{ApiResult, AppError};
+use crate::extract::ApiPath;
+use crate::routes::campaigns::load_campaign;
+use crate::routes::posts::load_post;
+use crate::views::{stamp_numbers, StampNumbers};
+use crate::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/v1/campaigns/{id}/posts/{seq}/audit", get(audit_post))
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PostAudit {
+    pub campaign_id: Uuid,
+    pub seq: i64,
+    pub stamp: String,
+    /// The campaign clock the stamp was read on.
+    pub time_zone: String,
+    pub clock: String,
+    /// Every number from the stamp, recomputed now.
+    pub numbers: StampNumbers,
+    /// How to redo the result number by hand.
+    pub steps: Vec<String>,
+    pub dice_stream: DiceStreamAudit,
+    pub chain: ChainAudit,
+    /// Whether the stored outcomes equal what the rules give now.
+    pub outcomes_match: bool,
+    /// Every difference found; empty when the post checks out.
+    pub problems: Vec<String>,
+    /// True when there are no problems.
+    pub ok: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DiceStreamAudit {
+    /// The text whose SHA-256 blocks give the post's dice.
+    pub text: String,
+    /// SHA-256(text + "/0") in hex: the first 32 bytes of the stream.
+    pub block_0: String,
+    /// A shell command that prints block 0.
+    pub command: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ChainAudit {
+    /// Posts 1 to this one were checked.
+    pub checked_through: i64,
+    pub stored_hash: String,
+    pub recomputed_hash: String,
+    /// True when every link up to this post holds.
+    pub ok: bool,
+}
+
+/// Recomputes the hash of `post` from its fields and `prev_hash`.
+pub fn recompute_hash(post: &Post, prev_hash: &str) -> String {
+    let campaign = post.campaign_id.to_string();
+    let author = post.author_id.to_string();
+    Link {
+        prev_hash,
+        campaign_id: &campaign,
+        seq: post.seq,
+        stamp: post.stamp,
+        author_id: &author,
+        side: post.side.as_deref(),
+        kind: &post.kind,
+        body: &post.body,
+    }
+    .hash()
+}
+
+/// Walks the chain from post 1 to `through`, reporting every broken link.
+pub async fn check_chain(
+    state: &AppState,
+    campaign_id: Uuid,
+    through: i64,
+) -> ApiResult<(Vec<String>, Option<String>)> {
+    let mut problems = Vec::new();
+    let mut expected_prev = GENESIS.to_owned();
+    let mut after = 0;
+    let mut last_recomputed = None;
+    let mut expected_seq = 1;
+    'pages: loop {
+        let page = state.store.posts(campaign_id, after, 500).await?;
+        if page.is_empty() {
+            break;
+        }
+        for post in &page {
+            if post.seq > through {
+                break 'pages;
+            }
+            if post.seq != expected_seq {
+                problems.push(format!(
+                    "post {}: sequence number out of order (expected {expected_seq})",
+                    post.seq
+                ));
+            }
+            if post.prev_hash != expected_prev {
+                problems.push(format!(
+                    "post {}: prev_hash {} does not match the previous post's hash {}",
+                    post.seq, post.prev_hash, expected_prev
+                ));
+            }
+            let recomputed = recompute_hash(post, &post.prev_hash);
+            if recomputed != post.hash {
+                problems.push(format!(
+                    "post {}: stored hash {} but its fields hash to {recomputed}: the post was changed after it was written",
+                    post.seq, post.hash
+                ));
+            }
+            expected_prev = post.hash.clone();
+            expected_seq = post.seq + 1;
+            after = post.seq;
+            last_recomputed = Some(recomputed);
+        }
+    }
+    Ok((problems, last_recomputed))
+}
+
+/// Recomputes everything a post gave and checks the hash chain up to it.
+#[utoipa::path(get, path = "/v1/campaigns/{id}/posts/{seq}/audit", tag = "audit",
+    params(("id" = Uuid, Path, description = "campaign id"), ("seq" = i64, Path, description = "sequence number")),
+    responses((status = 200, body = PostAudit), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn audit_post(
+    State(state): State<AppState>,
+    ApiPath((id, seq)): ApiPath<(Uuid, i64)>,
+) -> ApiResult<Json<PostAudit>> {
+    let campaign = load_campaign(&state, id).await?;
+    let (post, stored_outcomes) = load_post(&state, &campaign, seq).await?;
+    Ok(Json(
+        audit_of(&state, &campaign, &post, &stored_outcomes).await?,
+    ))
+}
+
+pub async fn audit_of(
+    state: &AppState,
+    campaign: &LoadedCampaign,
+    post: &Post,
+    stored_outcomes: &[adjutant_store::Outcome],
+) -> ApiResult<PostAudit> {
+    let numbers = stamp_numbers(campaign, post.stamp);
+    let r = &numbers.result_number;
+    let first = r.first_digit as usize;
+    let decimals = r.sqrt.split('.').nth(1).unwrap_or_default();
+    let taken = decimals.get(first - 1..first + 1).unwrap_or_default();
+    let steps = vec![
+        format!(
+            "stamp {} is {} on the campaign clock ({}, {})",
+            stamp_text(post.stamp),
+            numbers.time_of_day,
+            campaign.settings.time_zone,
+            campaign.settings.clock
+        ),
+        format!(
+            "N = {} (hours, minutes and seconds counted as one number)",
+            r.n
+        ),
+        format!("√{} = {}…", r.n, r.sqrt),
+        format!(
+            "decimals {} and {} are \"{taken}\": result number {}",
+            first,
+            first + 1,
+            r.result
+        ),
+        format!(
+            "exactly: ⌊√({} × 10^{})⌋ mod 100 = {}",
+            r.n,
+            2 * (first + 1),
+            r.result
+        ),
+        format!("check with: {}", r.bc),
+        format!(
+            "milliseconds {} mod 6 = {}",
+            numbers.milliseconds, numbers.milliseconds_mod_6
+        ),
+    ];
+
+    let stream = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
+    let block_0 = hex::encode(DiceStream::block_of(stream.text(), 0));
+    let dice_stream = DiceStreamAudit {
+        command: format!("printf '%s' '{}/0' | sha256sum", stream.text()),
+        text: stream.text().to_owned(),
+        block_0,
+    };
+
+    let (mut problems, recomputed) = check_chain(state, post.campaign_id, post.seq).await?;
+    let recomputed_hash = recomputed.unwrap_or_default();
+    let chain_ok = problems.is_empty();
+
+    let outcomes_match = recomputed_outcomes_match(state, campaign, post, stored_outcomes).await?;
+    if !outcomes_match {
+        problems.push(format!(
+            "post {}: the stored outcomes differ from what the rules give now",
+            post.seq
+        ));
+    }
+    Ok(PostAudit {
+        campaign_id: post.campaign_id,
+        seq: post.seq,
+        stamp: stamp_text(post.stamp),
+        time_zone: campaign.settings.time_zone.clone(),
+        clock: campaign.settings.clock.clone(),
+        numbers,
+        steps,
+        dice_stream,
+        chain: ChainAudit {
+            checked_through: post.seq,
+            stored_hash: post.hash.clone(),
+            recomputed_hash,
+            ok: chain_ok,
+        },
+        outcomes_match,
+        ok: problems.is_empty(),
+        problems,
+    })
+}
+
+/// Replays the post through the rules against the state before it and compares the outcomes.
+async fn recomputed_outcomes_match(
+    state: &AppState,
+    campaign: &LoadedCampaign,
+    post: &Post,
+    stored: &[adjutant_store::Outcome],
+) -> ApiResult<bool> {
+    let snapshot = if post.seq > 1 {
+        state
+            .store
+            .snapshot(post.campaign_id, post.seq - 1)
+            .await?
+            .map(|s| (post.seq - 1, s))
+    } else {
+        None
+    };
+    let tail = adjutant_store::Tail {
+        next_seq: post.seq,
+        prev_hash: Some(post.prev_hash.clone()),
+        prev_stamp: None,
+        snapshot,
+        next_position: stored.first().map_or(0, |o| o.position),
+    };
+    let effects = decide(campaign, &tail, post).map_err(|e| match e {
+        AppError::Client { detail, .. } => AppError::Internal(format!(
+            "a stored post is now refused by the rules: {detail}"
+        )),
+        other => other,
+    });
+    let effects = match effects {
+        Ok(effects) => effects,
+        Err(_) => return Ok(false),
+    };
+    Ok(effects.outcomes.len() == stored.len()
+        && effects
+            .outcomes
+            .iter()
+            .zip(stored)
+            .all(|(new, old)| new.kind == old.kind && new.data == old.data))
+}

@@ -1,0 +1,175 @@
+//! Campaigns: created by moderators from a scenario (managed) or a ruleset (resolver); read by anyone.
+
+use adjutant_store::Campaign;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use chrono::Utc;
+use serde::Deserialize;
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+use crate::auth::Caller;
+use crate::campaign::LoadedCampaign;
+use crate::error::{ApiResult, AppError};
+use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::routes::tokens::check_name;
+use crate::views::{CampaignList, CampaignView, NewCampaign};
+use crate::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/campaigns", get(list_campaigns).post(create_campaign))
+        .route("/v1/campaigns/{id}", get(get_campaign))
+}
+
+pub async fn load_campaign(state: &AppState, id: Uuid) -> ApiResult<LoadedCampaign> {
+    let campaign = state
+        .store
+        .campaign(id)
+        .await?
+        .ok_or_else(|| AppError::not_found("path.id", format!("no campaign {id}")))?;
+    LoadedCampaign::load(campaign)
+}
+
+/// Creates a campaign (moderators).
+#[utoipa::path(post, path = "/v1/campaigns", tag = "campaigns", request_body = NewCampaign, security(("bearer" = [])),
+    responses((status = 201, body = CampaignView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn create_campaign(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(req): ApiJson<NewCampaign>,
+) -> ApiResult<(StatusCode, Json<CampaignView>)> {
+    let moderator = caller.require_moderator()?;
+    let name = check_name("body.name", &req.name)?;
+    let settings = req.settings.unwrap_or_default();
+    settings.clock_of()?;
+    let (scenario, scenario_text, ruleset) = match req.mode.as_str() {
+        "managed" => {
+            if req.ruleset.is_some() {
+                return Err(AppError::unprocessable(
+                    "body.ruleset",
+                    "campaign.mode",
+                    "a managed campaign plays a scenario, not a ruleset",
+                ));
+            }
+            let name = req.scenario.unwrap_or_else(|| "short-acw".into());
+            let text = state.scenarios.get(&name).ok_or_else(|| {
+                let known: Vec<&str> = state.scenarios.names().collect();
+                AppError::unprocessable(
+                    "body.scenario",
+                    "campaign.scenario",
+                    format!("no scenario {name:?}; the server has: {}", known.join(", ")),
+                )
+            })?;
+            (Some(name), Some(text.to_owned()), None)
+        }
+        "resolver" => {
+            if req.scenario.is_some() {
+                return Err(AppError::unprocessable(
+                    "body.scenario",
+                    "campaign.mode",
+                    "a resolver campaign has no scenario: the referee keeps the table",
+                ));
+            }
+            let name = req.ruleset.ok_or_else(|| {
+                AppError::unprocessable(
+                    "body.ruleset",
+                    "campaign.ruleset",
+                    "a resolver campaign names its ruleset",
+                )
+            })?;
+            if adjutant_rules::resolver::ruleset(&name).is_none() {
+                let known: Vec<&str> = adjutant_rules::resolver::rulesets()
+                    .iter()
+                    .map(|r| r.name())
+                    .collect();
+                return Err(AppError::unprocessable(
+                    "body.ruleset",
+                    "campaign.ruleset",
+                    format!("no ruleset {name:?}; the server has: {}", known.join(", ")),
+                ));
+            }
+            (None, None, Some(name))
+        }
+        _ => {
+            return Err(AppError::unprocessable(
+                "body.mode",
+                "campaign.mode",
+                "the mode is `managed` or `resolver`",
+            ))
+        }
+    };
+    let campaign = Campaign {
+        id: Uuid::new_v4(),
+        name,
+        moderator_id: moderator.id,
+        mode: req.mode,
+        scenario,
+        scenario_text,
+        ruleset,
+        settings: serde_json::to_string(&settings)
+            .map_err(|e| AppError::Internal(e.to_string()))?,
+        created_at: Utc::now(),
+    };
+    let campaign = state.store.create_campaign(campaign).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CampaignView::of(&LoadedCampaign::load(campaign)?)),
+    ))
+}
+
+/// One campaign.
+#[utoipa::path(get, path = "/v1/campaigns/{id}", tag = "campaigns", params(("id" = Uuid, Path, description = "campaign id")),
+    responses((status = 200, body = CampaignView), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn get_campaign(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<CampaignView>> {
+    Ok(Json(CampaignView::of(&load_campaign(&state, id).await?)))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignPaging {
+    /// The last campaign id of the previous page.
+    pub after: Option<Uuid>,
+    /// At most this many (1–100, default 50).
+    pub limit: Option<i64>,
+}
+
+/// All campaigns, oldest first.
+#[utoipa::path(get, path = "/v1/campaigns", tag = "campaigns", params(CampaignPaging),
+    responses((status = 200, body = CampaignList), (status = 400, body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn list_campaigns(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<CampaignPaging>,
+) -> ApiResult<Json<CampaignList>> {
+    let limit = page_limit(q.limit)?;
+    let campaigns = state.store.campaigns(q.after, limit).await?;
+    let next_after = (campaigns.len() as i64 == limit)
+        .then(|| campaigns.last().map(|c| c.id))
+        .flatten();
+    let campaigns = campaigns
+        .into_iter()
+        .map(LoadedCampaign::load)
+        .collect::<ApiResult<Vec<_>>>()?;
+    Ok(Json(CampaignList {
+        campaigns: campaigns.iter().map(CampaignView::of).collect(),
+        next_after,
+    }))
+}
+
+/// A page size: 1 to 100, 50 when not given.
+pub fn page_limit(limit: Option<i64>) -> ApiResult<i64> {
+    match limit {
+        None => Ok(50),
+        Some(n) if (1..=100).contains(&n) => Ok(n),
+        Some(_) => Err(AppError::bad_request(
+            "query.limit",
+            "paging.limit",
+            "limit is 1 to 100",
+        )),
+    }
+}

@@ -1,0 +1,46 @@
+//! The API, one module a resource, merged here.
+
+pub mod audit;
+pub mod campaigns;
+pub mod posts;
+pub mod tokens;
+pub mod tools;
+
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::error::ApiResult;
+use crate::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .merge(tokens::router())
+        .merge(campaigns::router())
+        .merge(posts::router())
+        .merge(audit::router())
+        .merge(tools::router())
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    /// `ok` when the database answers.
+    pub status: String,
+    /// `sqlite` or `postgres`.
+    pub backend: String,
+}
+
+/// Liveness and database reachability.
+#[utoipa::path(get, path = "/healthz", tag = "service",
+    responses((status = 200, body = Health), (status = 503, body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn healthz(
+    axum::extract::State(state): axum::extract::State<AppState>,
+) -> ApiResult<Json<Health>> {
+    state.store.ping().await?;
+    Ok(Json(Health {
+        status: "ok".into(),
+        backend: state.store.backend().into(),
+    }))
+}

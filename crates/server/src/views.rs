@@ -1,0 +1,268 @@
+//! What the API sends and receives.
+
+use adjutant_rules::dice::stamp_text;
+use adjutant_rules::{ReinforcementRoll, ResultNumber};
+use adjutant_store::{Campaign, Outcome, Post};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::campaign::{CampaignSettings, LoadedCampaign, SIDES};
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewModerator {
+    /// The moderator's name as players know it.
+    #[schema(example = "Col. Hawkins")]
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewPlayer {
+    #[schema(example = "jeb_stuart_fan")]
+    pub name: String,
+    /// `union` or `confederate` (`rebel` is read as `confederate`).
+    #[schema(example = "union")]
+    pub side: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewBot {
+    #[schema(example = "forum-bot")]
+    pub name: String,
+}
+
+/// A token, shown once: keep it, Adjutant stores only its hash.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct IssuedToken {
+    pub id: Uuid,
+    /// `moderator`, `player` or `bot`.
+    pub kind: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub campaign_id: Option<Uuid>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub side: Option<String>,
+    /// The bearer token. It is not shown again.
+    pub token: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewCampaign {
+    #[schema(example = "Shenandoah, spring 1862")]
+    pub name: String,
+    /// `managed` (the server holds the whole game) or `resolver` (dice and tables only).
+    #[serde(default = "default_mode")]
+    #[schema(example = "managed")]
+    pub mode: String,
+    /// The scenario of a managed campaign (a file in `config/scenarios/`).
+    #[serde(default)]
+    #[schema(example = "short-acw")]
+    pub scenario: Option<String>,
+    /// The ruleset of a resolver campaign.
+    #[serde(default)]
+    pub ruleset: Option<String>,
+    #[serde(default)]
+    pub settings: Option<CampaignSettings>,
+}
+
+fn default_mode() -> String {
+    "managed".into()
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct CampaignView {
+    pub id: Uuid,
+    pub name: String,
+    pub mode: String,
+    pub scenario: Option<String>,
+    pub ruleset: Option<String>,
+    pub moderator_id: Uuid,
+    pub settings: CampaignSettings,
+    pub sides: Vec<String>,
+    pub created_at: String,
+}
+
+impl CampaignView {
+    pub fn of(loaded: &LoadedCampaign) -> Self {
+        let c: &Campaign = &loaded.campaign;
+        Self {
+            id: c.id,
+            name: c.name.clone(),
+            mode: c.mode.clone(),
+            scenario: c.scenario.clone(),
+            ruleset: c.ruleset.clone(),
+            moderator_id: c.moderator_id,
+            settings: loaded.settings.clone(),
+            sides: SIDES.iter().map(|s| (*s).to_owned()).collect(),
+            created_at: stamp_text(c.created_at),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct CampaignList {
+    pub campaigns: Vec<CampaignView>,
+    /// Pass as `after` for the next page; absent on the last page.
+    pub next_after: Option<Uuid>,
+}
+
+/// A post as a player sends it. The server sets the time stamp; there is no field for it.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewPost {
+    /// What the post is: an order of the campaign's rules (`move`, `attack`, `reinforcement`, …).
+    #[schema(example = "attack")]
+    pub kind: String,
+    /// The side the post acts for; must be the token's own side. Optional.
+    #[serde(default)]
+    pub side: Option<String>,
+    /// The order's details, as the post kind describes.
+    #[serde(default = "empty_object")]
+    #[schema(value_type = Object)]
+    pub body: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+/// Numbers that come from the post's stamp alone.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct StampNumbers {
+    /// The time of day on the campaign's clock, as counted (H:MM:SS).
+    pub time_of_day: String,
+    pub result_number: ResultNumberView,
+    /// The stamp's milliseconds (0–999) and their remainder mod 6, for reinforcement rolls.
+    pub milliseconds: u32,
+    pub milliseconds_mod_6: u32,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ResultNumberView {
+    /// N = H·10000 + MM·100 + SS.
+    #[schema(example = 95145)]
+    pub n: u32,
+    /// √N to 12 decimal places, truncated.
+    #[schema(example = "308.455831522115")]
+    pub sqrt: String,
+    /// The position of the first decimal taken (9 or 8).
+    #[schema(example = 9)]
+    pub first_digit: u32,
+    /// The two decimals taken: the result number, 0–99.
+    #[schema(example = 21)]
+    pub result: u32,
+    /// A `bc` command that shows √N.
+    pub bc: String,
+}
+
+impl From<&ResultNumber> for ResultNumberView {
+    fn from(r: &ResultNumber) -> Self {
+        Self {
+            n: r.n,
+            sqrt: r.sqrt.clone(),
+            first_digit: r.first_digit,
+            result: r.result,
+            bc: r.bc_command(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct OutcomeView {
+    pub id: Uuid,
+    /// The feed cursor: 1, 2, … across the campaign.
+    pub position: i64,
+    /// The post it came from.
+    pub seq: i64,
+    pub kind: String,
+    #[schema(value_type = Object)]
+    pub data: Value,
+}
+
+impl OutcomeView {
+    pub fn of(o: &Outcome) -> Self {
+        Self {
+            id: o.id,
+            position: o.position,
+            seq: o.seq,
+            kind: o.kind.clone(),
+            data: serde_json::from_str(&o.data).unwrap_or(Value::Null),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PostView {
+    pub campaign_id: Uuid,
+    pub seq: i64,
+    /// The server's time stamp, RFC 3339 UTC with milliseconds.
+    #[schema(example = "2026-11-21T09:51:45.123Z")]
+    pub stamp: String,
+    pub author_id: Uuid,
+    pub side: Option<String>,
+    pub kind: String,
+    #[schema(value_type = Object)]
+    pub body: Value,
+    pub prev_hash: String,
+    pub hash: String,
+    pub numbers: StampNumbers,
+    pub outcomes: Vec<OutcomeView>,
+    /// Where the audit of this post is.
+    pub audit: String,
+}
+
+impl PostView {
+    pub fn of(campaign: &LoadedCampaign, post: &Post, outcomes: &[Outcome]) -> Self {
+        Self {
+            campaign_id: post.campaign_id,
+            seq: post.seq,
+            stamp: stamp_text(post.stamp),
+            author_id: post.author_id,
+            side: post.side.clone(),
+            kind: post.kind.clone(),
+            body: serde_json::from_str(&post.body).unwrap_or(Value::Null),
+            prev_hash: post.prev_hash.clone(),
+            hash: post.hash.clone(),
+            numbers: stamp_numbers(campaign, post.stamp),
+            outcomes: outcomes.iter().map(OutcomeView::of).collect(),
+            audit: format!(
+                "/v1/campaigns/{}/posts/{}/audit",
+                post.campaign_id, post.seq
+            ),
+        }
+    }
+}
+
+pub fn stamp_numbers(
+    campaign: &LoadedCampaign,
+    stamp: chrono::DateTime<chrono::Utc>,
+) -> StampNumbers {
+    let t = campaign.clock.time_of_day(stamp);
+    let result = campaign.clock.result_number(stamp);
+    let ms = stamp.timestamp_subsec_millis();
+    StampNumbers {
+        time_of_day: format!(
+            "{}:{:02}:{:02}",
+            t.hour_on(campaign.clock.format),
+            t.minute,
+            t.second
+        ),
+        result_number: ResultNumberView::from(&result),
+        milliseconds: ms,
+        milliseconds_mod_6: ReinforcementRoll::roll(ms, 0)
+            .map(|r| r.remainder)
+            .unwrap_or(ms % 6),
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PostPage {
+    pub posts: Vec<PostView>,
+    /// Pass as `after` for the next page; absent when this page is the end of the log so far.
+    pub next_after: Option<i64>,
+}

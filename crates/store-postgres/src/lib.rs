@@ -1,0 +1,439 @@
+//! Adjutant's PostgreSQL store.
+//!
+//! Appending a post locks its campaign's row (`SELECT … FOR UPDATE`) before it reads the tail,
+//! so replicas serving the same campaign take turns, sequence numbers never repeat or skip, and
+//! a repeated idempotency key is seen by whichever request comes second.
+
+use std::time::Duration;
+
+use adjutant_store::{
+    AppendRequest, Appended, Campaign, Decide, NewPrincipal, Outcome, Post, Principal,
+    PrincipalKind, Result, Store, StoreError, Tail,
+};
+use async_trait::async_trait;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
+use sqlx::{ConnectOptions, PgConnection, Row};
+use tracing::instrument;
+use uuid::Uuid;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
+
+pub struct PostgresStore {
+    pool: PgPool,
+}
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://…`) and brings the schema up to date.
+    pub async fn open(url: &str) -> Result<Self> {
+        let options: PgConnectOptions = url
+            .parse::<PgConnectOptions>()
+            .map_err(|e| StoreError::Database(format!("bad PostgreSQL URL: {e}")))?
+            .log_statements(tracing::log::LevelFilter::Trace);
+        let pool = PgPoolOptions::new()
+            .max_connections(16)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_with(options)
+            .await
+            .map_err(map_err)?;
+        MIGRATOR
+            .run(&pool)
+            .await
+            .map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
+        Ok(Self { pool })
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+fn map_err(err: sqlx::Error) -> StoreError {
+    match &err {
+        sqlx::Error::Database(db) if db.is_unique_violation() => {
+            StoreError::Conflict(db.message().to_owned())
+        }
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_) => StoreError::Unavailable(err.to_string()),
+        // Server shutting down, cannot connect now, or too many connections.
+        sqlx::Error::Database(db)
+            if db
+                .code()
+                .is_some_and(|c| c.starts_with("57P") || c.starts_with("08") || c == "53300") =>
+        {
+            StoreError::Unavailable(err.to_string())
+        }
+        _ => StoreError::Database(err.to_string()),
+    }
+}
+
+fn principal_from(row: &PgRow) -> Result<Principal> {
+    let kind: String = row.get("kind");
+    Ok(Principal {
+        id: row.get("id"),
+        kind: PrincipalKind::parse(&kind)
+            .ok_or_else(|| StoreError::Database(format!("bad principal kind {kind}")))?,
+        name: row.get("name"),
+        campaign_id: row.get("campaign_id"),
+        side: row.get("side"),
+        created_by: row.get("created_by"),
+        created_at: row.get("created_at"),
+    })
+}
+
+fn campaign_from(row: &PgRow) -> Campaign {
+    Campaign {
+        id: row.get("id"),
+        name: row.get("name"),
+        moderator_id: row.get("moderator_id"),
+        mode: row.get("mode"),
+        scenario: row.get("scenario"),
+        scenario_text: row.get("scenario_text"),
+        ruleset: row.get("ruleset"),
+        settings: row.get("settings"),
+        created_at: row.get("created_at"),
+    }
+}
+
+fn post_from(row: &PgRow) -> Post {
+    Post {
+        campaign_id: row.get("campaign_id"),
+        seq: row.get("seq"),
+        stamp: row.get("stamp"),
+        author_id: row.get("author_id"),
+        side: row.get("side"),
+        kind: row.get("kind"),
+        body: row.get("body"),
+        prev_hash: row.get("prev_hash"),
+        hash: row.get("hash"),
+    }
+}
+
+fn outcome_from(row: &PgRow) -> Outcome {
+    Outcome {
+        id: row.get("id"),
+        campaign_id: row.get("campaign_id"),
+        position: row.get("position"),
+        seq: row.get("seq"),
+        kind: row.get("kind"),
+        data: row.get("data"),
+    }
+}
+
+const POST_COLUMNS: &str = "campaign_id, seq, stamp, author_id, side, kind, body, prev_hash, hash";
+const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
+
+async fn post_and_outcomes(
+    conn: &mut PgConnection,
+    campaign: Uuid,
+    seq: i64,
+) -> Result<(Post, Vec<Outcome>)> {
+    let row = sqlx::query(&format!(
+        "SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND seq = $2"
+    ))
+    .bind(campaign)
+    .bind(seq)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(map_err)?;
+    let outcomes = sqlx::query(&format!(
+        "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND seq = $2 ORDER BY position"
+    ))
+    .bind(campaign)
+    .bind(seq)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(map_err)?;
+    Ok((post_from(&row), outcomes.iter().map(outcome_from).collect()))
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    #[instrument(skip_all)]
+    async fn create_principal(&self, new: NewPrincipal) -> Result<Principal> {
+        let p = &new.principal;
+        sqlx::query(
+            "INSERT INTO principals (id, kind, name, token_hash, campaign_id, side, created_by, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(p.id)
+        .bind(p.kind.as_str())
+        .bind(&p.name)
+        .bind(&new.token_hash[..])
+        .bind(p.campaign_id)
+        .bind(&p.side)
+        .bind(p.created_by)
+        .bind(p.created_at)
+        .execute(&self.pool)
+        .await
+        .map_err(map_err)?;
+        Ok(new.principal)
+    }
+
+    #[instrument(skip_all)]
+    async fn principal_by_token_hash(&self, token_hash: &[u8; 32]) -> Result<Option<Principal>> {
+        let row = sqlx::query("SELECT * FROM principals WHERE token_hash = $1")
+            .bind(&token_hash[..])
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_err)?;
+        row.as_ref().map(principal_from).transpose()
+    }
+
+    #[instrument(skip_all)]
+    async fn create_campaign(&self, c: Campaign) -> Result<Campaign> {
+        sqlx::query(
+            "INSERT INTO campaigns (id, name, moderator_id, mode, scenario, scenario_text, ruleset, settings, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(c.id)
+        .bind(&c.name)
+        .bind(c.moderator_id)
+        .bind(&c.mode)
+        .bind(&c.scenario)
+        .bind(&c.scenario_text)
+        .bind(&c.ruleset)
+        .bind(&c.settings)
+        .bind(c.created_at)
+        .execute(&self.pool)
+        .await
+        .map_err(map_err)?;
+        Ok(c)
+    }
+
+    #[instrument(skip_all)]
+    async fn campaign(&self, id: Uuid) -> Result<Option<Campaign>> {
+        let row = sqlx::query("SELECT * FROM campaigns WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_err)?;
+        Ok(row.as_ref().map(campaign_from))
+    }
+
+    #[instrument(skip_all)]
+    async fn campaigns(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Campaign>> {
+        let rows = sqlx::query(
+            "SELECT * FROM campaigns
+             WHERE ord > COALESCE((SELECT ord FROM campaigns WHERE id = $1), 0)
+             ORDER BY ord LIMIT $2",
+        )
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_err)?;
+        Ok(rows.iter().map(campaign_from).collect())
+    }
+
+    #[instrument(skip_all, fields(campaign = %request.campaign_id))]
+    async fn append_post(&self, request: AppendRequest, decide: Decide<'_>) -> Result<Appended> {
+        let campaign = request.campaign_id;
+        let mut tx = self.pool.begin().await.map_err(map_err)?;
+        sqlx::query("SELECT id FROM campaigns WHERE id = $1 FOR UPDATE")
+            .bind(campaign)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map_err)?;
+
+        let known = sqlx::query(
+            "SELECT campaign_id, request_hash, seq FROM idempotency_keys WHERE principal_id = $1 AND key = $2",
+        )
+        .bind(request.author_id)
+        .bind(&request.idempotency_key)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        if let Some(row) = known {
+            let hash: String = row.get("request_hash");
+            if hash != request.request_hash {
+                return Err(StoreError::KeyReused);
+            }
+            let (post, outcomes) =
+                post_and_outcomes(&mut tx, row.get("campaign_id"), row.get("seq")).await?;
+            return Ok(Appended::Replayed(post, outcomes));
+        }
+
+        let last = sqlx::query(
+            "SELECT seq, hash, stamp FROM posts WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(campaign)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let snapshot = sqlx::query(
+            "SELECT seq, state FROM snapshots WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(campaign)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let last_position: i64 = sqlx::query_scalar(
+            "SELECT COALESCE(MAX(position), 0)::BIGINT FROM outcomes WHERE campaign_id = $1",
+        )
+        .bind(campaign)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let tail = Tail {
+            next_seq: last.as_ref().map_or(1, |r| r.get::<i64, _>("seq") + 1),
+            prev_hash: last.as_ref().map(|r| r.get("hash")),
+            prev_stamp: last.as_ref().map(|r| r.get("stamp")),
+            snapshot: snapshot.map(|r| (r.get("seq"), r.get("state"))),
+            next_position: last_position + 1,
+        };
+
+        let decision = decide(&tail).map_err(StoreError::Refused)?;
+        let post = decision.post;
+        sqlx::query(&format!(
+            "INSERT INTO posts ({POST_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        ))
+        .bind(campaign)
+        .bind(post.seq)
+        .bind(post.stamp)
+        .bind(post.author_id)
+        .bind(&post.side)
+        .bind(&post.kind)
+        .bind(&post.body)
+        .bind(&post.prev_hash)
+        .bind(&post.hash)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let mut outcomes = Vec::with_capacity(decision.outcomes.len());
+        for (i, new) in decision.outcomes.into_iter().enumerate() {
+            let outcome = Outcome {
+                id: new.id,
+                campaign_id: campaign,
+                position: tail.next_position + i as i64,
+                seq: post.seq,
+                kind: new.kind,
+                data: new.data,
+            };
+            sqlx::query(&format!(
+                "INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
+            ))
+            .bind(outcome.id)
+            .bind(campaign)
+            .bind(outcome.position)
+            .bind(outcome.seq)
+            .bind(&outcome.kind)
+            .bind(&outcome.data)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_err)?;
+            outcomes.push(outcome);
+        }
+        if let Some(state) = decision.snapshot {
+            sqlx::query("INSERT INTO snapshots (campaign_id, seq, state) VALUES ($1, $2, $3)")
+                .bind(campaign)
+                .bind(post.seq)
+                .bind(state)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_err)?;
+        }
+        sqlx::query(
+            "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(request.author_id)
+        .bind(&request.idempotency_key)
+        .bind(campaign)
+        .bind(&request.request_hash)
+        .bind(post.seq)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        tx.commit().await.map_err(map_err)?;
+        Ok(Appended::New(post, outcomes))
+    }
+
+    #[instrument(skip_all)]
+    async fn posts(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND seq > $2 ORDER BY seq LIMIT $3"
+        ))
+        .bind(campaign_id)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_err)?;
+        Ok(rows.iter().map(post_from).collect())
+    }
+
+    #[instrument(skip_all)]
+    async fn post(&self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
+        let row = sqlx::query(&format!(
+            "SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND seq = $2"
+        ))
+        .bind(campaign_id)
+        .bind(seq)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(map_err)?;
+        Ok(row.as_ref().map(post_from))
+    }
+
+    #[instrument(skip_all)]
+    async fn outcomes(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Outcome>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND position > $2 ORDER BY position LIMIT $3"
+        ))
+        .bind(campaign_id)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_err)?;
+        Ok(rows.iter().map(outcome_from).collect())
+    }
+
+    #[instrument(skip_all)]
+    async fn outcomes_of_post(&self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND seq = $2 ORDER BY position"
+        ))
+        .bind(campaign_id)
+        .bind(seq)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_err)?;
+        Ok(rows.iter().map(outcome_from).collect())
+    }
+
+    #[instrument(skip_all)]
+    async fn snapshot(&self, campaign_id: Uuid, seq: i64) -> Result<Option<String>> {
+        sqlx::query_scalar("SELECT state FROM snapshots WHERE campaign_id = $1 AND seq = $2")
+            .bind(campaign_id)
+            .bind(seq)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_err)
+    }
+
+    #[instrument(skip_all)]
+    async fn latest_snapshot(&self, campaign_id: Uuid) -> Result<Option<(i64, String)>> {
+        let row = sqlx::query(
+            "SELECT seq, state FROM snapshots WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(campaign_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(map_err)?;
+        Ok(row.map(|r| (r.get("seq"), r.get("state"))))
+    }
+
+    async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,467 @@
+//! Adjutant's embedded store: one SQLite file.
+//!
+//! - WAL journal, set explicitly (sqlx leaves the journal mode alone), and `synchronous=FULL`,
+//!   so an acknowledged post survives a power cut, not only a crash of the process.
+//! - One writer connection; every write transaction starts with `BEGIN IMMEDIATE`, so it takes
+//!   the write lock before reading the tail. A deferred transaction that reads and then writes
+//!   can fail with SQLITE_BUSY without waiting; this one waits in the pool instead.
+//! - A separate pool of read-only connections: readers never wait for the writer under WAL.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use adjutant_store::{
+    AppendRequest, Appended, Campaign, Decide, NewPrincipal, Outcome, Post, Principal,
+    PrincipalKind, Result, Store, StoreError,
+};
+use async_trait::async_trait;
+use chrono::{DateTime, TimeZone, Utc};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+use sqlx::{Row, SqliteConnection};
+use tracing::instrument;
+use uuid::Uuid;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+
+pub struct SqliteStore {
+    writer: SqlitePool,
+    readers: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if missing) the database at `url` (`sqlite://path/to/file.db`) and brings
+    /// its schema up to date.
+    pub async fn open(url: &str) -> Result<Self> {
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(|e| StoreError::Database(format!("bad SQLite URL: {e}")))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(30));
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(options.clone())
+            .await
+            .map_err(map_err)?;
+        MIGRATOR
+            .run(&writer)
+            .await
+            .map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
+        let readers = SqlitePoolOptions::new()
+            .max_connections(4)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(options.read_only(true))
+            .await
+            .map_err(map_err)?;
+        Ok(Self { writer, readers })
+    }
+
+    pub async fn close(&self) {
+        self.readers.close().await;
+        self.writer.close().await;
+    }
+}
+
+fn map_err(err: sqlx::Error) -> StoreError {
+    match &err {
+        sqlx::Error::Database(db) if db.is_unique_violation() => {
+            StoreError::Conflict(db.message().to_owned())
+        }
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
+            StoreError::Unavailable(err.to_string())
+        }
+        _ => StoreError::Database(err.to_string()),
+    }
+}
+
+fn ms_to_time(ms: i64) -> Result<DateTime<Utc>> {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .ok_or_else(|| StoreError::Database(format!("bad time stamp {ms}")))
+}
+
+fn uuid(text: &str) -> Result<Uuid> {
+    Uuid::parse_str(text).map_err(|e| StoreError::Database(format!("bad uuid {text:?}: {e}")))
+}
+
+fn opt_uuid(text: Option<String>) -> Result<Option<Uuid>> {
+    text.as_deref().map(uuid).transpose()
+}
+
+fn principal_from(row: &SqliteRow) -> Result<Principal> {
+    let kind: String = row.get("kind");
+    Ok(Principal {
+        id: uuid(row.get("id"))?,
+        kind: PrincipalKind::parse(&kind)
+            .ok_or_else(|| StoreError::Database(format!("bad principal kind {kind}")))?,
+        name: row.get("name"),
+        campaign_id: opt_uuid(row.get("campaign_id"))?,
+        side: row.get("side"),
+        created_by: opt_uuid(row.get("created_by"))?,
+        created_at: ms_to_time(row.get("created_at"))?,
+    })
+}
+
+fn campaign_from(row: &SqliteRow) -> Result<Campaign> {
+    Ok(Campaign {
+        id: uuid(row.get("id"))?,
+        name: row.get("name"),
+        moderator_id: uuid(row.get("moderator_id"))?,
+        mode: row.get("mode"),
+        scenario: row.get("scenario"),
+        scenario_text: row.get("scenario_text"),
+        ruleset: row.get("ruleset"),
+        settings: row.get("settings"),
+        created_at: ms_to_time(row.get("created_at"))?,
+    })
+}
+
+fn post_from(row: &SqliteRow) -> Result<Post> {
+    Ok(Post {
+        campaign_id: uuid(row.get("campaign_id"))?,
+        seq: row.get("seq"),
+        stamp: ms_to_time(row.get("stamp_ms"))?,
+        author_id: uuid(row.get("author_id"))?,
+        side: row.get("side"),
+        kind: row.get("kind"),
+        body: row.get("body"),
+        prev_hash: row.get("prev_hash"),
+        hash: row.get("hash"),
+    })
+}
+
+fn outcome_from(row: &SqliteRow) -> Result<Outcome> {
+    Ok(Outcome {
+        id: uuid(row.get("id"))?,
+        campaign_id: uuid(row.get("campaign_id"))?,
+        position: row.get("position"),
+        seq: row.get("seq"),
+        kind: row.get("kind"),
+        data: row.get("data"),
+    })
+}
+
+const POST_COLUMNS: &str =
+    "campaign_id, seq, stamp_ms, author_id, side, kind, body, prev_hash, hash";
+const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
+
+async fn post_and_outcomes(
+    conn: &mut SqliteConnection,
+    campaign: &str,
+    seq: i64,
+) -> Result<(Post, Vec<Outcome>)> {
+    let row = sqlx::query(&format!(
+        "SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? AND seq = ?"
+    ))
+    .bind(campaign)
+    .bind(seq)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(map_err)?;
+    let outcomes = sqlx::query(&format!(
+        "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? AND seq = ? ORDER BY position"
+    ))
+    .bind(campaign)
+    .bind(seq)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(map_err)?;
+    Ok((
+        post_from(&row)?,
+        outcomes.iter().map(outcome_from).collect::<Result<_>>()?,
+    ))
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    #[instrument(skip_all)]
+    async fn create_principal(&self, new: NewPrincipal) -> Result<Principal> {
+        let p = &new.principal;
+        sqlx::query(
+            "INSERT INTO principals (id, kind, name, token_hash, campaign_id, side, created_by, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(p.id.to_string())
+        .bind(p.kind.as_str())
+        .bind(&p.name)
+        .bind(&new.token_hash[..])
+        .bind(p.campaign_id.map(|id| id.to_string()))
+        .bind(&p.side)
+        .bind(p.created_by.map(|id| id.to_string()))
+        .bind(p.created_at.timestamp_millis())
+        .execute(&self.writer)
+        .await
+        .map_err(map_err)?;
+        Ok(new.principal)
+    }
+
+    #[instrument(skip_all)]
+    async fn principal_by_token_hash(&self, token_hash: &[u8; 32]) -> Result<Option<Principal>> {
+        let row = sqlx::query("SELECT * FROM principals WHERE token_hash = ?")
+            .bind(&token_hash[..])
+            .fetch_optional(&self.readers)
+            .await
+            .map_err(map_err)?;
+        row.as_ref().map(principal_from).transpose()
+    }
+
+    #[instrument(skip_all)]
+    async fn create_campaign(&self, c: Campaign) -> Result<Campaign> {
+        sqlx::query(
+            "INSERT INTO campaigns (id, name, moderator_id, mode, scenario, scenario_text, ruleset, settings, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(c.id.to_string())
+        .bind(&c.name)
+        .bind(c.moderator_id.to_string())
+        .bind(&c.mode)
+        .bind(&c.scenario)
+        .bind(&c.scenario_text)
+        .bind(&c.ruleset)
+        .bind(&c.settings)
+        .bind(c.created_at.timestamp_millis())
+        .execute(&self.writer)
+        .await
+        .map_err(map_err)?;
+        Ok(c)
+    }
+
+    #[instrument(skip_all)]
+    async fn campaign(&self, id: Uuid) -> Result<Option<Campaign>> {
+        let row = sqlx::query("SELECT * FROM campaigns WHERE id = ?")
+            .bind(id.to_string())
+            .fetch_optional(&self.readers)
+            .await
+            .map_err(map_err)?;
+        row.as_ref().map(campaign_from).transpose()
+    }
+
+    #[instrument(skip_all)]
+    async fn campaigns(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Campaign>> {
+        let rows = sqlx::query(
+            "SELECT * FROM campaigns
+             WHERE ord > COALESCE((SELECT ord FROM campaigns WHERE id = ?), 0)
+             ORDER BY ord LIMIT ?",
+        )
+        .bind(after.map(|id| id.to_string()))
+        .bind(limit)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(map_err)?;
+        rows.iter().map(campaign_from).collect()
+    }
+
+    #[instrument(skip_all, fields(campaign = %request.campaign_id))]
+    async fn append_post(&self, request: AppendRequest, decide: Decide<'_>) -> Result<Appended> {
+        let campaign = request.campaign_id.to_string();
+        let mut tx = self
+            .writer
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(map_err)?;
+
+        let known = sqlx::query("SELECT campaign_id, request_hash, seq FROM idempotency_keys WHERE principal_id = ? AND key = ?")
+            .bind(request.author_id.to_string())
+            .bind(&request.idempotency_key)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        if let Some(row) = known {
+            let hash: String = row.get("request_hash");
+            if hash != request.request_hash {
+                return Err(StoreError::KeyReused);
+            }
+            let campaign_of_key: String = row.get("campaign_id");
+            let (post, outcomes) =
+                post_and_outcomes(&mut tx, &campaign_of_key, row.get("seq")).await?;
+            return Ok(Appended::Replayed(post, outcomes));
+        }
+
+        let last = sqlx::query(
+            "SELECT seq, hash, stamp_ms FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(&campaign)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let snapshot = sqlx::query(
+            "SELECT seq, state FROM snapshots WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(&campaign)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let last_position: i64 = sqlx::query_scalar(
+            "SELECT COALESCE(MAX(position), 0) FROM outcomes WHERE campaign_id = ?",
+        )
+        .bind(&campaign)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let tail = adjutant_store::Tail {
+            next_seq: last.as_ref().map_or(1, |r| r.get::<i64, _>("seq") + 1),
+            prev_hash: last.as_ref().map(|r| r.get("hash")),
+            prev_stamp: last
+                .as_ref()
+                .map(|r| ms_to_time(r.get("stamp_ms")))
+                .transpose()?,
+            snapshot: snapshot.map(|r| (r.get("seq"), r.get("state"))),
+            next_position: last_position + 1,
+        };
+
+        let decision = decide(&tail).map_err(StoreError::Refused)?;
+        let post = decision.post;
+        sqlx::query(&format!(
+            "INSERT INTO posts ({POST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        ))
+        .bind(&campaign)
+        .bind(post.seq)
+        .bind(post.stamp.timestamp_millis())
+        .bind(post.author_id.to_string())
+        .bind(&post.side)
+        .bind(&post.kind)
+        .bind(&post.body)
+        .bind(&post.prev_hash)
+        .bind(&post.hash)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let mut outcomes = Vec::with_capacity(decision.outcomes.len());
+        for (i, new) in decision.outcomes.into_iter().enumerate() {
+            let outcome = Outcome {
+                id: new.id,
+                campaign_id: request.campaign_id,
+                position: tail.next_position + i as i64,
+                seq: post.seq,
+                kind: new.kind,
+                data: new.data,
+            };
+            sqlx::query(&format!(
+                "INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+            ))
+            .bind(outcome.id.to_string())
+            .bind(&campaign)
+            .bind(outcome.position)
+            .bind(outcome.seq)
+            .bind(&outcome.kind)
+            .bind(&outcome.data)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_err)?;
+            outcomes.push(outcome);
+        }
+        if let Some(state) = decision.snapshot {
+            sqlx::query("INSERT INTO snapshots (campaign_id, seq, state) VALUES (?, ?, ?)")
+                .bind(&campaign)
+                .bind(post.seq)
+                .bind(state)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_err)?;
+        }
+        sqlx::query("INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) VALUES (?, ?, ?, ?, ?)")
+            .bind(request.author_id.to_string())
+            .bind(&request.idempotency_key)
+            .bind(&campaign)
+            .bind(&request.request_hash)
+            .bind(post.seq)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        tx.commit().await.map_err(map_err)?;
+        Ok(Appended::New(post, outcomes))
+    }
+
+    #[instrument(skip_all)]
+    async fn posts(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+        ))
+        .bind(campaign_id.to_string())
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(map_err)?;
+        rows.iter().map(post_from).collect()
+    }
+
+    #[instrument(skip_all)]
+    async fn post(&self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
+        let row = sqlx::query(&format!(
+            "SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? AND seq = ?"
+        ))
+        .bind(campaign_id.to_string())
+        .bind(seq)
+        .fetch_optional(&self.readers)
+        .await
+        .map_err(map_err)?;
+        row.as_ref().map(post_from).transpose()
+    }
+
+    #[instrument(skip_all)]
+    async fn outcomes(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Outcome>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? AND position > ? ORDER BY position LIMIT ?"
+        ))
+        .bind(campaign_id.to_string())
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(map_err)?;
+        rows.iter().map(outcome_from).collect()
+    }
+
+    #[instrument(skip_all)]
+    async fn outcomes_of_post(&self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? AND seq = ? ORDER BY position"
+        ))
+        .bind(campaign_id.to_string())
+        .bind(seq)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(map_err)?;
+        rows.iter().map(outcome_from).collect()
+    }
+
+    #[instrument(skip_all)]
+    async fn snapshot(&self, campaign_id: Uuid, seq: i64) -> Result<Option<String>> {
+        sqlx::query_scalar("SELECT state FROM snapshots WHERE campaign_id = ? AND seq = ?")
+            .bind(campaign_id.to_string())
+            .bind(seq)
+            .fetch_optional(&self.readers)
+            .await
+            .map_err(map_err)
+    }
+
+    #[instrument(skip_all)]
+    async fn latest_snapshot(&self, campaign_id: Uuid) -> Result<Option<(i64, String)>> {
+        let row = sqlx::query(
+            "SELECT seq, state FROM snapshots WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(campaign_id.to_string())
+        .fetch_optional(&self.readers)
+        .await
+        .map_err(map_err)?;
+        Ok(row.map(|r| (r.get("seq"), r.get("state"))))
+    }
+
+    async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1")
+            .execute(&self.readers)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+}

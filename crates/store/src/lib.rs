@@ -1,0 +1,212 @@
+//! The storage contract of Adjutant, in domain types.
+//!
+//! Two backends implement [`Store`]: `adjutant-store-sqlite` (the embedded default) and
+//! `adjutant-store-postgres` (many campaigns, several replicas). The store persists and reads;
+//! it never decides a rule. Appending a post hands the campaign's tail to a `decide` callback
+//! inside the write transaction, so the post's stamp, its hash, the rules' verdict, the
+//! outcomes, the state snapshot and the idempotency record are written together or not at all.
+//!
+//! Posts, outcomes and snapshots are append-only: the schemas of both backends refuse UPDATE
+//! and DELETE on them.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The `decide` callback refused the post; nothing was written.
+    #[error("refused: {0}")]
+    Refused(BoxError),
+    /// The idempotency key was used before with another request.
+    #[error("idempotency key reused with a different request")]
+    KeyReused,
+    /// A uniqueness rule of the schema (a name or key already taken).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The database cannot be reached right now; try again later.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// Anything else the database said.
+    #[error("database error: {0}")]
+    Database(String),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrincipalKind {
+    Moderator,
+    Player,
+    Bot,
+}
+
+impl PrincipalKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrincipalKind::Moderator => "moderator",
+            PrincipalKind::Player => "player",
+            PrincipalKind::Bot => "bot",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "moderator" => Some(PrincipalKind::Moderator),
+            "player" => Some(PrincipalKind::Player),
+            "bot" => Some(PrincipalKind::Bot),
+            _ => None,
+        }
+    }
+}
+
+/// Someone holding a token: a moderator, a player (one side of one campaign) or a bot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Principal {
+    pub id: Uuid,
+    pub kind: PrincipalKind,
+    pub name: String,
+    /// The campaign a player or bot token is bound to.
+    pub campaign_id: Option<Uuid>,
+    /// The side a player token acts for.
+    pub side: Option<String>,
+    /// The moderator who issued a player or bot token.
+    pub created_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A principal to create, with the SHA-256 of its token (the token itself is never stored).
+#[derive(Clone)]
+pub struct NewPrincipal {
+    pub principal: Principal,
+    pub token_hash: [u8; 32],
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Campaign {
+    pub id: Uuid,
+    pub name: String,
+    pub moderator_id: Uuid,
+    /// `managed` or `resolver`.
+    pub mode: String,
+    /// The scenario a managed campaign was created from, and its text as it was then.
+    pub scenario: Option<String>,
+    pub scenario_text: Option<String>,
+    /// The ruleset of a resolver campaign.
+    pub ruleset: Option<String>,
+    /// Clock zone, 12/24 h, digit positions, victory rounding: JSON owned by the server.
+    pub settings: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// One post of a campaign's log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Post {
+    pub campaign_id: Uuid,
+    pub seq: i64,
+    pub stamp: DateTime<Utc>,
+    pub author_id: Uuid,
+    pub side: Option<String>,
+    pub kind: String,
+    /// Canonical JSON text (keys sorted, no white space).
+    pub body: String,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// Something the rules decided, for the feed and the audit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    pub id: Uuid,
+    pub campaign_id: Uuid,
+    /// 1, 2, … across the campaign: the feed's cursor.
+    pub position: i64,
+    /// The post it came from.
+    pub seq: i64,
+    pub kind: String,
+    /// Canonical JSON text.
+    pub data: String,
+}
+
+/// The end of a campaign's log, as `decide` sees it inside the write transaction.
+#[derive(Debug, Clone)]
+pub struct Tail {
+    /// The sequence number the new post will get.
+    pub next_seq: i64,
+    /// The hash of the last post, or the campaign's genesis hash text for the first.
+    pub prev_hash: Option<String>,
+    pub prev_stamp: Option<DateTime<Utc>>,
+    /// The last state snapshot (managed campaigns), and the post it follows.
+    pub snapshot: Option<(i64, String)>,
+    pub next_position: i64,
+}
+
+/// What `decide` wants written.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub post: Post,
+    pub outcomes: Vec<NewOutcome>,
+    pub snapshot: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewOutcome {
+    pub id: Uuid,
+    pub kind: String,
+    pub data: String,
+}
+
+/// An append request's identity for idempotency.
+#[derive(Debug, Clone)]
+pub struct AppendRequest {
+    pub campaign_id: Uuid,
+    pub author_id: Uuid,
+    pub idempotency_key: String,
+    /// SHA-256 (hex) of what was asked: campaign, kind, side and body.
+    pub request_hash: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Appended {
+    /// Stored now.
+    New(Post, Vec<Outcome>),
+    /// The same key and request were seen before: the post stored then.
+    Replayed(Post, Vec<Outcome>),
+}
+
+pub type Decide<'a> = &'a (dyn Fn(&Tail) -> std::result::Result<Decision, BoxError> + Send + Sync);
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// `sqlite` or `postgres`.
+    fn backend(&self) -> &'static str;
+
+    async fn create_principal(&self, new: NewPrincipal) -> Result<Principal>;
+    async fn principal_by_token_hash(&self, token_hash: &[u8; 32]) -> Result<Option<Principal>>;
+
+    async fn create_campaign(&self, campaign: Campaign) -> Result<Campaign>;
+    async fn campaign(&self, id: Uuid) -> Result<Option<Campaign>>;
+    /// Campaigns in creation order, after `after` (exclusive) when given.
+    async fn campaigns(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Campaign>>;
+
+    /// Appends a post: inside one write transaction, replays a known idempotency key, otherwise
+    /// hands the tail to `decide` and writes what it returns.
+    async fn append_post(&self, request: AppendRequest, decide: Decide<'_>) -> Result<Appended>;
+    /// Posts with `seq > after`, in order, at most `limit`.
+    async fn posts(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>>;
+    async fn post(&self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>>;
+    /// Outcomes with `position > after`, in order, at most `limit`.
+    async fn outcomes(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Outcome>>;
+    async fn outcomes_of_post(&self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>>;
+    /// The snapshot stored after post `seq`.
+    async fn snapshot(&self, campaign_id: Uuid, seq: i64) -> Result<Option<String>>;
+    /// The latest snapshot at or before `seq` (or the latest when `None`).
+    async fn latest_snapshot(&self, campaign_id: Uuid) -> Result<Option<(i64, String)>>;
+
+    /// Cheap round trip for health checks.
+    async fn ping(&self) -> Result<()>;
+}
