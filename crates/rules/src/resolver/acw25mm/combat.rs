@@ -576,7 +576,9 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
     let additions = melee_additions(&input, &mut lookups);
     // The additions go on the die, so each lowers the score to kill by 1.
     let needed = base.saturating_sub(additions).max(1);
-    let rolls = dice.roll_many(input.figures, 10, "to kill");
+    let rolls: Vec<u32> = (1..=input.figures)
+        .map(|i| dice.roll(10, format!("to kill, figure {i}")))
+        .collect();
     let killing = rolls.iter().filter(|&&d| d >= needed).count() as u32;
     let kills = killing.min(input.target_figures);
     Ok(Resolved {
@@ -584,10 +586,7 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
             "{} figures melee {} {} {} (needing {needed}+ on D10): {kills} killed; both sides now have a formation fail",
             input.figures,
             input.target_figures,
-            match input.target_class {
-                MeleeTargetClass::Officer => "officer".to_owned(),
-                _ => format!("{} class", base_class_letter(row)),
-            },
+            target_words(row),
             cover.words()
         ),
         lookups,
@@ -604,9 +603,9 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
     })
 }
 
-fn base_class_letter(row: KillRow) -> String {
+fn target_words(row: KillRow) -> String {
     match row {
-        KillRow::Class(class) => class.to_string(),
+        KillRow::Class(class) => format!("{class}-class figures"),
         KillRow::Officers => "officer".to_owned(),
     }
 }

@@ -314,6 +314,14 @@ pub struct TimeOfDayInput {
     pub winter_dusk_hour: Option<u32>,
 }
 
+/// Hours of daylight left and turns each player gets: "if you threw 13 the time is 1 o'clock
+/// in the afternoon, so you will have 7 hours left in summer … Each 1 hour is equal to 4 turns
+/// per player."
+pub fn daylight(hour: u32, dusk: u32) -> (u32, u32) {
+    let hours_left = dusk.saturating_sub(hour);
+    (hours_left, hours_left * TURNS_PER_HOUR)
+}
+
 pub fn time_of_day(input: TimeOfDayInput, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
     let (dusk, season) = match (input.season, input.winter_dusk_hour) {
         (Season::Winter, Some(hour)) => {
@@ -360,8 +368,7 @@ pub fn time_of_day(input: TimeOfDayInput, dice: &mut DiceStream) -> Result<Resol
     };
     // "if you throw again one day has already passed": one day for each throw again.
     let days_passed = (throws.len() - 1) as u32;
-    let hours_left = dusk - hour;
-    let turns = hours_left * TURNS_PER_HOUR;
+    let (hours_left, turns) = daylight(hour, dusk);
     let points = days_passed * POINTS_PER_DAY_PASSED;
     let to = input.thrown_by.opponent();
     Ok(Resolved {
