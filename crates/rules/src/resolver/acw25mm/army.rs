@@ -32,6 +32,7 @@ pub struct ArmyInput {
     /// How many brigades to divide the foot into, 3 to 5 (default 3). If the dice give too few
     /// regiments for 3 each, the army gets as many as they allow.
     #[serde(default)]
+    #[schemars(range(min = 3, max = 5))]
     pub brigades: Option<u32>,
 }
 
@@ -166,7 +167,7 @@ pub fn army(input: ArmyInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
     let brigade_text: Vec<String> = brigades.iter().map(u32::to_string).collect();
     Ok(Resolved {
         headline: format!(
-            "{} army: {} regiments of foot (average die {extra}{}), {} of cavalry, {} batteries{}; brigades {}",
+            "{} army: {} regiments of foot (average die {extra}{}), {} regiments of cavalry, {} batteries{}; brigades {}",
             side.words(),
             regiments.len(),
             if upgrade { ", one made B class" } else { "" },

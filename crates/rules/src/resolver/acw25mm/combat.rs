@@ -107,9 +107,11 @@ pub struct FireInput {
     pub class: Class,
     /// Figures firing (1 to 20); for a gun, its artillery men (1 to 5: a battery needs at
     /// least 1 artillery man to fire).
+    #[schemars(range(min = 1, max = 20))]
     pub figures: u32,
     /// Guns only: infantry men serving the gun in place of killed artillery men (1xD6 each).
     #[serde(default)]
+    #[schemars(range(max = 4))]
     pub infantry_crew: u32,
     /// Line, skirmish or column only: the small arm fired.
     #[serde(default)]
@@ -389,7 +391,7 @@ pub fn fire(input: FireInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
     };
     Ok(Resolved {
         headline: format!(
-            "{}-class {} figures {fire_words} fire {weapon_words} at {target_words} {}, {} ({}cm): {} dice need {needed}+, {hits} hits, {saved} saved on {save_on}+, {casualties} casualties{officer_words}{}",
+            "{}-class, {} figures {fire_words}, {weapon_words}, at {target_words} {}, {} ({}cm): {} dice need {needed}+, {hits} hits, {saved} saved on {save_on}+, {casualties} casualties{officer_words}{}",
             input.class,
             input.figures + input.infantry_crew,
             cover.words(),
@@ -452,8 +454,10 @@ impl MeleeTargetClass {
 #[serde(deny_unknown_fields)]
 pub struct MeleeInput {
     /// Attacking figures in base-to-base contact (1 to 20), 1xD10 each.
+    #[schemars(range(min = 1, max = 20))]
     pub figures: u32,
     /// Enemy figures in contact with them (1 to 20); at most 3 attackers to each.
+    #[schemars(range(min = 1, max = 20))]
     pub target_figures: u32,
     /// The enemy's class (A to E), or `officer`.
     pub target_class: MeleeTargetClass,
@@ -669,6 +673,7 @@ pub struct MoraleInput {
     pub class: Class,
     /// The unit's original number of figures (1 to 40): "You must count the original number
     /// of figures in a regiment even if you detached figures to a Artillery Battery".
+    #[schemars(range(min = 1, max = 40))]
     pub original_figures: u32,
     /// Figures still with the unit, 1 point each (for a battery, its artillery men and the
     /// infantry men serving it); at most the original number.
@@ -835,6 +840,7 @@ pub enum Obstacle {
 #[serde(deny_unknown_fields)]
 pub struct JumpInput {
     /// Mounted figures (troopers or Indians) jumping, 1 to 20; 1xD6 each.
+    #[schemars(range(min = 1, max = 20))]
     pub figures: u32,
     pub obstacle: Obstacle,
 }
@@ -844,6 +850,7 @@ pub struct JumpInput {
 #[serde(deny_unknown_fields)]
 pub struct CrossRiverInput {
     /// Mounted figures (troopers or Indians) crossing, 1 to 20; 1xD6 each.
+    #[schemars(range(min = 1, max = 20))]
     pub figures: u32,
 }
 
@@ -984,6 +991,7 @@ pub struct BombardInput {
     /// The battery's class (A to C): a die that would hit scores 1 point.
     pub class: Class,
     /// Artillery men serving the gun, 1 to 5 ("none for detached Infantry figures").
+    #[schemars(range(min = 1, max = 5))]
     pub artillery_men: u32,
     /// The battery has a formation fail (+1 to the score needed).
     #[serde(default)]

@@ -67,7 +67,7 @@ pub enum Cover {
 impl Cover {
     fn words(self) -> &'static str {
         match self {
-            Cover::Open => "open",
+            Cover::Open => "in the open",
             Cover::Soft => "behind soft cover",
             Cover::Hard => "behind hard cover",
         }

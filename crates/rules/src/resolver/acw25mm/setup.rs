@@ -233,6 +233,7 @@ pub enum Flank {
 pub struct FlankMarchInput {
     /// How many units march ("Up to 2 units can flank march but only on 1 flank"); one throw
     /// brings them all.
+    #[schemars(range(min = 1, max = 2))]
     pub units: u32,
     /// The flank they march on.
     pub flank: Flank,
@@ -243,8 +244,8 @@ pub struct FlankMarchInput {
 /// … 11-15 … your opponents Squares 6-10 … 16-20 … your opponents Squares 1-5".
 pub fn flank_march_arrival(d20: u32, flank: Flank) -> (&'static str, &'static str, u32) {
     let (band, whose, back_row) = match d20 {
-        1..=5 => ("5 or less", "yours", true),
-        6..=10 => ("6-10", "yours", false),
+        1..=5 => ("5 or less", "your", true),
+        6..=10 => ("6-10", "your", false),
         11..=15 => ("11-15", "opponent's", false),
         _ => ("16-20", "opponent's", true),
     };
@@ -284,7 +285,7 @@ pub fn flank_march(input: FlankMarchInput, dice: &mut DiceStream) -> Result<Reso
             format!("{whose} square {square}"),
         )],
         result: json!({
-            "d20": d20, "arrives_on_move": d20, "whose_squares": whose, "square": square,
+            "d20": d20, "arrives_on_move": d20, "whose_squares": if whose == "your" { "own" } else { "opponent" }, "square": square,
             "units": input.units,
         }),
     })
@@ -311,6 +312,7 @@ pub struct TimeOfDayInput {
     pub season: Season,
     /// Winter only: the hour (17 to 23) at which daylight ends.
     #[serde(default)]
+    #[schemars(range(min = 17, max = 23))]
     pub winter_dusk_hour: Option<u32>,
 }
 

@@ -120,6 +120,9 @@ fn input_schemas_carry_the_field_descriptions() {
     assert!(figures["description"]
         .as_str()
         .is_some_and(|d| d.contains("artillery men")));
+    assert_eq!(figures["minimum"], 1);
+    assert_eq!(figures["maximum"], 20);
+    assert_eq!(fire.input_schema["additionalProperties"], false);
     let required = fire.input_schema["required"].as_array().expect("required");
     assert!(required.contains(&json!("range_cm")));
 }
@@ -1188,10 +1191,10 @@ fn jumping_kills_on_a_6_and_rivers_drown_on_5_or_6() {
 fn flank_march_arrival_squares() {
     use Flank::*;
     for (d20, flank, whose, square) in [
-        (1, Squares1And6, "yours", 1),
-        (5, Squares5And10, "yours", 5),
-        (6, Squares1And6, "yours", 6),
-        (10, Squares5And10, "yours", 10),
+        (1, Squares1And6, "your", 1),
+        (5, Squares5And10, "your", 5),
+        (6, Squares1And6, "your", 6),
+        (10, Squares5And10, "your", 10),
         (11, Squares1And6, "opponent's", 6),
         (15, Squares5And10, "opponent's", 10),
         (16, Squares1And6, "opponent's", 1),

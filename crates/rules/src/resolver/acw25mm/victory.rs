@@ -29,6 +29,7 @@ pub struct SideScore {
     pub routed_enemy_units: u32,
     /// 30cm squares in the opponent's half it occupies, 0 to 10 (10 points each): at least
     /// half of a regiment in the square and no enemy unit in it.
+    #[schemars(range(max = 10))]
     pub squares_occupied: u32,
     /// Enemy officers killed (10 points each).
     pub officers_killed: u32,
