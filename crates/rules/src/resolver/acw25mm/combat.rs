@@ -219,6 +219,14 @@ fn fire_validate(input: &FireInput) -> Result<(RangedWeapon, &'static str), Refu
             MAX_REGIMENT_FIGURES,
             "a regiment has at most 20 figures",
         )?;
+        // "Formations permitted and Class": D class fight in line and column only.
+        if input.fire_by == FireBy::Skirmish && input.class == Class::D {
+            return Err(Refusal::new(
+                field("fire_by"),
+                "fire.formation_permitted",
+                "D class may form line or column only, not skirmish order",
+            ));
+        }
         if input.infantry_crew != 0 {
             return Err(Refusal::new(
                 field("infantry_crew"),
@@ -557,6 +565,14 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
             field("target_class"),
             "melee.artillery_class",
             "artillery men are class A to C",
+        ));
+    }
+
+    if input.target_skirmishers && input.target_class == MeleeTargetClass::D {
+        return Err(Refusal::new(
+            field("target_skirmishers"),
+            "melee.formation_permitted",
+            "D class may form line or column only, not skirmish order",
         ));
     }
 

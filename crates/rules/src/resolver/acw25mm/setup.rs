@@ -204,9 +204,9 @@ pub fn terrain(input: TerrainInput, dice: &mut DiceStream) -> Result<Resolved, R
         lookups.push(Lookup::new("Terrain squares", *piece, "square", square));
         placements.push(json!({ "piece": piece, "square": square, "throws": throw }));
     }
-    let summary: Vec<String> = placements
+    let summary: Vec<String> = lookups
         .iter()
-        .map(|p| format!("{} {}", p["piece"].as_str().unwrap_or(""), p["square"]))
+        .map(|l| format!("{} {}", l.row, l.value))
         .collect();
     Ok(Resolved {
         headline: format!("{} terrain: {}", input.side.words(), summary.join(", ")),

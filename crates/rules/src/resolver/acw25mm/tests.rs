@@ -882,6 +882,14 @@ fn fire_refusals_name_the_field() {
         "body.inputs.weapon",
         "fire.weapon",
     );
+    let mut d_skirmish = with("fire_by", json!("skirmish"));
+    d_skirmish["class"] = json!("D");
+    assert_refused(
+        "fire",
+        d_skirmish,
+        "body.inputs.fire_by",
+        "fire.formation_permitted",
+    );
     assert_refused(
         "fire",
         with("infantry_crew", json!(1)),
@@ -1041,6 +1049,13 @@ fn melee_refusals_name_the_field() {
                 "target_cover": "open", "target_is_gunners": true }),
         "body.inputs.target_class",
         "melee.artillery_class",
+    );
+    assert_refused(
+        "melee",
+        json!({ "figures": 3, "target_figures": 2, "target_class": "D",
+                "target_cover": "open", "target_skirmishers": true }),
+        "body.inputs.target_skirmishers",
+        "melee.formation_permitted",
     );
 }
 
