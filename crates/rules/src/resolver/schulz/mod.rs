@@ -1037,7 +1037,7 @@ pub enum Structure {
         points: u32,
     },
     /// A door: "Doors can be blown off with a 1 from artillery."
-    Door,
+    Door {},
     /// A cannon on a fort wall: "When a cannon is hit by a 1, take 5 points off the wall
     /// section."
     WallCannon {
@@ -1138,7 +1138,7 @@ fn check_structures(field: &str, structures: &[Structure]) -> Result<(), Refusal
                 };
                 points_between("points", points, most, "this bridge")?
             }
-            Structure::Door => {}
+            Structure::Door {} => {}
             Structure::WallCannon { wall_points } => {
                 points_between("wall_points", wall_points, MAX_WALL_POINTS, "a wall section")?
             }
@@ -1254,7 +1254,7 @@ fn hit_structures(
                             "dice": [a, b], "points_after": after, "holds": holds}),
                     }
                 }
-                Structure::Door => {
+                Structure::Door {} => {
                     let die = dice.roll(6, format!("artillery shot on door ({label})"));
                     let blown = die == 1;
                     lookups.push(Lookup::new(
@@ -1583,8 +1583,9 @@ fn melee_round(i: &MeleeRound, dice: &mut DiceStream) -> Result<Resolved, Refusa
     let fighting_back: Vec<usize> = (0..defenders.len())
         .filter(|&d| !advantage || defenders[d].hits == 0)
         .collect();
-    for (k, &d) in fighting_back.iter().enumerate() {
-        let a = k % attackers.len();
+    // Each fights back at the man who attacked him: defender n at attacker n, wrapping round.
+    for &d in &fighting_back {
+        let a = d % attackers.len();
         let die = dice.roll(
             6,
             format!("melee, defender {} fights back at attacker {}", d + 1, a + 1),
