@@ -301,7 +301,13 @@ fn small_arms_fire(i: &SmallArmsFire, dice: &mut DiceStream) -> Result<Resolved,
     check_group("body.inputs.target", &i.target)?;
     let (row_name, ranges) = small_arms_row(i.shooters.row());
     let max = ranges[i.slope.index()];
-    check_range("body.inputs.range_inches", i.range_inches, max, row_name, i.slope)?;
+    check_range(
+        "body.inputs.range_inches",
+        i.range_inches,
+        max,
+        row_name,
+        i.slope,
+    )?;
 
     let mut lookups = vec![Lookup::new(
         "SMALL ARMS RANGES/EFFECTS",
@@ -531,7 +537,12 @@ enum Weapon {
 /// "Soldiers hit then roll for survival (5,6 or 6 for artillery= survive-flesh wound : 1-4 or
 /// 1-5 for artillery= dead & removed from the game). Any man hit (in one turn) two or more
 /// times is automatically dead (no survival)."
-fn survival_rolls(dice: &mut DiceStream, men: &mut [Man], weapon: Weapon, lookups: &mut Vec<Lookup>) {
+fn survival_rolls(
+    dice: &mut DiceStream,
+    men: &mut [Man],
+    weapon: Weapon,
+    lookups: &mut Vec<Lookup>,
+) {
     let (row, needs, survives_on) = match weapon {
         Weapon::SmallArms => ("hit by small arms", "5,6", SURVIVES_ON),
         Weapon::Melee => ("hit in melee", "5,6", SURVIVES_ON),
@@ -539,7 +550,10 @@ fn survival_rolls(dice: &mut DiceStream, men: &mut [Man], weapon: Weapon, lookup
     };
     let mut told_survival = false;
     let mut told_twice = false;
-    for man in men.iter_mut().filter(|m| m.hits > 0 && m.fate == Fate::Unhurt) {
+    for man in men
+        .iter_mut()
+        .filter(|m| m.hits > 0 && m.fate == Fate::Unhurt)
+    {
         if man.hits + u32::from(man.hit_earlier) >= 2 {
             if !told_twice {
                 lookups.push(Lookup::new(
@@ -554,7 +568,12 @@ fn survival_rolls(dice: &mut DiceStream, men: &mut [Man], weapon: Weapon, lookup
             continue;
         }
         if !told_survival {
-            lookups.push(Lookup::new("SURVIVAL", row, "survives (flesh wound) on", needs));
+            lookups.push(Lookup::new(
+                "SURVIVAL",
+                row,
+                "survives (flesh wound) on",
+                needs,
+            ));
             told_survival = true;
         }
         let die = dice.roll(
@@ -695,7 +714,13 @@ fn gatling_fire(i: &GatlingFire, dice: &mut DiceStream) -> Result<Resolved, Refu
     check_groups("body.inputs.under_pattern", &i.under_pattern, 1)?;
     let (row_name, ranges) = small_arms_row(ShooterRow::GatlingGun);
     let max = ranges[i.slope.index()];
-    check_range("body.inputs.range_inches", i.range_inches, max, row_name, i.slope)?;
+    check_range(
+        "body.inputs.range_inches",
+        i.range_inches,
+        max,
+        row_name,
+        i.slope,
+    )?;
     lookups.push(Lookup::new(
         "SMALL ARMS RANGES/EFFECTS",
         row_name,
@@ -706,7 +731,14 @@ fn gatling_fire(i: &GatlingFire, dice: &mut DiceStream) -> Result<Resolved, Refu
     lookups.push(effect_band_lookup(band, max));
 
     let mut men = men_of(&i.under_pattern);
-    pattern_dice(dice, &i.under_pattern, &mut men, band, "Gatling", &mut lookups);
+    pattern_dice(
+        dice,
+        &i.under_pattern,
+        &mut men,
+        band,
+        "Gatling",
+        &mut lookups,
+    );
     survival_rolls(dice, &mut men, Weapon::SmallArms, &mut lookups);
     let summary = casualty_summary(&men, &i.under_pattern);
     let headline = format!(
@@ -1139,9 +1171,12 @@ fn check_structures(field: &str, structures: &[Structure]) -> Result<(), Refusal
                 points_between("points", points, most, "this bridge")?
             }
             Structure::Door {} => {}
-            Structure::WallCannon { wall_points } => {
-                points_between("wall_points", wall_points, MAX_WALL_POINTS, "a wall section")?
-            }
+            Structure::WallCannon { wall_points } => points_between(
+                "wall_points",
+                wall_points,
+                MAX_WALL_POINTS,
+                "a wall section",
+            )?,
         }
     }
     Ok(())
@@ -1155,7 +1190,10 @@ fn building_row(size: u32) -> Option<usize> {
 pub fn building_state(size: u32, points: u32) -> Option<(usize, String)> {
     let row = building_row(size)?;
     let bands = BUILDINGS[row];
-    if let Some(col) = bands.iter().position(|&(high, low)| (low..=high).contains(&points)) {
+    if let Some(col) = bands
+        .iter()
+        .position(|&(high, low)| (low..=high).contains(&points))
+    {
         let (high, low) = bands[col];
         return Some((col, format!("{high}-{low}")));
     }
@@ -1228,9 +1266,14 @@ fn hit_structures(
                             "state": state}),
                     }
                 }
-                Structure::FortTower { points } => {
-                    points_off(dice, "fort tower", &label, points, lookups, "FORT AND BUILDINGS")
-                }
+                Structure::FortTower { points } => points_off(
+                    dice,
+                    "fort tower",
+                    &label,
+                    points,
+                    lookups,
+                    "FORT AND BUILDINGS",
+                ),
                 Structure::WallSection { points } => {
                     points_off(dice, "wall section", &label, points, lookups, "FORT")
                 }
@@ -1264,10 +1307,7 @@ fn hit_structures(
                         if blown { "blown off" } else { "stands" },
                     ));
                     StructureOutcome {
-                        words: format!(
-                            "door {}",
-                            if blown { "blown off" } else { "stands" }
-                        ),
+                        words: format!("door {}", if blown { "blown off" } else { "stands" }),
                         result: json!({"kind": "door", "die": die, "blown_off": blown}),
                     }
                 }
@@ -1290,7 +1330,11 @@ fn hit_structures(
                         words: if hit {
                             format!(
                                 "cannon on wall hit, wall section {wall_points} - 5 = {after}{}",
-                                if gone { " (all men and cannons on top gone)" } else { "" }
+                                if gone {
+                                    " (all men and cannons on top gone)"
+                                } else {
+                                    ""
+                                }
                             )
                         } else {
                             "cannon on wall not hit".to_owned()
@@ -1328,7 +1372,11 @@ fn points_off(
         words: format!(
             "{kind} {points} - {} = {after}{}",
             a + b,
-            if gone { " (all men and cannons on top gone)" } else { "" }
+            if gone {
+                " (all men and cannons on top gone)"
+            } else {
+                ""
+            }
         ),
         result: json!({"kind": kind.replace(' ', "_"), "points_before": points, "dice": [a, b],
             "points_after": after, "all_on_top_gone": gone}),
@@ -1547,7 +1595,11 @@ fn melee_round(i: &MeleeRound, dice: &mut DiceStream) -> Result<Resolved, Refusa
     let advantage = i.round == 1 && i.place != Place::Ladder;
     lookups.push(Lookup::new(
         "MELEE",
-        if advantage { "1ST ROUND" } else { "2ND... ROUND" },
+        if advantage {
+            "1ST ROUND"
+        } else {
+            "2ND... ROUND"
+        },
         "attacker hits",
         if advantage {
             "defender is dead (no survival)"
@@ -1561,13 +1613,13 @@ fn melee_round(i: &MeleeRound, dice: &mut DiceStream) -> Result<Resolved, Refusa
     let mut defenders = melee_men(&i.defender, 1);
 
     // The attackers' dice, one a man, spread over the defenders in turn.
-    for a in 0..attackers.len() {
+    for (a, attacker) in attackers.iter_mut().enumerate() {
         let d = a % defenders.len();
         let die = dice.roll(
             6,
             format!("melee, attacker {} at defender {}", a + 1, d + 1),
         );
-        attackers[a].dice.push(die);
+        attacker.dice.push(die);
         if kill_defender.contains(&die) {
             defenders[d].hits += 1;
         }
@@ -1588,7 +1640,11 @@ fn melee_round(i: &MeleeRound, dice: &mut DiceStream) -> Result<Resolved, Refusa
         let a = d % attackers.len();
         let die = dice.roll(
             6,
-            format!("melee, defender {} fights back at attacker {}", d + 1, a + 1),
+            format!(
+                "melee, defender {} fights back at attacker {}",
+                d + 1,
+                a + 1
+            ),
         );
         defenders[d].dice.push(die);
         if kill_attacker.contains(&die) {
@@ -1878,7 +1934,13 @@ pub fn move_on(base: Inches, ground: Ground) -> (Inches, bool) {
         Ground::Down => base * 4.0 / 3.0,
         Ground::Road => base * 1.5,
     };
-    ((exact * 2.0).round() / 2.0, false)
+    (to_half_inch(exact), false)
+}
+
+/// The nearest half inch, a quarter going down (the seed's moves are in half inches; no row
+/// of its table falls on a quarter, so the tie is ours to break, against the mover).
+pub fn to_half_inch(inches: Inches) -> Inches {
+    (inches * 2.0 - 0.5).ceil() / 2.0
 }
 
 fn ground_column(ground: Ground) -> &'static str {
@@ -2055,8 +2117,7 @@ fn move_allowance(i: &MoveAllowance) -> Result<Resolved, Refusal> {
     };
     let mut after_horses = base;
     if let (Some(team), true) = (team, i.horses_killed > 0) {
-        after_horses = base * f64::from(team - i.horses_killed) / f64::from(team);
-        after_horses = (after_horses * 2.0).round() / 2.0;
+        after_horses = to_half_inch(base * f64::from(team - i.horses_killed) / f64::from(team));
         lookups.push(Lookup::new(
             "EXTRA MOVING RULES",
             format!("{} of {team} horses killed", i.horses_killed),
@@ -2091,13 +2152,14 @@ fn move_allowance(i: &MoveAllowance) -> Result<Resolved, Refusal> {
     if i.dropping_dead_horse {
         halves.push("lose 1/2 move (once) to drop dead horse");
     }
-    for _ in 0..i.half_move_tasks {
-        halves.push("load/unload, hitch/unhitch or mount/unmount = 1/2 move");
-    }
+    halves.extend(std::iter::repeat_n(
+        "load/unload, hitch/unhitch or mount/unmount = 1/2 move",
+        i.half_move_tasks as usize,
+    ));
     for half in &halves {
         lookups.push(Lookup::new("EXTRA MOVING RULES", *half, "move", "-1/2"));
     }
-    let left = (on_ground * (2.0 - halves.len() as f64).max(0.0) / 2.0 * 4.0).round() / 4.0;
+    let left = on_ground * (2.0 - halves.len() as f64).max(0.0) / 2.0;
     let mut notes: Vec<&str> = Vec::new();
     if hauling.is_some() {
         notes.push("no fire in the same turn");
@@ -2241,17 +2303,28 @@ fn check_crew(field: &str, crew: u32, row: &str, lookups: &mut Vec<Lookup>) -> R
         return Err(Refusal::new(
             field,
             "crew.minimum",
-            format!("a {} needs a crew of {least} to fire, not {crew}", name.to_lowercase()),
+            format!(
+                "a {} needs a crew of {least} to fire, not {crew}",
+                name.to_lowercase()
+            ),
         ));
     }
     if crew > most {
         return Err(Refusal::new(
             field,
             "crew.maximum",
-            format!("a {} has a crew of at most {most}, not {crew}", name.to_lowercase()),
+            format!(
+                "a {} has a crew of at most {most}, not {crew}",
+                name.to_lowercase()
+            ),
         ));
     }
-    lookups.push(Lookup::new("CREWS", name, "MAXIMUM / MINIMUM", format!("{most} / {least}")));
+    lookups.push(Lookup::new(
+        "CREWS",
+        name,
+        "MAXIMUM / MINIMUM",
+        format!("{most} / {least}"),
+    ));
     Ok(())
 }
 

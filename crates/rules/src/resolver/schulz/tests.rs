@@ -10,7 +10,12 @@ use super::*;
 use crate::resolver::{resolve, ruleset, Resolution};
 
 fn run(action: &str, inputs: Value, text: &str) -> Result<Resolution, Refusal> {
-    resolve(&Schulz, action, &inputs, DiceStream::from_text(text.to_owned()))
+    resolve(
+        &Schulz,
+        action,
+        &inputs,
+        DiceStream::from_text(text.to_owned()),
+    )
 }
 
 fn ok(action: &str, inputs: Value, text: &str) -> Resolution {
@@ -112,7 +117,9 @@ fn span(cell: &str) -> (f64, f64) {
 }
 
 fn numbers(cell: &str) -> Vec<u32> {
-    cell.split(',').map(|n| n.parse().expect("number")).collect()
+    cell.split(',')
+        .map(|n| n.parse().expect("number"))
+        .collect()
 }
 
 #[test]
@@ -152,7 +159,11 @@ fn the_move_table_matches_the_seed_cell_by_cell() {
 fn the_move_fractions_rounded_to_half_inches_give_the_seeds_table() {
     // The fallback for moves not in the table must agree with every row that is.
     for row in MOVE_TABLE {
-        for (ground, want) in [(Ground::Up, row.1), (Ground::Down, row.2), (Ground::Road, row.3)] {
+        for (ground, want) in [
+            (Ground::Up, row.1),
+            (Ground::Down, row.2),
+            (Ground::Road, row.3),
+        ] {
             let exact = match ground {
                 Ground::Up => row.0 * 2.0 / 3.0,
                 Ground::Down => row.0 * 4.0 / 3.0,
@@ -164,6 +175,11 @@ fn the_move_fractions_rounded_to_half_inches_give_the_seeds_table() {
     assert_eq!(move_on(3.0, Ground::Up), (2.0, false));
     assert_eq!(move_on(7.0, Ground::Down), (9.5, false));
     assert_eq!(move_on(8.0, Ground::Up), (5.5, true));
+    // A quarter goes down to the half inch below; anything past it goes up.
+    assert_eq!(to_half_inch(8.25), 8.0);
+    assert_eq!(to_half_inch(8.26), 8.5);
+    assert_eq!(to_half_inch(7.74), 7.5);
+    assert_eq!(to_half_inch(7.76), 8.0);
 }
 
 #[test]
@@ -172,7 +188,11 @@ fn the_small_arms_table_matches_the_seed_cell_by_cell() {
     for (line, (_, name, ranges)) in SEED_SMALL_ARMS.lines().zip(SMALL_ARMS_RANGES.iter()) {
         let c = cells(line);
         assert_eq!(c[0], *name);
-        assert_eq!([inches(c[1]), inches(c[2]), inches(c[3])], *ranges, "{line}");
+        assert_eq!(
+            [inches(c[1]), inches(c[2]), inches(c[3])],
+            *ranges,
+            "{line}"
+        );
         // UP (-1/4), DOWN (+1/4)
         assert_eq!(ranges[1], ranges[0] * 0.75);
         assert_eq!(ranges[2], ranges[0] * 1.25);
@@ -227,7 +247,10 @@ fn the_crew_table_matches_the_seed_cell_by_cell() {
     assert_eq!(SEED_CREWS.lines().count(), CREWS.len());
     for (line, (name, most, least)) in SEED_CREWS.lines().zip(CREWS.iter()) {
         let c = cells(line);
-        assert_eq!((c[0], c[1].parse().unwrap(), c[2].parse().unwrap()), (*name, *most, *least));
+        assert_eq!(
+            (c[0], c[1].parse().unwrap(), c[2].parse().unwrap()),
+            (*name, *most, *least)
+        );
     }
 }
 
@@ -248,7 +271,11 @@ fn the_buildings_table_matches_the_seed_cell_by_cell() {
         let c = cells(line);
         for (col, band) in BUILDINGS[r].iter().enumerate() {
             let (high, low) = c[col].split_once('-').unwrap();
-            assert_eq!((high.parse().unwrap(), low.parse().unwrap()), *band, "{line}");
+            assert_eq!(
+                (high.parse().unwrap(), low.parse().unwrap()),
+                *band,
+                "{line}"
+            );
         }
         assert_eq!(c[3], format!("<={}", BUILDINGS_ALL_DEAD[r]));
     }
@@ -281,7 +308,10 @@ fn every_building_points_value_has_exactly_its_seed_band() {
 
 #[test]
 fn bridges_hold_what_the_seed_says_at_each_band_edge() {
-    assert_eq!((REGULAR_BRIDGE.0, FOOT_BRIDGE.0, FORT_TOWER_POINTS), (30, 15, 25));
+    assert_eq!(
+        (REGULAR_BRIDGE.0, FOOT_BRIDGE.0, FORT_TOWER_POINTS),
+        (30, 15, 25)
+    );
     let regular = [
         (30, "OK"),
         (21, "OK"),
@@ -292,7 +322,11 @@ fn bridges_hold_what_the_seed_says_at_each_band_edge() {
         (0, "gone"),
     ];
     for (points, holds) in regular {
-        assert_eq!(bridge_state(BridgeKind::Regular, points), holds, "regular at {points}");
+        assert_eq!(
+            bridge_state(BridgeKind::Regular, points),
+            holds,
+            "regular at {points}"
+        );
     }
     let foot = [
         (15, "OK and can hold men and cavalry only"),
@@ -302,7 +336,11 @@ fn bridges_hold_what_the_seed_says_at_each_band_edge() {
         (0, "gone"),
     ];
     for (points, holds) in foot {
-        assert_eq!(bridge_state(BridgeKind::Foot, points), holds, "foot at {points}");
+        assert_eq!(
+            bridge_state(BridgeKind::Foot, points),
+            holds,
+            "foot at {points}"
+        );
     }
 }
 
@@ -336,7 +374,11 @@ fn every_actions_example_resolves_and_has_a_schema() {
         for text in streams(50) {
             let r = ok(spec.name, spec.example.clone(), &text);
             assert!(!r.headline.is_empty());
-            assert!(!r.lookups.is_empty(), "{} records its table cells", spec.name);
+            assert!(
+                !r.lookups.is_empty(),
+                "{} records its table cells",
+                spec.name
+            );
             for (n, die) in r.dice.iter().enumerate() {
                 assert_eq!(die.index as usize, n);
                 assert_eq!(die.faces, 6, "every die in these rules is a d6");
@@ -348,8 +390,16 @@ fn every_actions_example_resolves_and_has_a_schema() {
 #[test]
 fn a_resolution_is_the_same_every_time_from_the_same_stamp() {
     for spec in Schulz.actions() {
-        let a = ok(spec.name, spec.example.clone(), "audit/1/2026-11-21T10:00:00.000Z");
-        let b = ok(spec.name, spec.example.clone(), "audit/1/2026-11-21T10:00:00.000Z");
+        let a = ok(
+            spec.name,
+            spec.example.clone(),
+            "audit/1/2026-11-21T10:00:00.000Z",
+        );
+        let b = ok(
+            spec.name,
+            spec.example.clone(),
+            "audit/1/2026-11-21T10:00:00.000Z",
+        );
         assert_eq!(a, b);
     }
 }
@@ -386,14 +436,27 @@ fn twenty_men_shooting_at_twenty_others_roll_twenty_dice() {
     // "If 20 men are shootingat 20 others, its much easier to roll 20 dice all at once."
     let r = ok(
         "small-arms-fire",
-        fire("infantry", 20, 2.0, json!({"troops": "infantry", "men": 20})),
+        fire(
+            "infantry",
+            20,
+            2.0,
+            json!({"troops": "infantry", "men": 20}),
+        ),
         "twenty",
     );
-    let to_hit = r.dice.iter().filter(|d| d.purpose.starts_with("to hit")).count();
+    let to_hit = r
+        .dice
+        .iter()
+        .filter(|d| d.purpose.starts_with("to hit"))
+        .count();
     assert_eq!(to_hit, 20);
     for (n, man) in r.result["men"].as_array().unwrap().iter().enumerate() {
         assert_eq!(man["man"], json!(n + 1));
-        assert_eq!(man["dice"].as_array().unwrap().len(), 1, "one die at each man");
+        assert_eq!(
+            man["dice"].as_array().unwrap().len(),
+            1,
+            "one die at each man"
+        );
     }
 }
 
@@ -491,8 +554,10 @@ fn mounted_cavalry_split_hits_with_their_horses_unless_under_cover() {
         );
         // 4" of 12" is the second quarter: 1,2 = man hit 3 = horse hit.
         assert_eq!(r.result["effect"], "1,2,3");
-        assert!(r.lookups.iter().any(|l| l.column == "SPLIT UP"
-            && l.value == "1,2 = man hit 3 = horse hit"));
+        assert!(r
+            .lookups
+            .iter()
+            .any(|l| l.column == "SPLIT UP" && l.value == "1,2 = man hit 3 = horse hit"));
         check_fire(&r, 3, Some(3), 5);
         horses += r.result["horses_killed"].as_u64().unwrap();
 
@@ -551,7 +616,12 @@ fn survival_needs_a_five_or_six_against_small_arms() {
     for text in streams(200) {
         let r = ok(
             "small-arms-fire",
-            fire("infantry", 10, 1.0, json!({"troops": "artillery_men", "men": 10})),
+            fire(
+                "infantry",
+                10,
+                1.0,
+                json!({"troops": "artillery_men", "men": 10}),
+            ),
             &text,
         );
         check_fire(&r, 4, None, 5);
@@ -561,7 +631,10 @@ fn survival_needs_a_five_or_six_against_small_arms() {
             }
         }
     }
-    assert!(seen[1..].iter().all(|&s| s), "every survival die face was seen");
+    assert!(
+        seen[1..].iter().all(|&s| s),
+        "every survival die face was seen"
+    );
 }
 
 #[test]
@@ -608,7 +681,11 @@ fn a_gatling_gun_rolls_one_die_for_every_man_under_the_pattern() {
         for man in men {
             let die = man["dice"][0].as_u64().unwrap();
             let reach = if man["group"] == 1 { 4 } else { 3 };
-            assert_eq!(man["hits"].as_u64().unwrap(), u64::from(die <= reach), "{man}");
+            assert_eq!(
+                man["hits"].as_u64().unwrap(),
+                u64::from(die <= reach),
+                "{man}"
+            );
         }
     }
 }
@@ -623,9 +700,15 @@ fn gatling_crews_follow_the_crew_table() {
     ok("gatling-fire", gatling("field", 3), "crew");
     ok("gatling-fire", gatling("wagon", 2), "crew");
     let r = refused("gatling-fire", gatling("field", 0));
-    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.crew", "crew.minimum"));
+    assert_eq!(
+        (r.field.as_str(), r.rule.as_str()),
+        ("body.inputs.crew", "crew.minimum")
+    );
     let r = refused("gatling-fire", gatling("field", 4));
-    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.crew", "crew.maximum"));
+    assert_eq!(
+        (r.field.as_str(), r.rule.as_str()),
+        ("body.inputs.crew", "crew.maximum")
+    );
     let r = refused("gatling-fire", gatling("wagon", 3));
     assert_eq!(r.rule, "crew.maximum");
 }
@@ -644,12 +727,21 @@ fn artillery_bands_edges_belong_to_the_nearer_band() {
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Normal, 36.5), Some("12"));
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Normal, 36.0), Some("123"));
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Normal, 20.0), Some("NONE"));
-    assert_eq!(ranging(&HEAVY_CANNON, Slope::Normal, 12.0), Some("NONE-GRAPE SHOT"));
-    assert_eq!(ranging(&HEAVY_CANNON, Slope::Normal, 0.0), Some("NONE-GRAPE SHOT"));
+    assert_eq!(
+        ranging(&HEAVY_CANNON, Slope::Normal, 12.0),
+        Some("NONE-GRAPE SHOT")
+    );
+    assert_eq!(
+        ranging(&HEAVY_CANNON, Slope::Normal, 0.0),
+        Some("NONE-GRAPE SHOT")
+    );
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Up, 39.0), Some("12"));
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Up, 40.0), None);
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Down, 65.0), Some("12"));
-    assert_eq!(ranging(&HEAVY_CANNON, Slope::Down, 15.0), Some("NONE-GRAPE SHOT"));
+    assert_eq!(
+        ranging(&HEAVY_CANNON, Slope::Down, 15.0),
+        Some("NONE-GRAPE SHOT")
+    );
     assert_eq!(ranging(&MEDIUM_CANNON, Slope::Normal, 44.0), Some("12"));
     assert_eq!(ranging(&LIGHT_CANNON, Slope::Normal, 36.0), Some("12"));
     assert_eq!(ranging(&LIGHT_CANNON, Slope::Normal, 37.0), None);
@@ -673,7 +765,12 @@ fn the_ranging_shot_decides_whether_the_shell_lands() {
         for (range, needed) in [(40.0, 2), (30.0, 3)] {
             let r = ok(
                 "artillery-fire",
-                shell("heavy_cannon", 2, range, json!([{"troops": "infantry", "men": 3}])),
+                shell(
+                    "heavy_cannon",
+                    2,
+                    range,
+                    json!([{"troops": "infantry", "men": 3}]),
+                ),
                 &text,
             );
             assert_eq!(r.dice[0].purpose, "ranging shot");
@@ -699,7 +796,12 @@ fn the_ranging_shot_decides_whether_the_shell_lands() {
 fn no_ranging_shot_inside_twenty_inches() {
     let r = ok(
         "artillery-fire",
-        shell("light_cannon", 2, 15.0, json!([{"troops": "infantry", "men": 2}])),
+        shell(
+            "light_cannon",
+            2,
+            15.0,
+            json!([{"troops": "infantry", "men": 2}]),
+        ),
         "near",
     );
     assert_eq!(r.result["ranging_die"], Value::Null);
@@ -713,7 +815,12 @@ fn artillery_hits_are_survived_only_on_a_six() {
     for text in streams(100) {
         let r = ok(
             "artillery-fire",
-            shell("medium_cannon", 3, 14.0, json!([{"troops": "infantry", "men": 6}])),
+            shell(
+                "medium_cannon",
+                3,
+                14.0,
+                json!([{"troops": "infantry", "men": 6}]),
+            ),
             &text,
         );
         for man in r.result["men"].as_array().unwrap() {
@@ -740,7 +847,12 @@ fn cover_against_shells_follows_the_seed() {
         let crew = if piece == "mortar" { 1 } else { 2 };
         let r = ok(
             "artillery-fire",
-            shell(piece, crew, range, json!([{"troops": "infantry", "men": 2, "cover": cover}])),
+            shell(
+                piece,
+                crew,
+                range,
+                json!([{"troops": "infantry", "men": 2, "cover": cover}]),
+            ),
             "cover",
         );
         assert_eq!(r.result["hits"], if hit { 2 } else { 0 }, "{piece} {cover}");
@@ -755,7 +867,10 @@ fn shells_kill_the_horses_under_the_pattern() {
                "under_pattern": [{"troops": "cavalry", "men": 2}], "horses_under_pattern": 3}),
         "horses",
     );
-    assert_eq!(r.result["horses_killed"], 5, "two riders' horses and three more");
+    assert_eq!(
+        r.result["horses_killed"], 5,
+        "two riders' horses and three more"
+    );
 }
 
 #[test]
@@ -763,7 +878,12 @@ fn grape_shot_uses_the_gatling_pattern_and_the_artillery_survival() {
     for text in streams(100) {
         let r = ok(
             "artillery-fire",
-            shell("light_cannon", 2, 5.0, json!([{"troops": "infantry", "men": 4}])),
+            shell(
+                "light_cannon",
+                2,
+                5.0,
+                json!([{"troops": "infantry", "men": 4}]),
+            ),
             &text,
         );
         assert_eq!(r.result["grape_shot"], true);
@@ -775,10 +895,26 @@ fn grape_shot_uses_the_gatling_pattern_and_the_artillery_survival() {
 #[test]
 fn artillery_crews_follow_the_crew_table() {
     let one = json!([{"troops": "infantry", "men": 1}]);
-    ok("artillery-fire", shell("heavy_cannon", 2, 14.0, one.clone()), "crew");
-    ok("artillery-fire", shell("heavy_cannon", 4, 14.0, one.clone()), "crew");
-    ok("artillery-fire", shell("mortar", 1, 14.0, one.clone()), "crew");
-    ok("artillery-fire", shell("mortar", 3, 14.0, one.clone()), "crew");
+    ok(
+        "artillery-fire",
+        shell("heavy_cannon", 2, 14.0, one.clone()),
+        "crew",
+    );
+    ok(
+        "artillery-fire",
+        shell("heavy_cannon", 4, 14.0, one.clone()),
+        "crew",
+    );
+    ok(
+        "artillery-fire",
+        shell("mortar", 1, 14.0, one.clone()),
+        "crew",
+    );
+    ok(
+        "artillery-fire",
+        shell("mortar", 3, 14.0, one.clone()),
+        "crew",
+    );
     for (piece, crew, rule) in [
         ("heavy_cannon", 1, "crew.minimum"),
         ("light_cannon", 5, "crew.maximum"),
@@ -786,7 +922,10 @@ fn artillery_crews_follow_the_crew_table() {
         ("mortar", 4, "crew.maximum"),
     ] {
         let r = refused("artillery-fire", shell(piece, crew, 14.0, one.clone()));
-        assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.crew", rule));
+        assert_eq!(
+            (r.field.as_str(), r.rule.as_str()),
+            ("body.inputs.crew", rule)
+        );
     }
 }
 
@@ -870,23 +1009,65 @@ fn the_second_floor_must_be_erased_first() {
 #[test]
 fn structures_refuse_points_outside_their_tables() {
     for (structure, field, rule) in [
-        (json!({"kind": "building_section", "size": 45, "points": 40}), "size", "building.size"),
-        (json!({"kind": "building_section", "size": 20, "points": 21}), "points", "structure.points"),
-        (json!({"kind": "building_section", "size": 20, "points": 0}), "points", "structure.points"),
-        (json!({"kind": "fort_tower", "points": 26}), "points", "structure.points"),
-        (json!({"kind": "bridge", "bridge": "foot", "points": 16}), "points", "structure.points"),
-        (json!({"kind": "bridge", "bridge": "regular", "points": 31}), "points", "structure.points"),
-        (json!({"kind": "wall_cannon", "wall_points": 0}), "wall_points", "structure.points"),
+        (
+            json!({"kind": "building_section", "size": 45, "points": 40}),
+            "size",
+            "building.size",
+        ),
+        (
+            json!({"kind": "building_section", "size": 20, "points": 21}),
+            "points",
+            "structure.points",
+        ),
+        (
+            json!({"kind": "building_section", "size": 20, "points": 0}),
+            "points",
+            "structure.points",
+        ),
+        (
+            json!({"kind": "fort_tower", "points": 26}),
+            "points",
+            "structure.points",
+        ),
+        (
+            json!({"kind": "bridge", "bridge": "foot", "points": 16}),
+            "points",
+            "structure.points",
+        ),
+        (
+            json!({"kind": "bridge", "bridge": "regular", "points": 31}),
+            "points",
+            "structure.points",
+        ),
+        (
+            json!({"kind": "wall_cannon", "wall_points": 0}),
+            "wall_points",
+            "structure.points",
+        ),
     ] {
-        let r = refused("structure-hit", json!({"structures": [{"kind": "door"}, structure]}));
+        let r = refused(
+            "structure-hit",
+            json!({"structures": [{"kind": "door"}, structure]}),
+        );
         assert_eq!(r.field, format!("body.inputs.structures[1].{field}"));
         assert_eq!(r.rule, rule);
     }
-    ok("structure-hit", json!({"structures": [{"kind": "bridge", "bridge": "regular", "points": 30}]}), "edge");
-    ok("structure-hit", json!({"structures": [{"kind": "fort_tower", "points": 25}]}), "edge");
+    ok(
+        "structure-hit",
+        json!({"structures": [{"kind": "bridge", "bridge": "regular", "points": 30}]}),
+        "edge",
+    );
+    ok(
+        "structure-hit",
+        json!({"structures": [{"kind": "fort_tower", "points": 25}]}),
+        "edge",
+    );
     let r = refused("structure-hit", json!({"structures": []}));
     assert_eq!(r.field, "body.inputs.structures");
-    let r = refused("structure-hit", json!({"structures": [{"kind": "door", "points": 3}]}));
+    let r = refused(
+        "structure-hit",
+        json!({"structures": [{"kind": "door", "points": 3}]}),
+    );
     assert!(r.field.starts_with("body.inputs.structures"), "{r:?}");
     let r = refused("structure-hit", json!({"structures": [{"kind": "church"}]}));
     assert!(r.field.starts_with("body.inputs.structures"), "{r:?}");
@@ -946,7 +1127,10 @@ fn the_first_round_kills_outright_and_only_the_missed_fight_back() {
                 kills += 1;
                 assert_eq!(defender["fate"], "dead (no survival)");
                 assert!(defender["survival_die"].is_null());
-                assert!(die_values(defender).is_empty(), "the dead do not fight back");
+                assert!(
+                    die_values(defender).is_empty(),
+                    "the dead do not fight back"
+                );
             } else {
                 assert_eq!(defender["fate"], "unhurt");
                 let back = die_values(defender);
@@ -984,7 +1168,10 @@ fn later_rounds_roll_survival_and_the_dead_fight_back() {
             assert_eq!(die_values(defender).len(), 1, "every defender fights back");
             if attack <= 3 {
                 let s = defender["survival_die"].as_u64().unwrap();
-                assert_eq!(defender["fate"], if s >= 5 { "flesh wound" } else { "dead" });
+                assert_eq!(
+                    defender["fate"],
+                    if s >= 5 { "flesh wound" } else { "dead" }
+                );
                 dead_fought |= s < 5;
             }
             // Cavalry die to 1,2 only.
@@ -1009,7 +1196,10 @@ fn a_storming_ladder_has_no_attack_advantage() {
         json!({"round": 1, "place": "wall", "attacker": {"troops": "infantry", "men": 3},
                "defender": {"troops": "infantry", "men": 2}}),
     );
-    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.attacker.men", "melee.group"));
+    assert_eq!(
+        (r.field.as_str(), r.rule.as_str()),
+        ("body.inputs.attacker.men", "melee.group")
+    );
 }
 
 #[test]
@@ -1040,7 +1230,11 @@ fn an_undecided_round_asks_both_groups_for_their_sealed_choice() {
     for text in streams(60) {
         let r = ok(
             "melee-round",
-            melee(1, json!({"troops": "cavalry", "men": 1}), json!({"troops": "cavalry", "men": 1})),
+            melee(
+                1,
+                json!({"troops": "cavalry", "men": 1}),
+                json!({"troops": "cavalry", "men": 1}),
+            ),
             &text,
         );
         if r.result["melee_over"] == false {
@@ -1066,7 +1260,10 @@ fn the_choices_belong_to_rounds_after_the_first() {
         inputs
     };
     let r = refused("melee-round", first("attacker_choice"));
-    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.attacker_choice", "melee.choice"));
+    assert_eq!(
+        (r.field.as_str(), r.rule.as_str()),
+        ("body.inputs.attacker_choice", "melee.choice")
+    );
     let r = refused("melee-round", first("defender_choice"));
     assert_eq!(r.field, "body.inputs.defender_choice");
     let mut second = melee(
@@ -1076,7 +1273,10 @@ fn the_choices_belong_to_rounds_after_the_first() {
     );
     second["attacker_choice"] = json!("stay");
     let r = refused("melee-round", second.clone());
-    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.defender_choice", "melee.choice"));
+    assert_eq!(
+        (r.field.as_str(), r.rule.as_str()),
+        ("body.inputs.defender_choice", "melee.choice")
+    );
     second["defender_choice"] = json!("charge");
     let r = refused("melee-round", second);
     assert_eq!(r.field, "body.inputs.defender_choice");
@@ -1087,11 +1287,17 @@ fn melee_groups_are_one_to_ten_men() {
     let group = |men: u32| json!({"troops": "infantry", "men": men});
     ok("melee-round", melee(1, group(10), group(1)), "ten");
     let r = refused("melee-round", melee(1, group(11), group(1)));
-    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.attacker.men", "melee.group"));
+    assert_eq!(
+        (r.field.as_str(), r.rule.as_str()),
+        ("body.inputs.attacker.men", "melee.group")
+    );
     let r = refused("melee-round", melee(1, group(1), group(0)));
     assert_eq!(r.field, "body.inputs.defender.men");
     let r = refused("melee-round", melee(0, group(1), group(1)));
-    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.round", "melee.round"));
+    assert_eq!(
+        (r.field.as_str(), r.rule.as_str()),
+        ("body.inputs.round", "melee.round")
+    );
 }
 
 #[test]
@@ -1114,7 +1320,10 @@ fn the_rest_of_a_beaten_gun_crew_must_attack() {
         json!({"round": 1, "attacker": {"troops": "infantry", "men": 2},
                "defender": {"troops": "infantry", "men": 1}, "rest_of_gun_crew": 2}),
     );
-    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.rest_of_gun_crew", "melee.gun_crew"));
+    assert_eq!(
+        (r.field.as_str(), r.rule.as_str()),
+        ("body.inputs.rest_of_gun_crew", "melee.gun_crew")
+    );
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -1141,7 +1350,10 @@ fn a_ladder_is_pushed_off_on_one_or_two_and_the_fall_is_survived_on_four_to_six(
     }
     assert!(pushed > 0 && stayed > 0);
     let r = refused("ladder-push-off", json!({"men_on_ladder": 3}));
-    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.men_on_ladder", "storming.ladder"));
+    assert_eq!(
+        (r.field.as_str(), r.rule.as_str()),
+        ("body.inputs.men_on_ladder", "storming.ladder")
+    );
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -1167,72 +1379,184 @@ fn men_and_cavalry_move_by_the_table() {
 
 #[test]
 fn vehicles_move_by_their_load() {
-    assert_eq!(moves(json!({"mover": "four_horse_caisson", "load": "cannon"})), 11.0);
-    assert_eq!(moves(json!({"mover": "two_horse_caisson", "load": "cannon"})), 10.0);
+    assert_eq!(
+        moves(json!({"mover": "four_horse_caisson", "load": "cannon"})),
+        11.0
+    );
+    assert_eq!(
+        moves(json!({"mover": "two_horse_caisson", "load": "cannon"})),
+        10.0
+    );
     assert_eq!(moves(json!({"mover": "wagon"})), 11.0);
-    assert_eq!(moves(json!({"mover": "wagon", "load": "cannon", "ground": "down"})), 12.0);
-    assert_eq!(moves(json!({"mover": "two_horses", "load": "gatling", "ground": "up"})), 6.5);
-    assert_eq!(moves(json!({"mover": "wagon", "load": "gatling", "ground": "up"})), 7.5);
-    assert_eq!(moves(json!({"mover": "two_horses", "load": "cannon", "ground": "down"})), 10.5);
+    assert_eq!(
+        moves(json!({"mover": "wagon", "load": "cannon", "ground": "down"})),
+        12.0
+    );
+    assert_eq!(
+        moves(json!({"mover": "two_horses", "load": "gatling", "ground": "up"})),
+        6.5
+    );
+    assert_eq!(
+        moves(json!({"mover": "wagon", "load": "gatling", "ground": "up"})),
+        7.5
+    );
+    assert_eq!(
+        moves(json!({"mover": "two_horses", "load": "cannon", "ground": "down"})),
+        10.5
+    );
 }
 
 #[test]
 fn killed_horses_take_their_share_and_dropping_one_takes_half() {
     // 4-horse caisson empty 12", one of four killed: 9", uphill 6"; dropping it: 3".
-    assert_eq!(moves(json!({"mover": "four_horse_caisson", "horses_killed": 1})), 9.0);
+    assert_eq!(
+        moves(json!({"mover": "four_horse_caisson", "horses_killed": 1})),
+        9.0
+    );
     assert_eq!(
         moves(json!({"mover": "four_horse_caisson", "horses_killed": 1, "ground": "up"})),
         6.0
     );
     assert_eq!(
-        moves(json!({"mover": "four_horse_caisson", "horses_killed": 1, "ground": "up",
-                     "dropping_dead_horse": true})),
+        moves(
+            json!({"mover": "four_horse_caisson", "horses_killed": 1, "ground": "up",
+                     "dropping_dead_horse": true})
+        ),
         3.0
     );
-    assert_eq!(moves(json!({"mover": "two_horses", "horses_killed": 2})), 0.0);
+    assert_eq!(
+        moves(json!({"mover": "two_horses", "horses_killed": 2})),
+        0.0
+    );
+    // 11" with cannon less a quarter (one of four horses) is 8.25", to 8"; up 5.5"; halved.
+    assert_eq!(
+        moves(
+            json!({"mover": "four_horse_caisson", "load": "cannon", "horses_killed": 1,
+                     "ground": "up", "dropping_dead_horse": true})
+        ),
+        2.75
+    );
     assert_eq!(
         moves(json!({"mover": "wagon", "team_horses": 6, "horses_killed": 2})),
         7.5,
         "11\" less a third is 7.33\", to the half inch 7.5\""
     );
-    let r = refused("move-allowance", json!({"mover": "wagon", "horses_killed": 1}));
-    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.team_horses", "move.team_horses"));
-    let r = refused("move-allowance", json!({"mover": "two_horse_caisson", "horses_killed": 3}));
-    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.horses_killed", "move.horses_killed"));
-    let r = refused("move-allowance", json!({"mover": "men", "horses_killed": 1}));
+    let r = refused(
+        "move-allowance",
+        json!({"mover": "wagon", "horses_killed": 1}),
+    );
+    assert_eq!(
+        (r.field.as_str(), r.rule.as_str()),
+        ("body.inputs.team_horses", "move.team_horses")
+    );
+    let r = refused(
+        "move-allowance",
+        json!({"mover": "two_horse_caisson", "horses_killed": 3}),
+    );
+    assert_eq!(
+        (r.field.as_str(), r.rule.as_str()),
+        ("body.inputs.horses_killed", "move.horses_killed")
+    );
+    let r = refused(
+        "move-allowance",
+        json!({"mover": "men", "horses_killed": 1}),
+    );
     assert_eq!(r.field, "body.inputs.horses_killed");
 }
 
 #[test]
 fn water_blockades_and_tasks_cost_half_a_move_each() {
     assert_eq!(moves(json!({"mover": "men", "crossing": "river"})), 3.0);
-    assert_eq!(moves(json!({"mover": "cavalry", "crossing": "pond_or_bay"})), 6.0);
-    assert_eq!(moves(json!({"mover": "men", "crossing_blockade": true})), 3.0);
-    assert_eq!(moves(json!({"mover": "wagon", "crossing": "river"})), 5.5);
-    assert_eq!(moves(json!({"mover": "cavalry", "half_move_tasks": 1})), 6.0);
-    assert_eq!(moves(json!({"mover": "cavalry", "half_move_tasks": 2})), 0.0);
     assert_eq!(
-        moves(json!({"mover": "men", "crossing": "river", "crossing_blockade": true,
-                     "half_move_tasks": 1})),
+        moves(json!({"mover": "cavalry", "crossing": "pond_or_bay"})),
+        6.0
+    );
+    assert_eq!(
+        moves(json!({"mover": "men", "crossing_blockade": true})),
+        3.0
+    );
+    assert_eq!(moves(json!({"mover": "wagon", "crossing": "river"})), 5.5);
+    assert_eq!(
+        moves(json!({"mover": "cavalry", "half_move_tasks": 1})),
+        6.0
+    );
+    assert_eq!(
+        moves(json!({"mover": "cavalry", "half_move_tasks": 2})),
         0.0
     );
-    assert_eq!(moves(json!({"mover": "men_hauling_mortar", "haulers": 3, "crossing": "river"})), 1.5);
-    assert_eq!(moves(json!({"mover": "men_hauling_gatling", "haulers": 2, "ground": "road"})), 4.5);
+    assert_eq!(
+        moves(
+            json!({"mover": "men", "crossing": "river", "crossing_blockade": true,
+                     "half_move_tasks": 1})
+        ),
+        0.0
+    );
+    assert_eq!(
+        moves(json!({"mover": "men_hauling_mortar", "haulers": 3, "crossing": "river"})),
+        1.5
+    );
+    assert_eq!(
+        moves(json!({"mover": "men_hauling_gatling", "haulers": 2, "ground": "road"})),
+        4.5
+    );
     for (inputs, field, rule) in [
-        (json!({"mover": "wagon", "crossing": "pond_or_bay"}), "crossing", "move.pond"),
-        (json!({"mover": "men_hauling_gatling", "haulers": 2, "crossing": "pond_or_bay"}), "crossing", "move.pond"),
-        (json!({"mover": "men_hauling_cannon", "haulers": 4, "crossing": "river"}), "crossing", "move.river"),
-        (json!({"mover": "wagon", "crossing_blockade": true}), "crossing_blockade", "move.blockade"),
-        (json!({"mover": "men_hauling_cannon", "haulers": 3}), "haulers", "move.haulers"),
-        (json!({"mover": "men_hauling_cannon"}), "haulers", "move.haulers"),
-        (json!({"mover": "men", "haulers": 3}), "haulers", "move.haulers"),
-        (json!({"mover": "men", "load": "cannon"}), "load", "move.load"),
-        (json!({"mover": "men", "half_move_tasks": 3}), "half_move_tasks", "move.half_move_tasks"),
-        (json!({"mover": "cavalry", "team_horses": 3}), "team_horses", "move.team_horses"),
+        (
+            json!({"mover": "wagon", "crossing": "pond_or_bay"}),
+            "crossing",
+            "move.pond",
+        ),
+        (
+            json!({"mover": "men_hauling_gatling", "haulers": 2, "crossing": "pond_or_bay"}),
+            "crossing",
+            "move.pond",
+        ),
+        (
+            json!({"mover": "men_hauling_cannon", "haulers": 4, "crossing": "river"}),
+            "crossing",
+            "move.river",
+        ),
+        (
+            json!({"mover": "wagon", "crossing_blockade": true}),
+            "crossing_blockade",
+            "move.blockade",
+        ),
+        (
+            json!({"mover": "men_hauling_cannon", "haulers": 3}),
+            "haulers",
+            "move.haulers",
+        ),
+        (
+            json!({"mover": "men_hauling_cannon"}),
+            "haulers",
+            "move.haulers",
+        ),
+        (
+            json!({"mover": "men", "haulers": 3}),
+            "haulers",
+            "move.haulers",
+        ),
+        (
+            json!({"mover": "men", "load": "cannon"}),
+            "load",
+            "move.load",
+        ),
+        (
+            json!({"mover": "men", "half_move_tasks": 3}),
+            "half_move_tasks",
+            "move.half_move_tasks",
+        ),
+        (
+            json!({"mover": "cavalry", "team_horses": 3}),
+            "team_horses",
+            "move.team_horses",
+        ),
         (json!({"mover": "tram"}), "mover", "resolver.inputs"),
     ] {
         let r = refused("move-allowance", inputs);
-        assert_eq!((r.field.as_str(), r.rule.as_str()), (format!("body.inputs.{field}").as_str(), rule));
+        assert_eq!(
+            (r.field.as_str(), r.rule.as_str()),
+            (format!("body.inputs.{field}").as_str(), rule)
+        );
     }
 }
 
@@ -1244,26 +1568,115 @@ fn water_blockades_and_tasks_cost_half_a_move_each() {
 fn bad_inputs_are_refused_naming_the_field() {
     let target = json!({"troops": "infantry", "men": 2});
     for (action, inputs, field, rule) in [
-        ("small-arms-fire", json!({"shooters": "infantry", "men": 0, "range_inches": 3, "target": target}), "body.inputs.men", "fire.men"),
-        ("small-arms-fire", json!({"shooters": "infantry", "men": 101, "range_inches": 3, "target": target}), "body.inputs.men", "fire.men"),
-        ("small-arms-fire", json!({"shooters": "infantry", "men": 1, "range_inches": -1, "target": target}), "body.inputs.range_inches", "fire.range"),
-        ("small-arms-fire", json!({"shooters": "gatling_gun", "men": 1, "range_inches": 3, "target": target}), "body.inputs.shooters", "resolver.inputs"),
-        ("small-arms-fire", json!({"shooters": "infantry", "men": 1, "range_inches": 3, "target": target, "dice": 3}), "body.inputs.dice", "resolver.inputs"),
-        ("small-arms-fire", json!({"shooters": "infantry", "men": 1, "range_inches": 3}), "body.inputs", "resolver.inputs"),
-        ("small-arms-fire", json!({"shooters": "infantry", "men": 1, "range_inches": "far", "target": target}), "body.inputs.range_inches", "resolver.inputs"),
-        ("small-arms-fire", json!({"shooters": "infantry", "men": 1, "range_inches": 3, "target": {"troops": "zouaves", "men": 1}}), "body.inputs.target.troops", "resolver.inputs"),
-        ("small-arms-fire", json!({"shooters": "infantry", "men": 1, "range_inches": 3, "target": {"troops": "infantry", "men": 2, "hit_earlier_this_turn": 3}}), "body.inputs.target.hit_earlier_this_turn", "fire.hit_earlier"),
-        ("small-arms-fire", json!({"shooters": "infantry", "men": 1, "range_inches": 3, "target": {"troops": "infantry", "men": 2, "cover": "hedge"}}), "body.inputs.target.cover", "resolver.inputs"),
-        ("gatling-fire", json!({"crew": 1, "range_inches": 3, "under_pattern": []}), "body.inputs.under_pattern", "fire.targets"),
-        ("gatling-fire", json!({"crew": 1, "range_inches": 13, "under_pattern": [target]}), "body.inputs.range_inches", "fire.range"),
-        ("gatling-fire", json!({"crew": 1, "range_inches": 3, "under_pattern": [target, {"troops": "infantry", "men": 0}]}), "body.inputs.under_pattern[1].men", "fire.men"),
-        ("artillery-fire", json!({"piece": "mortar", "crew": 1, "range_inches": 5}), "body.inputs.range_inches", "artillery.range"),
-        ("artillery-fire", json!({"piece": "howitzer", "crew": 1, "range_inches": 5}), "body.inputs.piece", "resolver.inputs"),
-        ("artillery-fire", json!({"piece": "mortar", "crew": 1, "range_inches": 12, "horses_under_pattern": 101}), "body.inputs.horses_under_pattern", "artillery.horses"),
-        ("artillery-fire", json!({"piece": "mortar", "crew": 1, "range_inches": 12, "structures": [{"kind": "fort_tower", "points": 30}]}), "body.inputs.structures[0].points", "structure.points"),
+        (
+            "small-arms-fire",
+            json!({"shooters": "infantry", "men": 0, "range_inches": 3, "target": target}),
+            "body.inputs.men",
+            "fire.men",
+        ),
+        (
+            "small-arms-fire",
+            json!({"shooters": "infantry", "men": 101, "range_inches": 3, "target": target}),
+            "body.inputs.men",
+            "fire.men",
+        ),
+        (
+            "small-arms-fire",
+            json!({"shooters": "infantry", "men": 1, "range_inches": -1, "target": target}),
+            "body.inputs.range_inches",
+            "fire.range",
+        ),
+        (
+            "small-arms-fire",
+            json!({"shooters": "gatling_gun", "men": 1, "range_inches": 3, "target": target}),
+            "body.inputs.shooters",
+            "resolver.inputs",
+        ),
+        (
+            "small-arms-fire",
+            json!({"shooters": "infantry", "men": 1, "range_inches": 3, "target": target, "dice": 3}),
+            "body.inputs.dice",
+            "resolver.inputs",
+        ),
+        (
+            "small-arms-fire",
+            json!({"shooters": "infantry", "men": 1, "range_inches": 3}),
+            "body.inputs",
+            "resolver.inputs",
+        ),
+        (
+            "small-arms-fire",
+            json!({"shooters": "infantry", "men": 1, "range_inches": "far", "target": target}),
+            "body.inputs.range_inches",
+            "resolver.inputs",
+        ),
+        (
+            "small-arms-fire",
+            json!({"shooters": "infantry", "men": 1, "range_inches": 3, "target": {"troops": "zouaves", "men": 1}}),
+            "body.inputs.target.troops",
+            "resolver.inputs",
+        ),
+        (
+            "small-arms-fire",
+            json!({"shooters": "infantry", "men": 1, "range_inches": 3, "target": {"troops": "infantry", "men": 2, "hit_earlier_this_turn": 3}}),
+            "body.inputs.target.hit_earlier_this_turn",
+            "fire.hit_earlier",
+        ),
+        (
+            "small-arms-fire",
+            json!({"shooters": "infantry", "men": 1, "range_inches": 3, "target": {"troops": "infantry", "men": 2, "cover": "hedge"}}),
+            "body.inputs.target.cover",
+            "resolver.inputs",
+        ),
+        (
+            "gatling-fire",
+            json!({"crew": 1, "range_inches": 3, "under_pattern": []}),
+            "body.inputs.under_pattern",
+            "fire.targets",
+        ),
+        (
+            "gatling-fire",
+            json!({"crew": 1, "range_inches": 13, "under_pattern": [target]}),
+            "body.inputs.range_inches",
+            "fire.range",
+        ),
+        (
+            "gatling-fire",
+            json!({"crew": 1, "range_inches": 3, "under_pattern": [target, {"troops": "infantry", "men": 0}]}),
+            "body.inputs.under_pattern[1].men",
+            "fire.men",
+        ),
+        (
+            "artillery-fire",
+            json!({"piece": "mortar", "crew": 1, "range_inches": 5}),
+            "body.inputs.range_inches",
+            "artillery.range",
+        ),
+        (
+            "artillery-fire",
+            json!({"piece": "howitzer", "crew": 1, "range_inches": 5}),
+            "body.inputs.piece",
+            "resolver.inputs",
+        ),
+        (
+            "artillery-fire",
+            json!({"piece": "mortar", "crew": 1, "range_inches": 12, "horses_under_pattern": 101}),
+            "body.inputs.horses_under_pattern",
+            "artillery.horses",
+        ),
+        (
+            "artillery-fire",
+            json!({"piece": "mortar", "crew": 1, "range_inches": 12, "structures": [{"kind": "fort_tower", "points": 30}]}),
+            "body.inputs.structures[0].points",
+            "structure.points",
+        ),
     ] {
         let r = refused(action, inputs.clone());
-        assert_eq!((r.field.as_str(), r.rule.as_str()), (field, rule), "{inputs}");
+        assert_eq!(
+            (r.field.as_str(), r.rule.as_str()),
+            (field, rule),
+            "{inputs}"
+        );
         assert!(!r.detail.is_empty());
         // The same refusal from any stamp.
         for text in streams(3) {
@@ -1275,5 +1688,8 @@ fn bad_inputs_are_refused_naming_the_field() {
 #[test]
 fn an_unknown_action_is_refused() {
     let r = refused("cavalry-charge", json!({}));
-    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.action", "resolver.unknown_action"));
+    assert_eq!(
+        (r.field.as_str(), r.rule.as_str()),
+        ("body.action", "resolver.unknown_action")
+    );
 }
