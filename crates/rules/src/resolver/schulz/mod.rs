@@ -350,7 +350,7 @@ fn small_arms_fire(i: &SmallArmsFire, dice: &mut DiceStream) -> Result<Resolved,
         result: json!({
             "max_range_inches": max,
             "effect": effect.map(|e| e.effect),
-            "split_up": effect.and_then(|e| e.horse_hit_on).map(|_| true).unwrap_or(false),
+            "split_up": effect.and_then(|e| e.horse_hit_on).is_some(),
             "groups": summary.groups,
             "men": men.iter().map(Man::to_json).collect::<Vec<_>>(),
             "hits": summary.hits,

@@ -1491,6 +1491,15 @@ fn water_blockades_and_tasks_cost_half_a_move_each() {
         ),
         0.0
     );
+    // "4 men can move a cannon 3/turn", uphill a third less.
+    assert_eq!(
+        moves(json!({"mover": "men_hauling_cannon", "haulers": 4})),
+        3.0
+    );
+    assert_eq!(
+        moves(json!({"mover": "men_hauling_cannon", "haulers": 6, "ground": "up"})),
+        2.0
+    );
     assert_eq!(
         moves(json!({"mover": "men_hauling_mortar", "haulers": 3, "crossing": "river"})),
         1.5
