@@ -1516,7 +1516,7 @@ fn melee_round(i: &MeleeRound, dice: &mut DiceStream) -> Result<Resolved, Refusa
             "the rest of a gun crew only matters when the defenders are artillery men",
         ));
     }
-    if i.rest_of_gun_crew + i.defender.men > 4 {
+    if i.rest_of_gun_crew > 0 && i.rest_of_gun_crew + i.defender.men > 4 {
         return Err(Refusal::new(
             "body.inputs.rest_of_gun_crew",
             "melee.gun_crew",

@@ -1324,6 +1324,24 @@ fn the_rest_of_a_beaten_gun_crew_must_attack() {
         (r.field.as_str(), r.rule.as_str()),
         ("body.inputs.rest_of_gun_crew", "melee.gun_crew")
     );
+    // Three in the melee and one left out is a full crew of 4; two left out is one too many.
+    let crew = |rest: u32| {
+        json!({"round": 1, "attacker": {"troops": "infantry", "men": 5},
+               "defender": {"troops": "artillery_men", "men": 3}, "rest_of_gun_crew": rest})
+    };
+    ok("melee-round", crew(1), "crew");
+    let r = refused("melee-round", crew(2));
+    assert_eq!(r.field, "body.inputs.rest_of_gun_crew");
+    // Artillery men fighting as a group of their own need no crew count.
+    ok(
+        "melee-round",
+        melee(
+            1,
+            json!({"troops": "infantry", "men": 6}),
+            json!({"troops": "artillery_men", "men": 6}),
+        ),
+        "crew",
+    );
 }
 
 // ----------------------------------------------------------------------------------------------
