@@ -1720,3 +1720,51 @@ fn an_unknown_action_is_refused() {
         ("body.action", "resolver.unknown_action")
     );
 }
+// ----------------------------------------------------------------------------------------------
+// The worked example in docs/rules/schulz-acw.md
+// ----------------------------------------------------------------------------------------------
+
+const WORKED_TEXT: &str = "c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z";
+
+#[test]
+fn the_documented_worked_example() {
+    // SHA-256(text + "/0") begins c0 e4 f5 6b 89: bytes 192, 228, 245, 107, 137, all under 252,
+    // so the d6s are 192 mod 6 + 1 = 1, 1, 6, 6, 6.
+    let block = DiceStream::block_of(WORKED_TEXT, 0);
+    assert_eq!(&block[..5], &[0xc0, 0xe4, 0xf5, 0x6b, 0x89]);
+
+    let r = ok(
+        "melee-round",
+        json!({"round": 1, "attacker": {"troops": "infantry", "men": 4},
+               "defender": {"troops": "artillery_men", "men": 3}, "rest_of_gun_crew": 1}),
+        WORKED_TEXT,
+    );
+    let dice: Vec<(u32, &str)> = r
+        .dice
+        .iter()
+        .map(|d| (d.value, d.purpose.as_str()))
+        .collect();
+    assert_eq!(
+        dice,
+        [
+            (1, "melee, attacker 1 at defender 1"),
+            (1, "melee, attacker 2 at defender 2"),
+            (6, "melee, attacker 3 at defender 3"),
+            (6, "melee, attacker 4 at defender 1"),
+            (6, "melee, defender 3 fights back at attacker 3"),
+        ]
+    );
+    assert_eq!(
+        r.headline,
+        "Melee round 1: 4 infantry against 3 artillery men: attackers lose 0, defenders lose 2; \
+         both groups now choose, sealed, to stay or retreat before round 2"
+    );
+    assert_eq!(r.result["choices_needed_for_round"], 2);
+    assert_eq!(r.result["rest_of_gun_crew_must_attack"], false);
+
+    let r = ok("ladder-push-off", json!({"men_on_ladder": 2}), WORKED_TEXT);
+    assert_eq!(
+        r.headline,
+        "Ladder push 1: pushed off the wall; 1 of 2 men on it survive the fall"
+    );
+}
