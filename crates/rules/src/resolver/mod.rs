@@ -7,6 +7,7 @@
 //! post's sequence number and its stamp alone.
 
 pub mod acw25mm;
+pub mod schulz;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -156,7 +157,7 @@ pub fn parse_inputs<T: DeserializeOwned>(inputs: &Value) -> Result<T, Refusal> {
 
 /// Every ruleset Adjutant serves.
 pub fn rulesets() -> Vec<&'static dyn Ruleset> {
-    vec![&acw25mm::Acw25mm]
+    vec![&acw25mm::Acw25mm, &schulz::Schulz]
 }
 
 /// The ruleset called `name`.
