@@ -1,0 +1,583 @@
+//! Seed 003's tables cell by cell, every modifier at its bounds, the NOTE's worked examples,
+//! every action's example, and a refusal for every kind of bad input.
+
+use serde_json::{json, Value};
+
+use super::combat::{
+    battle_time_hundredths, density_hundredths, fortification_hundredths, melee_differential_of,
+};
+use super::fatigue::casualty_fatigue;
+use super::tables::*;
+use super::{seed_decimal, OpsTables, Weapon};
+use crate::resolver::{self, Resolution, Ruleset};
+use crate::{DiceStream, Refusal};
+
+const SEED_TABLES: &str = include_str!("seed_tables.txt");
+
+/// The rows of one section of `seed_tables.txt`, each split at its tabs, header rows dropped.
+fn seed_section(name: &str, header_rows: usize) -> Vec<Vec<&'static str>> {
+    let marker = format!("== {name}\n");
+    let start = SEED_TABLES.find(&marker).expect("section exists") + marker.len();
+    SEED_TABLES[start..]
+        .lines()
+        .take_while(|line| !line.starts_with("== "))
+        .skip(header_rows)
+        .filter(|line| !line.is_empty())
+        .map(|line| line.split('\t').collect())
+        .collect()
+}
+
+fn seed_header(name: &str) -> Vec<&'static str> {
+    let marker = format!("== {name}\n");
+    let start = SEED_TABLES.find(&marker).expect("section exists") + marker.len();
+    SEED_TABLES[start..]
+        .lines()
+        .next()
+        .expect("header")
+        .split('\t')
+        .collect()
+}
+
+fn run(action: &str, inputs: Value, text: &str) -> Result<Resolution, Refusal> {
+    resolver::resolve(
+        &OpsTables,
+        action,
+        &inputs,
+        DiceStream::from_text(text.to_owned()),
+    )
+}
+
+fn ok(action: &str, inputs: Value) -> Resolution {
+    run(action, inputs, "ops-tables/test").expect("resolves")
+}
+
+/// Refuses, and before any die is rolled.
+fn refused(action: &str, inputs: Value) -> Refusal {
+    let mut dice = DiceStream::from_text("ops-tables/refusal".to_owned());
+    let refusal = OpsTables
+        .resolve(action, &inputs, &mut dice)
+        .expect_err("refused");
+    assert!(
+        dice.rolls().is_empty(),
+        "a refusal must not depend on dice"
+    );
+    refusal
+}
+
+/// A stream text whose first dice (of `faces`) satisfy `wanted`.
+fn stream_where(faces: &[u32], wanted: impl Fn(&[u32]) -> bool) -> String {
+    (0..200_000)
+        .map(|n| format!("ops-tables/search/{n}"))
+        .find(|text| {
+            let mut dice = DiceStream::from_text(text.clone());
+            let values: Vec<u32> = faces.iter().map(|&f| dice.roll(f, "search")).collect();
+            wanted(&values)
+        })
+        .expect("some stream gives these dice")
+}
+
+fn points(resolution: &Resolution) -> u64 {
+    resolution.result["operation_points"]
+        .as_u64()
+        .expect("operation points")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tables, cell by cell
+
+#[test]
+fn operation_costs_table_matches_the_seed_cell_by_cell() {
+    let header = seed_header("OPERATION COSTS");
+    assert_eq!(header[1..], UNIT_COLUMNS);
+    let rows = seed_section("OPERATION COSTS", 1);
+    assert_eq!(rows.len(), OPERATION_COSTS.len());
+    for (seed_row, (name, cells)) in rows.iter().zip(OPERATION_COSTS) {
+        assert_eq!(seed_row[0], name);
+        let ours: Vec<String> = cells.iter().map(ToString::to_string).collect();
+        assert_eq!(seed_row[1..], ours, "row {name}");
+    }
+    // The row enum indexes the table in the seed's order.
+    for (row, name) in [
+        (CostRow::Clear, "Clear"),
+        (CostRow::Town, "Town"),
+        (CostRow::Woods, "Woods"),
+        (CostRow::Cornfield, "Cornfield"),
+        (CostRow::River, "River"),
+        (CostRow::Stream, "Stream"),
+        (CostRow::Ford, "Ford"),
+        (CostRow::Bridge, "Bridge (1)"),
+        (CostRow::RoadBonus, "Road bonus (2)"),
+        (CostRow::EnterHigherElevation, "Enter higher elevation (3)"),
+        (CostRow::EnterOrLeaveEnemyZoc, "Enter or leave enemy ZOC"),
+        (CostRow::MoveZocToZoc, "Move ZOC to ZOC"),
+        (CostRow::ChangeMode, "Change mode (5)"),
+        (CostRow::UnlimberInZoc, "Unlimber in ZOC"),
+        (CostRow::Fortify, "Fortify"),
+        (CostRow::FirePhase, "Fire phase"),
+        (CostRow::MeleeAttack, "Melee: Att. (4)"),
+        (CostRow::MeleeDefence, "Melee: Def."),
+    ] {
+        assert_eq!(OPERATION_COSTS[row as usize].0, name);
+    }
+    assert_eq!(CAVALRY_ARTILLERY_MODE_CHANGE, 2);
+    assert_eq!(ROAD_BONUS_HIGHER_ELEVATION, 1);
+}
+
+#[test]
+fn eligibility_table_matches_the_seed_cell_by_cell() {
+    let rows = seed_section("ELIGIBILITY", 1);
+    assert_eq!(rows.len(), ELIGIBILITY.len());
+    for (seed_row, (range, cell)) in rows.iter().zip(ELIGIBILITY) {
+        assert_eq!(seed_row[0], range.to_string());
+        assert_eq!(seed_row[1], cell.to_string());
+    }
+    assert_eq!(FLAT_ELIGIBILITY_PERCENT, 50);
+}
+
+#[test]
+fn resupply_table_matches_the_seed_cell_by_cell() {
+    assert_eq!(seed_header("RESUPPLY")[1..], RESUPPLY_COLUMNS);
+    let rows = seed_section("RESUPPLY", 1);
+    assert_eq!(rows.len(), RESUPPLY.len());
+    for (seed_row, (arm, cells)) in rows.iter().zip(RESUPPLY) {
+        assert_eq!(seed_row[0], arm);
+        let ours: Vec<String> = cells.iter().map(ToString::to_string).collect();
+        assert_eq!(seed_row[1..], ours, "row {arm}");
+    }
+}
+
+#[test]
+fn melee_combat_results_table_matches_the_seed_cell_by_cell() {
+    let rows = seed_section("MELEE CRT", 1);
+    assert_eq!(rows.len(), MELEE_CRT.len());
+    for (seed_row, row) in rows.iter().zip(MELEE_CRT) {
+        let ours = [
+            row.differential.to_owned(),
+            row.attacker_losses_text(),
+            row.defender_losses_text(),
+            format!("{}%", row.attacker_retreat_percent),
+            format!("{}%", row.defender_retreat_percent),
+        ];
+        assert_eq!(seed_row[..], ours, "row {}", row.differential);
+    }
+    assert_eq!(MELEE_DIFFERENTIAL_DIVISOR, 50);
+    assert_eq!(MELEE_LOSS_DIE, 25);
+}
+
+#[test]
+fn melee_rows_cover_every_differential_exactly_once() {
+    for differential in -1000..=1000 {
+        let holding = MELEE_CRT.iter().filter(|r| r.holds(differential)).count();
+        assert_eq!(holding, 1, "differential {differential}");
+    }
+    for (differential, row) in [
+        (i64::MIN, "-7 or less"),
+        (-7, "-7 or less"),
+        (-6, "-5 to -6"),
+        (-5, "-5 to -6"),
+        (-4, "-4 to 4"),
+        (4, "-4 to 4"),
+        (5, "5 to 12"),
+        (12, "5 to 12"),
+        (13, "13 and more"),
+        (i64::MAX, "13 and more"),
+    ] {
+        assert_eq!(melee_row_for(differential).differential, row);
+    }
+}
+
+#[test]
+fn weapon_range_table_matches_the_seed_cell_by_cell() {
+    let header = &seed_section("WEAPONS", 1)[0];
+    assert_eq!(header[2..8], RANGE_COLUMNS[..6]);
+    assert_eq!(header[8], "", "the seventh range heading is blank in the seed");
+    let rows = seed_section("WEAPONS", 2);
+    assert_eq!(rows.len(), WEAPONS.len());
+    for (seed_row, weapon) in rows.iter().zip(WEAPONS) {
+        assert_eq!(seed_row[0], weapon.weapon_type);
+        assert_eq!(seed_row[1], weapon.abbreviation);
+        let ours: Vec<String> = weapon.casualties.iter().map(ToString::to_string).collect();
+        assert_eq!(seed_row[2..], ours, "row {}", weapon.abbreviation);
+    }
+    // The first ten rows are small arms, the last seven guns (the seed's blank line).
+    for (index, weapon) in WEAPONS.iter().enumerate() {
+        let class = if index < 10 {
+            WeaponClass::SmallArms
+        } else {
+            WeaponClass::Artillery
+        };
+        assert_eq!(weapon.class, class, "{}", weapon.abbreviation);
+    }
+}
+
+#[test]
+fn weapon_names_in_the_api_are_the_seed_abbreviations() {
+    for (weapon, row) in Weapon::ALL.iter().zip(WEAPONS) {
+        let parsed: Weapon = serde_json::from_value(json!(row.abbreviation)).unwrap();
+        assert_eq!(parsed, *weapon);
+        assert_eq!(weapon.row().abbreviation, row.abbreviation);
+    }
+}
+
+#[test]
+fn range_columns_split_where_the_seed_does() {
+    let expected = [
+        (1, "1"),
+        (2, "2"),
+        (3, "3"),
+        (4, "4-6"),
+        (6, "4-6"),
+        (7, "7-10"),
+        (10, "7-10"),
+        (11, "11-15"),
+        (15, "11-15"),
+        (16, "beyond 15"),
+        (1000, "beyond 15"),
+    ];
+    for (squares, column) in expected {
+        assert_eq!(RANGE_COLUMNS[range_column(squares)], column, "{squares}");
+    }
+}
+
+#[test]
+fn fatigue_gain_table_matches_the_seed_cell_by_cell() {
+    let rows = seed_section("FATIGUE GAIN", 1);
+    assert_eq!(rows.len(), FATIGUE_GAIN.len());
+    for (seed_row, (action, gain)) in rows.iter().zip(FATIGUE_GAIN) {
+        assert_eq!(seed_row[..], [action.to_owned(), gain.to_string()]);
+    }
+    assert_eq!(CASUALTIES_PER_FATIGUE, 2);
+}
+
+#[test]
+fn terrain_modifiers_match_the_seed_cell_by_cell() {
+    let rows = seed_section("TERRAIN MODIFIERS", 1);
+    assert_eq!(rows.len(), TERRAIN_MODIFIERS.len());
+    for (seed_row, (terrain, fire, melee)) in rows.iter().zip(TERRAIN_MODIFIERS) {
+        let melee = if terrain == "Bridge/Ford" {
+            format!("{}*", seed_decimal(melee))
+        } else {
+            seed_decimal(melee)
+        };
+        assert_eq!(
+            seed_row[..],
+            [terrain.to_owned(), seed_decimal(fire), melee]
+        );
+    }
+    for (index, name) in [
+        (TERRAIN_CLEAR, "Clear"),
+        (TERRAIN_CORNFIELD, "Cornfield"),
+        (TERRAIN_WOODS, "Woods"),
+        (TERRAIN_HIGHER_ELEVATION, "Higher Elev."),
+        (TERRAIN_TOWN, "Town"),
+        (TERRAIN_BRIDGE_FORD, "Bridge/Ford"),
+    ] {
+        assert_eq!(TERRAIN_MODIFIERS[index].0, name);
+    }
+}
+
+#[test]
+fn mode_modifiers_match_the_seed_cell_by_cell() {
+    let rows = seed_section("MODE MODIFIERS", 1);
+    assert_eq!(rows.len(), MODE_MODIFIERS.len());
+    for (seed_row, (mode, unit_type, fire, melee)) in rows.iter().zip(MODE_MODIFIERS) {
+        assert_eq!(
+            seed_row[..],
+            [
+                mode.to_owned(),
+                unit_type.to_owned(),
+                seed_decimal(fire),
+                seed_decimal(melee)
+            ]
+        );
+    }
+}
+
+#[test]
+fn other_modifiers_are_the_seeds_numbers() {
+    assert_eq!(FLANK_MODIFIER_TO_ATTACKER, 150);
+    assert_eq!(FLANK_MODIFIER_TO_DEFENDER, 50);
+    assert_eq!(
+        (DENSITY_BASE_MEN, DENSITY_MEN_PER_PERCENT, DENSITY_CAP_PERCENT),
+        (650, 12, 25)
+    );
+    assert_eq!((BATTLE_TIME_DIVISOR, BATTLE_TIME_FLOOR_OP), (10, 5));
+    assert_eq!(FORTIFICATION_PER_LEVEL, 10);
+    assert_eq!(SMALL_ARMS_MEN_PER_ROW, 100);
+    // ±50%: the d101's faces 1 and 101 are .50 and 1.50.
+    assert_eq!(RANDOM_MODIFIER_OFFSET + 1, 50);
+    assert_eq!(RANDOM_MODIFIER_OFFSET + RANDOM_MODIFIER_DIE, 150);
+}
+
+// ---------------------------------------------------------------------------------------------
+// operation_cost
+
+const UNITS: [(&str, usize); 5] = [
+    ("infantry", 0),
+    ("dismounted_cavalry", 0),
+    ("cavalry", 1),
+    ("limbered_artillery", 2),
+    ("unlimbered_artillery", 3),
+];
+
+const TERRAINS: [(&str, CostRow); 8] = [
+    ("clear", CostRow::Clear),
+    ("town", CostRow::Town),
+    ("woods", CostRow::Woods),
+    ("cornfield", CostRow::Cornfield),
+    ("river", CostRow::River),
+    ("stream", CostRow::Stream),
+    ("ford", CostRow::Ford),
+    ("bridge", CostRow::Bridge),
+];
+
+#[test]
+fn entering_each_terrain_costs_its_cell_orthogonally_and_diagonally() {
+    for (unit, column) in UNITS {
+        for (terrain, row) in TERRAINS {
+            let cell = OPERATION_COSTS[row as usize].1[column];
+            for diagonal in [false, true] {
+                let inputs = json!({ "operation": "enter_square", "unit": unit, "terrain": terrain, "diagonal": diagonal });
+                match cell {
+                    Cost::Move(orthogonal, diagonal_cost) => {
+                        let r = ok("operation_cost", inputs);
+                        let want = if diagonal { diagonal_cost } else { orthogonal };
+                        assert_eq!(points(&r), u64::from(want), "{unit} {terrain} {diagonal}");
+                        assert_eq!(r.lookups[0].value, cell.to_string());
+                        assert!(r.dice.is_empty());
+                    }
+                    Cost::Prohibited => {
+                        let refusal = refused("operation_cost", inputs);
+                        assert_eq!(refusal.rule, "operation_costs.prohibited");
+                        let field = if unit == "unlimbered_artillery" {
+                            "body.inputs.unit"
+                        } else {
+                            "body.inputs.terrain"
+                        };
+                        assert_eq!(refusal.field, field, "{unit} {terrain}");
+                    }
+                    other => panic!("terrain cell {other}"),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn woods_diagonal_into_an_enemy_zoc_adds_the_surcharge() {
+    let r = ok(
+        "operation_cost",
+        json!({ "operation": "enter_square", "unit": "infantry", "terrain": "woods", "diagonal": true, "zoc": "enter_or_leave" }),
+    );
+    assert_eq!(points(&r), 7 + 2);
+    assert_eq!(
+        r.headline,
+        "Infantry entering woods diagonally, entering or leaving an enemy ZOC: 9 operation points (7 + 2)"
+    );
+}
+
+#[test]
+fn higher_elevation_and_zoc_surcharges_by_unit() {
+    // (unit, elevation, enter/leave ZOC, ZOC to ZOC) from the seed's rows.
+    for (unit, elevation, zoc, zoc_to_zoc) in [
+        ("infantry", 2, 2, Some(8)),
+        ("dismounted_cavalry", 2, 2, Some(8)),
+        ("cavalry", 1, 1, Some(5)),
+        ("limbered_artillery", 3, 3, None),
+    ] {
+        let base = |extra: Value| {
+            let mut inputs = json!({ "operation": "enter_square", "unit": unit, "terrain": "clear" });
+            for (k, v) in extra.as_object().unwrap() {
+                inputs[k] = v.clone();
+            }
+            inputs
+        };
+        let clear = points(&ok("operation_cost", base(json!({}))));
+        assert_eq!(
+            points(&ok("operation_cost", base(json!({ "higher_elevation": true })))),
+            clear + elevation
+        );
+        assert_eq!(
+            points(&ok("operation_cost", base(json!({ "zoc": "enter_or_leave" })))),
+            clear + zoc
+        );
+        assert_eq!(
+            points(&ok(
+                "operation_cost",
+                base(json!({ "higher_elevation": true, "zoc": "enter_or_leave" }))
+            )),
+            clear + elevation + zoc
+        );
+        match zoc_to_zoc {
+            Some(surcharge) => assert_eq!(
+                points(&ok("operation_cost", base(json!({ "zoc": "zoc_to_zoc" })))),
+                clear + surcharge
+            ),
+            None => {
+                let refusal = refused("operation_cost", base(json!({ "zoc": "zoc_to_zoc" })));
+                assert_eq!(refusal.field, "body.inputs.zoc");
+                assert_eq!(refusal.rule, "operation_costs.prohibited");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_road_bonus_costs_1_whatever_the_terrain_even_uphill() {
+    for (unit, column_mode) in [
+        ("infantry", Some(true)),
+        ("dismounted_cavalry", None),
+        ("cavalry", None),
+        ("limbered_artillery", None),
+    ] {
+        for terrain in ["clear", "town", "woods", "cornfield", "ford", "bridge"] {
+            let mut inputs = json!({ "operation": "enter_square", "unit": unit, "terrain": terrain, "road_bonus": true });
+            if let Some(column) = column_mode {
+                inputs["column_mode"] = json!(column);
+            }
+            assert_eq!(points(&ok("operation_cost", inputs.clone())), 1, "{unit} {terrain}");
+            inputs["higher_elevation"] = json!(true);
+            assert_eq!(points(&ok("operation_cost", inputs.clone())), 1, "{unit} {terrain} uphill");
+            // The ZOC surcharge is still paid on a road.
+            inputs["zoc"] = json!("enter_or_leave");
+            let zoc = OPERATION_COSTS[CostRow::EnterOrLeaveEnemyZoc as usize].1
+                [UNITS.iter().find(|u| u.0 == unit).unwrap().1];
+            let Cost::Plus(zoc) = zoc else { panic!() };
+            assert_eq!(points(&ok("operation_cost", inputs)), 1 + u64::from(zoc));
+        }
+    }
+}
+
+#[test]
+fn the_road_bonus_refuses_diagonals_infantry_out_of_column_and_rivers() {
+    let refusal = refused(
+        "operation_cost",
+        json!({ "operation": "enter_square", "unit": "cavalry", "terrain": "clear", "road_bonus": true, "diagonal": true }),
+    );
+    assert_eq!(refusal.field, "body.inputs.diagonal");
+    assert_eq!(refusal.rule, "operation_costs.road_bonus_diagonal");
+    for column_mode in [json!(false), Value::Null] {
+        let mut inputs = json!({ "operation": "enter_square", "unit": "infantry", "terrain": "clear", "road_bonus": true });
+        if !column_mode.is_null() {
+            inputs["column_mode"] = column_mode;
+        }
+        let refusal = refused("operation_cost", inputs);
+        assert_eq!(refusal.field, "body.inputs.column_mode");
+        assert_eq!(refusal.rule, "operation_costs.road_bonus_column");
+    }
+    let refusal = refused(
+        "operation_cost",
+        json!({ "operation": "enter_square", "unit": "cavalry", "terrain": "river", "road_bonus": true }),
+    );
+    assert_eq!(refusal.field, "body.inputs.terrain");
+}
+
+#[test]
+fn action_rows_cost_their_cells_and_p_or_na_is_refused() {
+    for (operation, row) in [
+        ("change_mode", CostRow::ChangeMode),
+        ("unlimber_in_zoc", CostRow::UnlimberInZoc),
+        ("fortify", CostRow::Fortify),
+        ("fire", CostRow::FirePhase),
+        ("melee_attack", CostRow::MeleeAttack),
+        ("melee_defence", CostRow::MeleeDefence),
+    ] {
+        for (unit, column) in UNITS {
+            let inputs = json!({ "operation": operation, "unit": unit });
+            match OPERATION_COSTS[row as usize].1[column] {
+                Cost::Flat(want) => {
+                    let r = ok("operation_cost", inputs);
+                    assert_eq!(points(&r), u64::from(want), "{operation} {unit}");
+                }
+                Cost::Prohibited => {
+                    let refusal = refused("operation_cost", inputs);
+                    assert_eq!(refusal.field, "body.inputs.unit");
+                    assert_eq!(refusal.rule, "operation_costs.prohibited", "{operation} {unit}");
+                }
+                Cost::NotApplicable => {
+                    let refusal = refused("operation_cost", inputs);
+                    assert_eq!(refusal.field, "body.inputs.unit");
+                    assert_eq!(refusal.rule, "operation_costs.not_applicable");
+                }
+                other => panic!("action cell {other}"),
+            }
+        }
+    }
+    // Spot checks against the printed table.
+    let cost = |op: &str, unit: &str| points(&ok("operation_cost", json!({ "operation": op, "unit": unit })));
+    assert_eq!(cost("fortify", "infantry"), 12);
+    assert_eq!(cost("unlimber_in_zoc", "limbered_artillery"), 8);
+    assert_eq!(cost("fire", "unlimbered_artillery"), 4);
+    assert_eq!(cost("melee_defence", "limbered_artillery"), 2);
+}
+
+#[test]
+fn cavalry_artillery_changes_mode_for_2() {
+    for unit in ["limbered_artillery", "unlimbered_artillery"] {
+        let plain = ok("operation_cost", json!({ "operation": "change_mode", "unit": unit }));
+        assert_eq!(points(&plain), 4);
+        let horse = ok(
+            "operation_cost",
+            json!({ "operation": "change_mode", "unit": unit, "cavalry_artillery": true }),
+        );
+        assert_eq!(points(&horse), 2);
+        assert_eq!(horse.headline, "Cavalry artillery changes mode: 2 operation points");
+    }
+    // Only the mode change is cheaper: cavalry artillery still fires for 4.
+    let fire = ok(
+        "operation_cost",
+        json!({ "operation": "fire", "unit": "unlimbered_artillery", "cavalry_artillery": true }),
+    );
+    assert_eq!(points(&fire), 4);
+    let refusal = refused(
+        "operation_cost",
+        json!({ "operation": "change_mode", "unit": "cavalry", "cavalry_artillery": true }),
+    );
+    assert_eq!(refusal.field, "body.inputs.cavalry_artillery");
+}
+
+#[test]
+fn operation_cost_refuses_move_fields_on_actions_and_a_move_without_terrain() {
+    let refusal = refused(
+        "operation_cost",
+        json!({ "operation": "fire", "unit": "infantry", "diagonal": false }),
+    );
+    assert_eq!(refusal.field, "body.inputs.diagonal");
+    assert_eq!(refusal.rule, "operation_costs.move_only");
+    let refusal = refused(
+        "operation_cost",
+        json!({ "operation": "enter_square", "unit": "infantry" }),
+    );
+    assert_eq!(refusal.field, "body.inputs.terrain");
+}
+
+#[test]
+fn every_operation_cost_combination_resolves_or_refuses_without_panic() {
+    let operations = [
+        "enter_square", "change_mode", "unlimber_in_zoc", "fortify", "fire", "melee_attack", "melee_defence",
+    ];
+    for operation in operations {
+        for (unit, _) in UNITS {
+            for (terrain, _) in TERRAINS {
+                for flags in 0..32u32 {
+                    let zoc = ["none", "enter_or_leave", "zoc_to_zoc"];
+                    for z in zoc {
+                        let mut inputs = json!({ "operation": operation, "unit": unit, "cavalry_artillery": flags & 16 != 0 });
+                        if operation == "enter_square" {
+                            inputs["terrain"] = json!(terrain);
+                            inputs["diagonal"] = json!(flags & 1 != 0);
+                            inputs["road_bonus"] = json!(flags & 2 != 0);
+                            inputs["column_mode"] = json!(flags & 4 != 0);
+                            inputs["higher_elevation"] = json!(flags & 8 != 0);
+                            inputs["zoc"] = json!(z);
+                        }
+                        if let Ok(r) = run("operation_cost", inputs, "x") {
+                            assert!(points(&r) >= 1);
+                            assert!(!r.lookups.is_empty());
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
