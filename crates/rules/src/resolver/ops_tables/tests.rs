@@ -581,3 +581,330 @@ fn every_operation_cost_combination_resolves_or_refuses_without_panic() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// ammo_resupply
+
+fn resupplied(r: &Resolution) -> bool {
+    r.result["resupplied"].as_bool().expect("resupplied")
+}
+
+#[test]
+fn range_0_and_1_resupply_without_dice_and_7_or_more_never() {
+    for range in [0, 1] {
+        let r = ok(
+            "ammo_resupply",
+            json!({ "side": "union", "arm": "infantry", "range_to_division_leader": range }),
+        );
+        assert!(resupplied(&r));
+        assert!(r.dice.is_empty(), "Resupply Table is skipped");
+        assert_eq!(r.lookups.len(), 1);
+        assert_eq!(r.lookups[0].value, "Auto - Resupply*");
+    }
+    for range in [7, 8, 40] {
+        let r = ok(
+            "ammo_resupply",
+            json!({ "side": "confederate", "arm": "infantry", "range_to_division_leader": range }),
+        );
+        assert!(!resupplied(&r));
+        assert!(r.dice.is_empty());
+        assert_eq!(r.lookups[0].value, "Auto - No Resupply");
+    }
+}
+
+#[test]
+fn each_eligibility_percentage_is_a_d100_at_or_under() {
+    for (range, percent) in [(2, 90), (3, 70), (4, 50), (5, 30), (6, 10)] {
+        for (roll, eligible) in [(percent, true), (percent + 1, false)] {
+            let text = stream_where(&[100], |d| d[0] == roll);
+            let r = run(
+                "ammo_resupply",
+                json!({ "side": "union", "arm": "infantry", "range_to_division_leader": range }),
+                &text,
+            )
+            .unwrap();
+            assert_eq!(r.dice[0].value, roll);
+            assert_eq!(r.dice[0].faces, 100);
+            assert_eq!(r.result["eligibility"]["eligible"], json!(eligible), "range {range} roll {roll}");
+            assert_eq!(r.lookups[0].value, format!("{percent}%"));
+            if eligible {
+                assert_eq!(r.dice.len(), 2, "eligible units go to the Resupply Table");
+            } else {
+                assert_eq!(r.dice.len(), 1);
+                assert!(!resupplied(&r));
+            }
+        }
+    }
+}
+
+#[test]
+fn the_resupply_table_by_side_arm_and_mid_turn() {
+    // (side, arm, end of turn %, mid turn %) as the seed prints them; range 0 skips the
+    // Resupply Table, so eligibility is reached through range 2 with an eligibility roll of 1.
+    for (side, arm, full, mid) in [
+        ("union", "artillery", 70, 35),
+        ("union", "infantry", 90, 45),
+        ("union", "cavalry", 90, 45),
+        ("confederate", "artillery", 50, 25),
+        ("confederate", "infantry", 70, 35),
+        ("confederate", "cavalry", 70, 35),
+        ("union", "cavalry_artillery", 70, 35),
+        ("confederate", "cavalry_artillery", 50, 25),
+    ] {
+        for (mid_turn, percent) in [(false, full), (true, mid)] {
+            for (roll, wanted) in [(percent, true), (percent + 1, false)] {
+                let text = stream_where(&[100, 100], |d| d[0] == 1 && d[1] == roll);
+                let r = run(
+                    "ammo_resupply",
+                    json!({ "side": side, "arm": arm, "range_to_division_leader": 2, "mid_turn": mid_turn }),
+                    &text,
+                )
+                .unwrap();
+                assert_eq!(r.dice.len(), 2);
+                assert_eq!(r.result["resupply"]["percent"], json!(percent), "{side} {arm} {mid_turn}");
+                assert_eq!(resupplied(&r), wanted, "{side} {arm} {mid_turn} roll {roll}");
+            }
+        }
+    }
+}
+
+#[test]
+fn cavalry_cavalry_artillery_confederate_artillery_and_evans_have_a_flat_50_percent() {
+    for (side, arm, evans) in [
+        ("union", "cavalry", false),
+        ("confederate", "cavalry", false),
+        ("union", "cavalry_artillery", false),
+        ("confederate", "cavalry_artillery", false),
+        ("confederate", "artillery", false),
+        ("confederate", "infantry", true),
+    ] {
+        // No range needed, and range 0 (which would be automatic) does not change it.
+        for range in [None, Some(0), Some(7)] {
+            let mut inputs = json!({ "side": side, "arm": arm, "evans_brigade": evans });
+            if let Some(range) = range {
+                inputs["range_to_division_leader"] = json!(range);
+            }
+            for (roll, eligible) in [(50, true), (51, false)] {
+                let text = stream_where(&[100], |d| d[0] == roll);
+                let r = run("ammo_resupply", inputs.clone(), &text).unwrap();
+                assert_eq!(r.lookups[0].value, "50%", "{side} {arm}");
+                assert_eq!(r.result["eligibility"]["eligible"], json!(eligible));
+                assert_eq!(r.result["range_to_division_leader_used"], json!(false));
+            }
+        }
+    }
+    // Union artillery is not on the list: it uses its range.
+    let r = ok(
+        "ammo_resupply",
+        json!({ "side": "union", "arm": "artillery", "range_to_division_leader": 0 }),
+    );
+    assert!(resupplied(&r));
+    assert!(r.dice.is_empty());
+}
+
+#[test]
+fn ammo_resupply_refusals_name_the_field() {
+    let refusal = refused("ammo_resupply", json!({ "side": "union", "arm": "infantry" }));
+    assert_eq!(refusal.field, "body.inputs.range_to_division_leader");
+    let refusal = refused(
+        "ammo_resupply",
+        json!({ "side": "union", "arm": "infantry", "evans_brigade": true, "range_to_division_leader": 2 }),
+    );
+    assert_eq!(refusal.field, "body.inputs.evans_brigade");
+    let refusal = refused(
+        "ammo_resupply",
+        json!({ "side": "union", "arm": "infantry", "range_to_division_leader": -1 }),
+    );
+    assert_eq!(refusal.field, "body.inputs.range_to_division_leader");
+    let refusal = refused(
+        "ammo_resupply",
+        json!({ "side": "prussia", "arm": "infantry", "range_to_division_leader": 1 }),
+    );
+    assert_eq!(refusal.field, "body.inputs.side");
+}
+
+// ---------------------------------------------------------------------------------------------
+// melee
+
+#[test]
+fn the_differential_is_divided_by_50_and_truncated_toward_zero() {
+    let whole = |a: u128, d: u128| melee_differential_of((a, 1), (d, 1));
+    for (attacker, defender, differential) in [
+        (1000, 1000, 0),
+        (1250, 1000, 5),
+        (1249, 1000, 4),
+        (1000, 1250, -5),
+        (1000, 1249, -4),
+        (1000, 1225, -4), // -4.5: toward zero, so the -4 to 4 row
+        (1000, 1299, -5),
+        (1000, 1300, -6),
+        (1000, 1349, -6),
+        (1000, 1350, -7),
+        (1649, 1000, 12),
+        (1650, 1000, 13),
+        (100, 5000, -98),
+    ] {
+        assert_eq!(whole(attacker, defender), differential, "{attacker} v {defender}");
+    }
+    // Fractions compare exactly: 712.8 v 150 is 11.256.
+    assert_eq!(melee_differential_of((7128, 10), (150, 1)), 11);
+}
+
+fn melee_inputs(attacker: u32, defender: u32) -> Value {
+    json!({
+        "attacker": { "men": attacker, "mode": "normal" },
+        "defender": { "men": defender, "mode": "normal" },
+        "defender_terrain": "clear"
+    })
+}
+
+#[test]
+fn a_5_differential_costs_the_defender_50_more_and_it_always_retreats() {
+    let r = ok("melee", melee_inputs(1250, 1000));
+    assert_eq!(r.result["differential"], json!(5));
+    assert_eq!(r.result["row"], json!("5 to 12"));
+    let purposes: Vec<&str> = r.dice.iter().map(|d| d.purpose.as_str()).collect();
+    assert_eq!(
+        purposes,
+        [
+            "attacker's losses, random of 25 (d25)",
+            "defender's losses, random of 25 (d25)",
+            "defender's retreat, 100% (d100)"
+        ],
+        "the attacker is not checked once the defender retreats"
+    );
+    assert_eq!(r.dice[0].faces, 25);
+    assert_eq!(r.result["attacker_losses"], json!(r.dice[0].value));
+    assert_eq!(r.result["defender_losses"], json!(r.dice[1].value + 50));
+    assert_eq!(r.result["defender_retreats"], json!(true));
+    assert_eq!(r.result["attacker_retreats"], json!(false));
+}
+
+#[test]
+fn thirteen_and_more_costs_the_defender_100_more() {
+    let r = ok("melee", melee_inputs(1650, 1000));
+    assert_eq!(r.result["row"], json!("13 and more"));
+    assert_eq!(r.result["defender_losses"], json!(r.dice[1].value + 100));
+    assert_eq!(r.result["attacker_losses"], json!(r.dice[0].value));
+}
+
+#[test]
+fn minus_5_and_minus_7_cost_the_attacker_50_and_150_more_capped_at_its_men() {
+    let r = ok("melee", melee_inputs(1000, 1250));
+    assert_eq!(r.result["row"], json!("-5 to -6"));
+    assert_eq!(r.result["attacker_losses"], json!(r.dice[0].value + 50));
+    assert_eq!(r.result["defender_losses"], json!(r.dice[1].value));
+
+    let r = ok("melee", melee_inputs(100, 500));
+    assert_eq!(r.result["row"], json!("-7 or less"));
+    assert_eq!(r.result["attacker_table_losses"], json!(r.dice[0].value + 150));
+    assert_eq!(r.result["attacker_losses"], json!(100), "no more than the 100 men it has");
+    // 0% defender retreat: the defender holds and the attacker is checked at 50%.
+    assert_eq!(r.result["defender_retreats"], json!(false));
+    assert_eq!(r.dice.len(), 4);
+    assert_eq!(r.dice[3].purpose, "attacker's retreat, 50% (d100)");
+    assert_eq!(r.result["attacker_retreats"], json!(r.dice[3].value <= 50));
+}
+
+#[test]
+fn defender_checked_first_and_never_both_retreat() {
+    // Row -4 to 4: 40% defender, 20% attacker.
+    let text = stream_where(&[25, 25, 100], |d| d[2] == 40);
+    let r = run("melee", melee_inputs(1000, 1000), &text).unwrap();
+    assert_eq!(r.result["defender_retreats"], json!(true));
+    assert_eq!(r.dice.len(), 3, "no attacker check once the defender retreats");
+    assert_eq!(r.result["attacker_retreat"], Value::Null);
+
+    for (roll, retreats) in [(20, true), (21, false)] {
+        let text = stream_where(&[25, 25, 100, 100], |d| d[2] == 41 && d[3] == roll);
+        let r = run("melee", melee_inputs(1000, 1000), &text).unwrap();
+        assert_eq!(r.result["defender_retreats"], json!(false));
+        assert_eq!(r.dice.len(), 4);
+        assert_eq!(r.result["attacker_retreats"], json!(retreats), "roll {roll}");
+    }
+}
+
+#[test]
+fn routed_units_may_retreat_together() {
+    let text = stream_where(&[25, 25, 100, 100], |d| d[2] <= 40 && d[3] <= 20);
+    for (attacker_mode, defender_mode) in [("routed", "normal"), ("normal", "routed")] {
+        // Routed (melee .50) on either side; strengths chosen to stay in the -4 to 4 row.
+        let (attacker_men, defender_men) = if attacker_mode == "routed" { (2000, 1000) } else { (500, 1000) };
+        let r = run(
+            "melee",
+            json!({
+                "attacker": { "men": attacker_men, "mode": attacker_mode },
+                "defender": { "men": defender_men, "mode": defender_mode },
+                "defender_terrain": "clear"
+            }),
+            &text,
+        )
+        .unwrap();
+        assert_eq!(r.result["row"], json!("-4 to 4"));
+        assert_eq!(r.result["defender_retreats"], json!(true));
+        assert_eq!(r.result["attacker_retreats"], json!(true));
+    }
+}
+
+#[test]
+fn melee_strength_takes_mode_leader_terrain_elevation_bridge_and_flank() {
+    let r = ok(
+        "melee",
+        json!({
+            "attacker": { "men": 400, "mode": "mounted", "leader_bonus": 1.1 },
+            "defender": { "men": 400, "mode": "column" },
+            "defender_terrain": "woods",
+            "defender_higher_elevation": true,
+            "attacker_on_bridge_or_ford": true,
+            "flank": true
+        }),
+    );
+    // 400 × 1.50 (mounted) × 1.10 × 1.00 (woods) × .90 × .80 × 1.50 (flank) = 712.8;
+    // 400 × .75 (column) × .50 (flank) = 150; (712.8 − 150) / 50 = 11.256 → 11.
+    assert_eq!(r.result["attacker_modified_strength"], json!(712.8));
+    assert_eq!(r.result["defender_modified_strength"], json!(150.0));
+    assert_eq!(r.result["differential"], json!(11));
+    let values: Vec<&str> = r.lookups.iter().map(|l| l.value.as_str()).collect();
+    assert_eq!(
+        values[..7],
+        ["1.50", "1.10", "1.00", ".90", ".80*", "1.50", ".75"]
+    );
+    assert_eq!(r.lookups[7].row, "Flank Modifier to Defender");
+}
+
+#[test]
+fn a_defender_on_a_bridge_or_ford_gains_nothing_in_melee() {
+    let mut inputs = melee_inputs(500, 500);
+    inputs["defender_terrain"] = json!("bridge_ford");
+    let r = ok("melee", inputs.clone());
+    assert_eq!(r.result["attacker_modified_strength"], json!(500.0));
+    inputs["attacker_on_bridge_or_ford"] = json!(true);
+    let r = ok("melee", inputs);
+    assert_eq!(r.result["attacker_modified_strength"], json!(400.0));
+    assert_eq!(r.result["differential"], json!(-2));
+}
+
+#[test]
+fn melee_refusals_name_the_field() {
+    let mut inputs = melee_inputs(500, 500);
+    inputs["attacker"]["mode"] = json!("unlimbered");
+    let refusal = refused("melee", inputs);
+    assert_eq!(refusal.field, "body.inputs.attacker.mode");
+    assert_eq!(refusal.rule, "melee.artillery_attack");
+
+    let refusal = refused("melee", melee_inputs(0, 500));
+    assert_eq!(refusal.field, "body.inputs.attacker.men");
+
+    for bonus in [json!(3.0), json!(0.49), json!(1.005)] {
+        let mut inputs = melee_inputs(500, 500);
+        inputs["defender"]["leader_bonus"] = bonus;
+        let refusal = refused("melee", inputs);
+        assert_eq!(refusal.field, "body.inputs.defender.leader_bonus");
+        assert_eq!(refusal.rule, "modifiers.leader_bonus");
+    }
+    let mut inputs = melee_inputs(500, 500);
+    inputs["defender"]["morale"] = json!(3);
+    let refusal = refused("melee", inputs);
+    assert!(refusal.field.starts_with("body.inputs.defender"), "{}", refusal.field);
+    assert!(refusal.detail.contains("morale"));
+}
