@@ -9,13 +9,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::tables::{
-    melee_row_for, range_column, WeaponClass, WeaponRow, BATTLE_TIME_DIVISOR,
-    BATTLE_TIME_FLOOR_OP, DENSITY_BASE_MEN, DENSITY_CAP_PERCENT, DENSITY_MEN_PER_PERCENT,
-    FLANK_MODIFIER_TO_ATTACKER, FLANK_MODIFIER_TO_DEFENDER, FORTIFICATION_PER_LEVEL,
-    MELEE_DIFFERENTIAL_DIVISOR, MELEE_LOSS_DIE, MODE_MODIFIERS, RANDOM_MODIFIER_DIE,
-    RANDOM_MODIFIER_OFFSET, RANGE_COLUMNS, SMALL_ARMS_MEN_PER_ROW, TERRAIN_BRIDGE_FORD,
-    TERRAIN_CLEAR, TERRAIN_CORNFIELD, TERRAIN_HIGHER_ELEVATION, TERRAIN_MODIFIERS, TERRAIN_TOWN,
-    TERRAIN_WOODS, WEAPONS,
+    melee_row_for, range_column, WeaponClass, WeaponRow, BATTLE_TIME_DIVISOR, BATTLE_TIME_FLOOR_OP,
+    DENSITY_BASE_MEN, DENSITY_CAP_PERCENT, DENSITY_MEN_PER_PERCENT, FLANK_MODIFIER_TO_ATTACKER,
+    FLANK_MODIFIER_TO_DEFENDER, FORTIFICATION_PER_LEVEL, MELEE_DIFFERENTIAL_DIVISOR,
+    MELEE_LOSS_DIE, MODE_MODIFIERS, RANDOM_MODIFIER_DIE, RANDOM_MODIFIER_OFFSET, RANGE_COLUMNS,
+    SMALL_ARMS_MEN_PER_ROW, TERRAIN_BRIDGE_FORD, TERRAIN_CLEAR, TERRAIN_CORNFIELD,
+    TERRAIN_HIGHER_ELEVATION, TERRAIN_MODIFIERS, TERRAIN_TOWN, TERRAIN_WOODS, WEAPONS,
 };
 use super::{decimal, percent_check, refuse, seed_decimal};
 use crate::resolver::{Lookup, Resolved};
@@ -446,7 +445,11 @@ pub fn fire(input: FireInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
         table_value,
     )];
 
-    let mut factors = vec![terrain_row_factor(input.target_terrain.row(), false, &mut lookups)];
+    let mut factors = vec![terrain_row_factor(
+        input.target_terrain.row(),
+        false,
+        &mut lookups,
+    )];
     if input.target_higher_elevation {
         factors.push(terrain_row_factor(
             TERRAIN_HIGHER_ELEVATION,
@@ -481,7 +484,10 @@ pub fn fire(input: FireInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
         name: "density",
         hundredths: density,
     });
-    let face = dice.roll(RANDOM_MODIFIER_DIE, "random modifier (d101: 0.49 + face/100)");
+    let face = dice.roll(
+        RANDOM_MODIFIER_DIE,
+        "random modifier (d101: 0.49 + face/100)",
+    );
     let random = RANDOM_MODIFIER_OFFSET + face;
     lookups.push(Lookup::new(
         OTHER_TABLE,
@@ -601,7 +607,10 @@ fn validate_unit(side: &str, unit: &MeleeUnit) -> Result<Option<u32>, Refusal> {
         return Err(refuse(
             &format!("{side}.men"),
             "melee.strength",
-            format!("a unit in melee has 1 to {MOST_FIRERS} men, not {}", unit.men),
+            format!(
+                "a unit in melee has 1 to {MOST_FIRERS} men, not {}",
+                unit.men
+            ),
         ));
     }
     unit.leader_bonus
@@ -753,7 +762,10 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
     let (defender_roll, defender_retreats) = percent_check(
         dice,
         row.defender_retreat_percent,
-        &format!("defender's retreat, {}% (d100)", row.defender_retreat_percent),
+        &format!(
+            "defender's retreat, {}% (d100)",
+            row.defender_retreat_percent
+        ),
     );
     let either_routed = input.attacker.mode == Mode::Routed || input.defender.mode == Mode::Routed;
     let attacker_check = if defender_retreats && !either_routed {
@@ -768,7 +780,10 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
         Some(percent_check(
             dice,
             row.attacker_retreat_percent,
-            &format!("attacker's retreat, {}% (d100)", row.attacker_retreat_percent),
+            &format!(
+                "attacker's retreat, {}% (d100)",
+                row.attacker_retreat_percent
+            ),
         ))
     };
     let attacker_retreats = attacker_check.is_some_and(|(_, retreats)| retreats);

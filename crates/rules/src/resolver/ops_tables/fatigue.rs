@@ -102,8 +102,9 @@ pub fn fatigue_gain(input: FatigueGainInput) -> Result<Resolved, Refusal> {
             let men = men.unwrap_or_default();
             let fatigue = casualty_fatigue(input.casualties, men);
             lookups.push(Lookup::new(TABLE, *action, "FATIGUE GAIN", gain));
-            let per = f64::from(men.clamp(FATIGUE_FULL_GAIN_UP_TO_MEN, FATIGUE_REDUCTION_STOPS_AT_MEN))
-                / f64::from(FATIGUE_MEN_PER_CASUALTY_STEP);
+            let per =
+                f64::from(men.clamp(FATIGUE_FULL_GAIN_UP_TO_MEN, FATIGUE_REDUCTION_STOPS_AT_MEN))
+                    / f64::from(FATIGUE_MEN_PER_CASUALTY_STEP);
             lookups.push(Lookup::new(
                 TABLE,
                 "NOTE: units over 600 men",
@@ -131,7 +132,13 @@ pub fn fatigue_gain(input: FatigueGainInput) -> Result<Resolved, Refusal> {
             } else {
                 parts
                     .iter()
-                    .map(|p| format!("{} {}", p["fatigue"], p["for"].as_str().unwrap_or_default().to_lowercase()))
+                    .map(|p| {
+                        format!(
+                            "{} {}",
+                            p["fatigue"],
+                            p["for"].as_str().unwrap_or_default().to_lowercase()
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join(", ")
             }

@@ -248,10 +248,7 @@ pub fn operation_cost(input: OperationCostInput) -> Result<Resolved, Refusal> {
         input.unit.words()
     };
     Ok(Resolved {
-        headline: format!(
-            "{who} {action}: {points} operation point{}",
-            plural(points)
-        ),
+        headline: format!("{who} {action}: {points} operation point{}", plural(points)),
         lookups,
         result: json!({
             "operation_points": points,
@@ -326,11 +323,7 @@ fn enter_square(input: &OperationCostInput) -> Result<Resolved, Refusal> {
         let Cost::Move(orthogonal, diagonal_cost) = terrain_cost else {
             unreachable!("terrain rows read n(m) or P")
         };
-        let points = if diagonal {
-            diagonal_cost
-        } else {
-            orthogonal
-        };
+        let points = if diagonal { diagonal_cost } else { orthogonal };
         parts.push(("terrain", points));
         points
     };

@@ -145,7 +145,8 @@ pub fn ammo_resupply(input: AmmoResupplyInput, dice: &mut DiceStream) -> Result<
         Eligibility::Percent(percent) => {
             let (roll, eligible) =
                 percent_check(dice, percent, &format!("eligibility, {percent}% (d100)"));
-            eligibility_roll = Some(json!({ "percent": percent, "roll": roll, "eligible": eligible }));
+            eligibility_roll =
+                Some(json!({ "percent": percent, "roll": roll, "eligible": eligible }));
             Some(eligible)
         }
     };

@@ -71,11 +71,17 @@ pub const OPERATION_COSTS: [(&str, [Cost; 4]); 18] = [
     ("Clear", [Move(2, 3), Move(1, 2), Move(2, 3), Prohibited]),
     ("Town", [Move(6, 9), Move(3, 5), Move(3, 5), Prohibited]),
     ("Woods", [Move(5, 7), Move(2, 3), Move(2, 3), Prohibited]),
-    ("Cornfield", [Move(3, 5), Move(2, 3), Move(2, 3), Prohibited]),
+    (
+        "Cornfield",
+        [Move(3, 5), Move(2, 3), Move(2, 3), Prohibited],
+    ),
     ("River", [Prohibited, Prohibited, Prohibited, Prohibited]),
     ("Stream", [Prohibited, Prohibited, Prohibited, Prohibited]),
     ("Ford", [Move(4, 6), Move(1, 2), Move(3, 5), Prohibited]),
-    ("Bridge (1)", [Move(2, 3), Move(1, 2), Move(2, 3), Prohibited]),
+    (
+        "Bridge (1)",
+        [Move(2, 3), Move(1, 2), Move(2, 3), Prohibited],
+    ),
     (
         "Road bonus (2)",
         [
@@ -89,8 +95,14 @@ pub const OPERATION_COSTS: [(&str, [Cost; 4]); 18] = [
         "Enter higher elevation (3)",
         [Plus(2), Plus(1), Plus(3), Prohibited],
     ),
-    ("Enter or leave enemy ZOC", [Plus(2), Plus(1), Plus(3), Prohibited]),
-    ("Move ZOC to ZOC", [Plus(8), Plus(5), Prohibited, Prohibited]),
+    (
+        "Enter or leave enemy ZOC",
+        [Plus(2), Plus(1), Plus(3), Prohibited],
+    ),
+    (
+        "Move ZOC to ZOC",
+        [Plus(8), Plus(5), Prohibited, Prohibited],
+    ),
     ("Change mode (5)", [Flat(2), Flat(2), Flat(4), Flat(4)]),
     (
         "Unlimber in ZOC",
@@ -98,7 +110,10 @@ pub const OPERATION_COSTS: [(&str, [Cost; 4]); 18] = [
     ),
     ("Fortify", [Flat(12), Prohibited, Prohibited, Prohibited]),
     ("Fire phase", [Flat(2), Flat(2), Prohibited, Flat(4)]),
-    ("Melee: Att. (4)", [Flat(2), Flat(2), Prohibited, Prohibited]),
+    (
+        "Melee: Att. (4)",
+        [Flat(2), Flat(2), Prohibited, Prohibited],
+    ),
     ("Melee: Def.", [Flat(1), Flat(1), Flat(2), Flat(2)]),
 ];
 
@@ -312,7 +327,11 @@ const fn small_arms(
     }
 }
 
-const fn gun(weapon_type: &'static str, abbreviation: &'static str, casualties: [u32; 7]) -> WeaponRow {
+const fn gun(
+    weapon_type: &'static str,
+    abbreviation: &'static str,
+    casualties: [u32; 7],
+) -> WeaponRow {
     WeaponRow {
         weapon_type,
         abbreviation,

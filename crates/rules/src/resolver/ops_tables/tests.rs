@@ -57,10 +57,7 @@ fn refused(action: &str, inputs: Value) -> Refusal {
     let refusal = OpsTables
         .resolve(action, &inputs, &mut dice)
         .expect_err("refused");
-    assert!(
-        dice.rolls().is_empty(),
-        "a refusal must not depend on dice"
-    );
+    assert!(dice.rolls().is_empty(), "a refusal must not depend on dice");
     refusal
 }
 
@@ -190,7 +187,10 @@ fn melee_rows_cover_every_differential_exactly_once() {
 fn weapon_range_table_matches_the_seed_cell_by_cell() {
     let header = &seed_section("WEAPONS", 1)[0];
     assert_eq!(header[2..8], RANGE_COLUMNS[..6]);
-    assert_eq!(header[8], "", "the seventh range heading is blank in the seed");
+    assert_eq!(
+        header[8], "",
+        "the seventh range heading is blank in the seed"
+    );
     let rows = seed_section("WEAPONS", 2);
     assert_eq!(rows.len(), WEAPONS.len());
     for (seed_row, weapon) in rows.iter().zip(WEAPONS) {
@@ -298,7 +298,11 @@ fn other_modifiers_are_the_seeds_numbers() {
     assert_eq!(FLANK_MODIFIER_TO_ATTACKER, 150);
     assert_eq!(FLANK_MODIFIER_TO_DEFENDER, 50);
     assert_eq!(
-        (DENSITY_BASE_MEN, DENSITY_MEN_PER_PERCENT, DENSITY_CAP_PERCENT),
+        (
+            DENSITY_BASE_MEN,
+            DENSITY_MEN_PER_PERCENT,
+            DENSITY_CAP_PERCENT
+        ),
         (650, 12, 25)
     );
     assert_eq!((BATTLE_TIME_DIVISOR, BATTLE_TIME_FLOOR_OP), (10, 5));
@@ -386,7 +390,8 @@ fn higher_elevation_and_zoc_surcharges_by_unit() {
         ("limbered_artillery", 3, 3, None),
     ] {
         let base = |extra: Value| {
-            let mut inputs = json!({ "operation": "enter_square", "unit": unit, "terrain": "clear" });
+            let mut inputs =
+                json!({ "operation": "enter_square", "unit": unit, "terrain": "clear" });
             for (k, v) in extra.as_object().unwrap() {
                 inputs[k] = v.clone();
             }
@@ -394,11 +399,17 @@ fn higher_elevation_and_zoc_surcharges_by_unit() {
         };
         let clear = points(&ok("operation_cost", base(json!({}))));
         assert_eq!(
-            points(&ok("operation_cost", base(json!({ "higher_elevation": true })))),
+            points(&ok(
+                "operation_cost",
+                base(json!({ "higher_elevation": true }))
+            )),
             clear + elevation
         );
         assert_eq!(
-            points(&ok("operation_cost", base(json!({ "zoc": "enter_or_leave" })))),
+            points(&ok(
+                "operation_cost",
+                base(json!({ "zoc": "enter_or_leave" }))
+            )),
             clear + zoc
         );
         assert_eq!(
@@ -435,9 +446,17 @@ fn the_road_bonus_costs_1_whatever_the_terrain_even_uphill() {
             if let Some(column) = column_mode {
                 inputs["column_mode"] = json!(column);
             }
-            assert_eq!(points(&ok("operation_cost", inputs.clone())), 1, "{unit} {terrain}");
+            assert_eq!(
+                points(&ok("operation_cost", inputs.clone())),
+                1,
+                "{unit} {terrain}"
+            );
             inputs["higher_elevation"] = json!(true);
-            assert_eq!(points(&ok("operation_cost", inputs.clone())), 1, "{unit} {terrain} uphill");
+            assert_eq!(
+                points(&ok("operation_cost", inputs.clone())),
+                1,
+                "{unit} {terrain} uphill"
+            );
             // The ZOC surcharge is still paid on a road.
             inputs["zoc"] = json!("enter_or_leave");
             let zoc = OPERATION_COSTS[CostRow::EnterOrLeaveEnemyZoc as usize].1
@@ -492,7 +511,10 @@ fn action_rows_cost_their_cells_and_p_or_na_is_refused() {
                 Cost::Prohibited => {
                     let refusal = refused("operation_cost", inputs);
                     assert_eq!(refusal.field, "body.inputs.unit");
-                    assert_eq!(refusal.rule, "operation_costs.prohibited", "{operation} {unit}");
+                    assert_eq!(
+                        refusal.rule, "operation_costs.prohibited",
+                        "{operation} {unit}"
+                    );
                 }
                 Cost::NotApplicable => {
                     let refusal = refused("operation_cost", inputs);
@@ -504,7 +526,12 @@ fn action_rows_cost_their_cells_and_p_or_na_is_refused() {
         }
     }
     // Spot checks against the printed table.
-    let cost = |op: &str, unit: &str| points(&ok("operation_cost", json!({ "operation": op, "unit": unit })));
+    let cost = |op: &str, unit: &str| {
+        points(&ok(
+            "operation_cost",
+            json!({ "operation": op, "unit": unit }),
+        ))
+    };
     assert_eq!(cost("fortify", "infantry"), 12);
     assert_eq!(cost("unlimber_in_zoc", "limbered_artillery"), 8);
     assert_eq!(cost("fire", "unlimbered_artillery"), 4);
@@ -514,14 +541,20 @@ fn action_rows_cost_their_cells_and_p_or_na_is_refused() {
 #[test]
 fn cavalry_artillery_changes_mode_for_2() {
     for unit in ["limbered_artillery", "unlimbered_artillery"] {
-        let plain = ok("operation_cost", json!({ "operation": "change_mode", "unit": unit }));
+        let plain = ok(
+            "operation_cost",
+            json!({ "operation": "change_mode", "unit": unit }),
+        );
         assert_eq!(points(&plain), 4);
         let horse = ok(
             "operation_cost",
             json!({ "operation": "change_mode", "unit": unit, "cavalry_artillery": true }),
         );
         assert_eq!(points(&horse), 2);
-        assert_eq!(horse.headline, "Cavalry artillery changes mode: 2 operation points");
+        assert_eq!(
+            horse.headline,
+            "Cavalry artillery changes mode: 2 operation points"
+        );
     }
     // Only the mode change is cheaper: cavalry artillery still fires for 4.
     let fire = ok(
@@ -554,7 +587,13 @@ fn operation_cost_refuses_move_fields_on_actions_and_a_move_without_terrain() {
 #[test]
 fn every_operation_cost_combination_resolves_or_refuses_without_panic() {
     let operations = [
-        "enter_square", "change_mode", "unlimber_in_zoc", "fortify", "fire", "melee_attack", "melee_defence",
+        "enter_square",
+        "change_mode",
+        "unlimber_in_zoc",
+        "fortify",
+        "fire",
+        "melee_attack",
+        "melee_defence",
     ];
     for operation in operations {
         for (unit, _) in UNITS {
@@ -625,7 +664,11 @@ fn each_eligibility_percentage_is_a_d100_at_or_under() {
             .unwrap();
             assert_eq!(r.dice[0].value, roll);
             assert_eq!(r.dice[0].faces, 100);
-            assert_eq!(r.result["eligibility"]["eligible"], json!(eligible), "range {range} roll {roll}");
+            assert_eq!(
+                r.result["eligibility"]["eligible"],
+                json!(eligible),
+                "range {range} roll {roll}"
+            );
             assert_eq!(r.lookups[0].value, format!("{percent}%"));
             if eligible {
                 assert_eq!(r.dice.len(), 2, "eligible units go to the Resupply Table");
@@ -661,8 +704,16 @@ fn the_resupply_table_by_side_arm_and_mid_turn() {
                 )
                 .unwrap();
                 assert_eq!(r.dice.len(), 2);
-                assert_eq!(r.result["resupply"]["percent"], json!(percent), "{side} {arm} {mid_turn}");
-                assert_eq!(resupplied(&r), wanted, "{side} {arm} {mid_turn} roll {roll}");
+                assert_eq!(
+                    r.result["resupply"]["percent"],
+                    json!(percent),
+                    "{side} {arm} {mid_turn}"
+                );
+                assert_eq!(
+                    resupplied(&r),
+                    wanted,
+                    "{side} {arm} {mid_turn} roll {roll}"
+                );
             }
         }
     }
@@ -704,7 +755,10 @@ fn cavalry_cavalry_artillery_confederate_artillery_and_evans_have_a_flat_50_perc
 
 #[test]
 fn ammo_resupply_refusals_name_the_field() {
-    let refusal = refused("ammo_resupply", json!({ "side": "union", "arm": "infantry" }));
+    let refusal = refused(
+        "ammo_resupply",
+        json!({ "side": "union", "arm": "infantry" }),
+    );
     assert_eq!(refusal.field, "body.inputs.range_to_division_leader");
     let refusal = refused(
         "ammo_resupply",
@@ -744,7 +798,11 @@ fn the_differential_is_divided_by_50_and_truncated_toward_zero() {
         (1650, 1000, 13),
         (100, 5000, -98),
     ] {
-        assert_eq!(whole(attacker, defender), differential, "{attacker} v {defender}");
+        assert_eq!(
+            whole(attacker, defender),
+            differential,
+            "{attacker} v {defender}"
+        );
     }
     // Fractions compare exactly: 712.8 v 150 is 11.256.
     assert_eq!(melee_differential_of((7128, 10), (150, 1)), 11);
@@ -797,8 +855,15 @@ fn minus_5_and_minus_7_cost_the_attacker_50_and_150_more_capped_at_its_men() {
 
     let r = ok("melee", melee_inputs(100, 500));
     assert_eq!(r.result["row"], json!("-7 or less"));
-    assert_eq!(r.result["attacker_table_losses"], json!(r.dice[0].value + 150));
-    assert_eq!(r.result["attacker_losses"], json!(100), "no more than the 100 men it has");
+    assert_eq!(
+        r.result["attacker_table_losses"],
+        json!(r.dice[0].value + 150)
+    );
+    assert_eq!(
+        r.result["attacker_losses"],
+        json!(100),
+        "no more than the 100 men it has"
+    );
     // 0% defender retreat: the defender holds and the attacker is checked at 50%.
     assert_eq!(r.result["defender_retreats"], json!(false));
     assert_eq!(r.dice.len(), 4);
@@ -812,7 +877,11 @@ fn defender_checked_first_and_never_both_retreat() {
     let text = stream_where(&[25, 25, 100], |d| d[2] == 40);
     let r = run("melee", melee_inputs(1000, 1000), &text).unwrap();
     assert_eq!(r.result["defender_retreats"], json!(true));
-    assert_eq!(r.dice.len(), 3, "no attacker check once the defender retreats");
+    assert_eq!(
+        r.dice.len(),
+        3,
+        "no attacker check once the defender retreats"
+    );
     assert_eq!(r.result["attacker_retreat"], Value::Null);
 
     for (roll, retreats) in [(20, true), (21, false)] {
@@ -820,7 +889,11 @@ fn defender_checked_first_and_never_both_retreat() {
         let r = run("melee", melee_inputs(1000, 1000), &text).unwrap();
         assert_eq!(r.result["defender_retreats"], json!(false));
         assert_eq!(r.dice.len(), 4);
-        assert_eq!(r.result["attacker_retreats"], json!(retreats), "roll {roll}");
+        assert_eq!(
+            r.result["attacker_retreats"],
+            json!(retreats),
+            "roll {roll}"
+        );
     }
 }
 
@@ -829,7 +902,11 @@ fn routed_units_may_retreat_together() {
     let text = stream_where(&[25, 25, 100, 100], |d| d[2] <= 40 && d[3] <= 20);
     for (attacker_mode, defender_mode) in [("routed", "normal"), ("normal", "routed")] {
         // Routed (melee .50) on either side; strengths chosen to stay in the -4 to 4 row.
-        let (attacker_men, defender_men) = if attacker_mode == "routed" { (2000, 1000) } else { (500, 1000) };
+        let (attacker_men, defender_men) = if attacker_mode == "routed" {
+            (2000, 1000)
+        } else {
+            (500, 1000)
+        };
         let r = run(
             "melee",
             json!({
@@ -905,6 +982,434 @@ fn melee_refusals_name_the_field() {
     let mut inputs = melee_inputs(500, 500);
     inputs["defender"]["morale"] = json!(3);
     let refusal = refused("melee", inputs);
-    assert!(refusal.field.starts_with("body.inputs.defender"), "{}", refusal.field);
+    assert!(
+        refusal.field.starts_with("body.inputs.defender"),
+        "{}",
+        refusal.field
+    );
     assert!(refusal.detail.contains("morale"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// fire
+
+#[test]
+fn density_is_1_percent_per_12_men_from_650_capped_at_25() {
+    for (men, hundredths) in [
+        (650, 100),
+        (661, 100),
+        (662, 101),
+        (639, 100),
+        (638, 99),
+        (800, 112),
+        (938, 124),
+        (949, 124),
+        (950, 125),
+        (951, 125),
+        (100_000, 125),
+        (351, 76),
+        (350, 75),
+        (349, 75),
+        (1, 75),
+    ] {
+        assert_eq!(density_hundredths(men), hundredths, "{men} men");
+    }
+}
+
+#[test]
+fn battle_time_is_op_over_10_with_at_least_5_op() {
+    for (op, hundredths) in [
+        (0, 50),
+        (4, 50),
+        (5, 50),
+        (6, 60),
+        (10, 100),
+        (15, 150),
+        (100, 1000),
+    ] {
+        assert_eq!(battle_time_hundredths(op), hundredths, "{op} OP");
+    }
+}
+
+#[test]
+fn fortification_takes_a_tenth_per_level() {
+    for (level, hundredths) in [(0, 100), (1, 90), (5, 50), (9, 10)] {
+        assert_eq!(fortification_hundredths(level), hundredths);
+    }
+}
+
+/// Fire inputs where every modifier is 1.00 but the random one.
+fn plain_fire(weapon: &str, range: u32, count: u32) -> Value {
+    let strength = if WEAPONS
+        .iter()
+        .any(|w| w.abbreviation == weapon && w.class == WeaponClass::Artillery)
+    {
+        ("guns", "unlimbered")
+    } else {
+        ("men", "normal")
+    };
+    json!({
+        "weapon": weapon,
+        "range": range,
+        strength.0: count,
+        "firer_mode": strength.1,
+        "target_terrain": "clear",
+        "men_in_target_square": 650,
+        "operation_points_remaining": 10
+    })
+}
+
+fn casualties(r: &Resolution) -> u64 {
+    r.result["casualties"].as_u64().expect("casualties")
+}
+
+#[test]
+fn every_weapon_and_range_at_neutral_modifiers_gives_the_table_per_100_men_or_per_gun() {
+    let neutral = stream_where(&[101], |d| d[0] == 51);
+    for weapon in WEAPONS {
+        for (range, column) in [(1, 0), (2, 1), (3, 2), (5, 3), (8, 4), (12, 5), (16, 6)] {
+            let r = run(
+                "fire",
+                plain_fire(weapon.abbreviation, range, 100),
+                &neutral,
+            )
+            .unwrap();
+            assert_eq!(r.result["total_modifier"], json!(1.0));
+            let per = match weapon.class {
+                WeaponClass::SmallArms => 1,   // per 100 men, 100 men
+                WeaponClass::Artillery => 100, // per gun, 100 guns
+            };
+            assert_eq!(
+                casualties(&r),
+                u64::from(weapon.casualties[column] * per).min(650),
+                "{} range {range}",
+                weapon.abbreviation
+            );
+            assert_eq!(r.lookups[0].column, RANGE_COLUMNS[column]);
+        }
+    }
+    let r = run("fire", plain_fire("N12", 1, 4), &neutral).unwrap();
+    assert_eq!(casualties(&r), 56, "4 Napoleons at 1 square: 14 per gun");
+}
+
+#[test]
+fn the_random_modifier_runs_from_50_to_150_percent() {
+    for (face, hundredths, want) in [(1, 50, 20), (51, 100, 40), (101, 150, 60)] {
+        let text = stream_where(&[101], |d| d[0] == face);
+        // 1000 men with rifles at 1 square: 40 before the random modifier.
+        let r = run("fire", plain_fire("RFL", 1, 1000), &text).unwrap();
+        assert_eq!(r.dice[0].faces, 101);
+        assert_eq!(r.result["random_modifier_die"], json!(face));
+        assert_eq!(
+            r.lookups
+                .iter()
+                .find(|l| l.row == "Random Modifier")
+                .unwrap()
+                .value,
+            super::decimal(hundredths)
+        );
+        assert_eq!(casualties(&r), want);
+    }
+}
+
+#[test]
+fn casualties_round_to_the_nearest_man_a_half_up() {
+    let neutral = stream_where(&[101], |d| d[0] == 51);
+    // A pistol kills 1 per 100 men: 50 men 0.50 → 1, 49 men 0.49 → 0, 150 men 1.50 → 2.
+    for (men, want) in [(50, 1), (49, 0), (150, 2), (149, 1)] {
+        let r = run("fire", plain_fire("PST", 1, men), &neutral).unwrap();
+        assert_eq!(casualties(&r), want, "{men} men");
+    }
+}
+
+#[test]
+fn every_fire_modifier_multiplies_the_table() {
+    let text = stream_where(&[101], |d| d[0] == 80);
+    let r = run(
+        "fire",
+        json!({
+            "weapon": "RFL",
+            "range": 2,
+            "men": 500,
+            "firer_mode": "column",
+            "target_terrain": "woods",
+            "target_higher_elevation": true,
+            "leader_bonus": 1.2,
+            "flank": true,
+            "men_in_target_square": 800,
+            "operation_points_remaining": 3,
+            "target_fortification_level": 2
+        }),
+        &text,
+    )
+    .unwrap();
+    // 2 per 100 × 500 = 10; × .80 woods × .90 elev × .75 column × 1.20 leader × 1.50 flank
+    // × 1.12 density × 1.29 random (0.49 + 80/100) × .50 battle time (3 OP counts as 5)
+    // × .80 fortification = 5.6174… → 6.
+    let numerator: u128 = 2 * 500 * 80 * 90 * 75 * 120 * 150 * 112 * 129 * 50 * 80;
+    let denominator: u128 = 100 * 100u128.pow(9);
+    assert_eq!(
+        casualties(&r),
+        ((numerator * 2 + denominator) / (denominator * 2)) as u64
+    );
+    assert_eq!(casualties(&r), 6);
+    let modifiers: Vec<(&str, &str)> = r.result["modifiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["modifier"].as_str().unwrap(),
+                m["value"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        modifiers,
+        [
+            ("terrain", "0.80"),
+            ("higher elevation", "0.90"),
+            ("mode", "0.75"),
+            ("leader", "1.20"),
+            ("flank", "1.50"),
+            ("density", "1.12"),
+            ("random", "1.29"),
+            ("battle time", "0.50"),
+            ("fortification", "0.80"),
+        ]
+    );
+    assert_eq!(
+        r.lookups
+            .iter()
+            .find(|l| l.row == "Battle Time Modifier")
+            .unwrap()
+            .column,
+        "3 OP remaining (counted as 5)"
+    );
+}
+
+#[test]
+fn the_density_cap_and_battle_time_floor_through_the_action() {
+    let neutral = stream_where(&[101], |d| d[0] == 51);
+    // 1000 rifles at 1 square: 40 at neutral modifiers.
+    for (square, op, want) in [
+        (950, 10, 50),
+        (5000, 10, 50),
+        (350, 10, 30),
+        (1, 10, 1),
+        (650, 5, 20),
+        (650, 0, 20),
+        (650, 20, 80),
+    ] {
+        let mut inputs = plain_fire("RFL", 1, 1000);
+        inputs["men_in_target_square"] = json!(square);
+        inputs["operation_points_remaining"] = json!(op);
+        let r = run("fire", inputs, &neutral).unwrap();
+        assert_eq!(casualties(&r), want, "{square} men, {op} OP");
+    }
+}
+
+#[test]
+fn fire_refusals_name_the_field() {
+    let cases = [
+        (json!({ "guns": 4 }), "body.inputs.guns", "fire.strength"),
+        (json!({ "men": 0 }), "body.inputs.men", "fire.strength"),
+        (json!({ "range": 0 }), "body.inputs.range", "fire.range"),
+        (
+            json!({ "firer_mode": "unlimbered" }),
+            "body.inputs.firer_mode",
+            "fire.mode",
+        ),
+        (
+            json!({ "leader_bonus": 2.5 }),
+            "body.inputs.leader_bonus",
+            "modifiers.leader_bonus",
+        ),
+        (
+            json!({ "men_in_target_square": 0 }),
+            "body.inputs.men_in_target_square",
+            "fire.density",
+        ),
+        (
+            json!({ "operation_points_remaining": 101 }),
+            "body.inputs.operation_points_remaining",
+            "fire.battle_time",
+        ),
+        (
+            json!({ "target_fortification_level": 10 }),
+            "body.inputs.target_fortification_level",
+            "fire.fortification",
+        ),
+        (
+            json!({ "weapon": "AK47" }),
+            "body.inputs.weapon",
+            "resolver.inputs",
+        ),
+        (
+            json!({ "target_terrain": "swamp" }),
+            "body.inputs.target_terrain",
+            "resolver.inputs",
+        ),
+        (
+            json!({ "range": "far" }),
+            "body.inputs.range",
+            "resolver.inputs",
+        ),
+    ];
+    for (change, field, rule) in cases {
+        let mut inputs = plain_fire("RFL", 1, 100);
+        for (k, v) in change.as_object().unwrap() {
+            inputs[k] = v.clone();
+        }
+        let refusal = refused("fire", inputs);
+        assert_eq!(
+            (refusal.field.as_str(), refusal.rule.as_str()),
+            (field, rule)
+        );
+    }
+    // Artillery counts guns, not men, and limbered guns cannot fire.
+    let mut inputs = plain_fire("N12", 1, 4);
+    inputs["men"] = json!(100);
+    assert_eq!(refused("fire", inputs).field, "body.inputs.men");
+    let mut inputs = plain_fire("N12", 1, 4);
+    inputs["firer_mode"] = json!("limbered");
+    let refusal = refused("fire", inputs);
+    assert_eq!(refusal.field, "body.inputs.firer_mode");
+    assert!(refusal.detail.contains("limbered artillery cannot fire"));
+    let mut inputs = plain_fire("N12", 1, 4);
+    inputs.as_object_mut().unwrap().remove("guns");
+    assert_eq!(refused("fire", inputs).field, "body.inputs.guns");
+}
+
+#[test]
+fn fire_never_kills_more_than_the_square_holds() {
+    let text = stream_where(&[101], |d| d[0] == 101);
+    let mut inputs = plain_fire("SHR", 1, 100_000);
+    inputs["men_in_target_square"] = json!(10);
+    let r = run("fire", inputs, &text).unwrap();
+    assert_eq!(casualties(&r), 10);
+    assert_eq!(r.result["capped_at_men_in_square"], json!(true));
+}
+
+// ---------------------------------------------------------------------------------------------
+// fatigue_gain
+
+#[test]
+fn the_notes_worked_examples_600_men_1_per_3_and_900_men_1_per_4_and_a_half() {
+    assert_eq!(casualty_fatigue(30, 600), 10);
+    assert_eq!(casualty_fatigue(3, 600), 1);
+    assert_eq!(casualty_fatigue(2, 600), 0);
+    assert_eq!(casualty_fatigue(45, 900), 10);
+    assert_eq!(casualty_fatigue(9, 900), 2);
+    assert_eq!(casualty_fatigue(8, 900), 1);
+    // The table's 1 per 2 for units of 400 men or fewer, 1 per 5 from 1000 men.
+    assert_eq!(casualty_fatigue(10, 400), 5);
+    assert_eq!(casualty_fatigue(10, 100), 5);
+    assert_eq!(casualty_fatigue(3, 100), 1);
+    assert_eq!(casualty_fatigue(50, 1000), 10);
+    assert_eq!(casualty_fatigue(50, 3000), 10);
+    assert_eq!(casualty_fatigue(50, 800), 12);
+}
+
+#[test]
+fn every_fatigue_row_through_the_action() {
+    for (field, count, per) in [
+        ("squares_entered_normal_mode", 3, 2),
+        ("squares_entered_column_mode", 3, 1),
+        ("fortify_levels", 2, 20),
+        ("force_march_operation_points", 4, 6),
+        ("routed_passes_through_friendly", 2, 5),
+    ] {
+        let r = ok("fatigue_gain", json!({ field: count }));
+        assert_eq!(r.result["fatigue"], json!(count * per), "{field}");
+        assert_eq!(r.lookups[0].value, per.to_string());
+    }
+    let r = ok("fatigue_gain", json!({ "leader_died": true }));
+    assert_eq!(r.result["fatigue"], json!(5));
+    let r = ok(
+        "fatigue_gain",
+        json!({ "casualties": 45, "unit_men": 900, "squares_entered_normal_mode": 3 }),
+    );
+    assert_eq!(r.result["fatigue"], json!(6 + 10));
+    assert_eq!(
+        r.headline,
+        "Fatigue gain 16 (6 enter square in normal mode, 10 per 2 casualties in men (see below))"
+    );
+    let r = ok("fatigue_gain", json!({}));
+    assert_eq!(r.result["fatigue"], json!(0));
+}
+
+#[test]
+fn fatigue_refusals_name_the_field() {
+    assert_eq!(
+        refused("fatigue_gain", json!({ "casualties": 5 })).field,
+        "body.inputs.unit_men"
+    );
+    assert_eq!(
+        refused(
+            "fatigue_gain",
+            json!({ "casualties": 500, "unit_men": 400 })
+        )
+        .field,
+        "body.inputs.casualties"
+    );
+    assert_eq!(
+        refused("fatigue_gain", json!({ "leader_died": 1 })).field,
+        "body.inputs.leader_died"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ruleset as a whole
+
+#[test]
+fn every_actions_example_resolves() {
+    for spec in OpsTables.actions() {
+        let r = run(
+            spec.name,
+            spec.example.clone(),
+            "c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z",
+        )
+        .unwrap_or_else(|refusal| panic!("{}: {refusal}", spec.name));
+        assert!(!r.headline.is_empty());
+        assert!(!r.lookups.is_empty(), "{}", spec.name);
+        assert!(spec.input_schema["properties"].is_object(), "{}", spec.name);
+    }
+}
+
+#[test]
+fn a_resolution_is_recomputed_exactly_from_its_stream_text() {
+    for spec in OpsTables.actions() {
+        let first = run(
+            spec.name,
+            spec.example.clone(),
+            "audit/1/2026-11-21T09:51:45.123Z",
+        )
+        .unwrap();
+        let again = run(spec.name, spec.example.clone(), &first.stream_text).unwrap();
+        assert_eq!(first, again);
+    }
+}
+
+#[test]
+fn the_ruleset_is_registered_and_refuses_unknown_actions_and_fields() {
+    let ruleset = resolver::ruleset("ops-tables").expect("registered");
+    assert_eq!(ruleset.seed(), "003_532c948ba9b90adf");
+    let refusal = run("charge", json!({}), "x").unwrap_err();
+    assert_eq!(refusal.field, "body.action");
+    let refusal = refused(
+        "operation_cost",
+        json!({ "operation": "fire", "unit": "infantry", "speed": 3 }),
+    );
+    assert_eq!(refusal.field, "body.inputs.speed");
+    assert!(
+        refusal.detail.contains("unknown field"),
+        "{}",
+        refusal.detail
+    );
+    let refusal = refused(
+        "operation_cost",
+        json!({ "operation": "fly", "unit": "infantry" }),
+    );
+    assert_eq!(refusal.field, "body.inputs.operation");
 }
