@@ -640,6 +640,12 @@ impl Strength {
     }
 }
 
+/// A strength for the headline: 712.8, 900.
+fn short(value: f64) -> String {
+    let text = format!("{value:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
 /// The melee differential, truncated toward zero as whole-number division does.
 pub fn melee_differential_of(attacker: (u128, u128), defender: (u128, u128)) -> i64 {
     let (a_num, a_den) = (attacker.0 as i128, attacker.1 as i128);
@@ -796,11 +802,11 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
     };
     Ok(Resolved {
         headline: format!(
-            "Melee {} v {} (modified {:.2} v {:.2}), differential {differential:+}: attacker loses {attacker_losses}, defender loses {defender_losses}; {retreat_words}",
+            "Melee {} v {} (modified {} v {}), differential {differential:+}: attacker loses {attacker_losses}, defender loses {defender_losses}; {retreat_words}",
             input.attacker.men,
             input.defender.men,
-            attacker.value(),
-            defender.value(),
+            short(attacker.value()),
+            short(defender.value()),
         ),
         lookups,
         result: json!({

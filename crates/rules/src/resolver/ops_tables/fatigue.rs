@@ -91,7 +91,18 @@ pub fn fatigue_gain(input: FatigueGainInput) -> Result<Resolved, Refusal> {
         u64::from(input.leader_died),
         u64::from(input.routed_passes_through_friendly),
     ];
+    // What the headline calls each row's count.
+    let words = [
+        "squares entered in normal mode",
+        "squares entered in column mode",
+        "fortification levels",
+        "casualties",
+        "operation points of force march",
+        "leader's death",
+        "passes through friendly units while routed",
+    ];
     let mut lookups = Vec::new();
+    let mut said = Vec::new();
     let mut parts = Vec::new();
     let mut total = 0;
     for (index, ((action, gain), count)) in FATIGUE_GAIN.iter().zip(counts).enumerate() {
@@ -112,6 +123,10 @@ pub fn fatigue_gain(input: FatigueGainInput) -> Result<Resolved, Refusal> {
                 format!("1 per {per} men lost"),
             ));
             parts.push(json!({ "for": action, "count": input.casualties, "fatigue": fatigue, "men_per_point": per }));
+            said.push(format!(
+                "{fatigue} for {} {} (1 per {per} men lost)",
+                input.casualties, words[index]
+            ));
             fatigue
         } else {
             if count == 0 {
@@ -120,29 +135,21 @@ pub fn fatigue_gain(input: FatigueGainInput) -> Result<Resolved, Refusal> {
             lookups.push(Lookup::new(TABLE, *action, "FATIGUE GAIN", gain));
             let fatigue = count * u64::from(*gain);
             parts.push(json!({ "for": action, "count": count, "fatigue": fatigue }));
+            said.push(if index == 5 {
+                format!("{fatigue} for the {}", words[index])
+            } else {
+                format!("{fatigue} for {count} {}", words[index])
+            });
             fatigue
         };
         total += fatigue;
     }
     Ok(Resolved {
-        headline: format!(
-            "Fatigue gain {total} ({})",
-            if parts.is_empty() {
-                "nothing done".to_owned()
-            } else {
-                parts
-                    .iter()
-                    .map(|p| {
-                        format!(
-                            "{} {}",
-                            p["fatigue"],
-                            p["for"].as_str().unwrap_or_default().to_lowercase()
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
-        ),
+        headline: if said.is_empty() {
+            "Fatigue gain 0: nothing done".to_owned()
+        } else {
+            format!("Fatigue gain {total}: {}", said.join(", "))
+        },
         lookups,
         result: json!({ "fatigue": total, "parts": parts }),
     })

@@ -181,9 +181,9 @@ pub fn operation_cost(input: OperationCostInput) -> Result<Resolved, Refusal> {
             ),
         ));
     }
-    if input.operation == Operation::EnterSquare {
+    let Some((row, action)) = action_row(input.operation) else {
         return enter_square(&input);
-    }
+    };
     let move_only = [
         ("terrain", input.terrain.is_some()),
         ("diagonal", input.diagonal.is_some()),
@@ -199,20 +199,10 @@ pub fn operation_cost(input: OperationCostInput) -> Result<Resolved, Refusal> {
             format!("{field} belongs to enter_square, not to another operation"),
         ));
     }
-    let (row, action) = match input.operation {
-        Operation::ChangeMode => (CostRow::ChangeMode, "changes mode"),
-        Operation::UnlimberInZoc => (CostRow::UnlimberInZoc, "unlimbers in an enemy ZOC"),
-        Operation::Fortify => (CostRow::Fortify, "fortifies one level"),
-        Operation::Fire => (CostRow::FirePhase, "fires"),
-        Operation::MeleeAttack => (CostRow::MeleeAttack, "attacks in melee"),
-        Operation::MeleeDefence => (CostRow::MeleeDefence, "defends in melee"),
-        Operation::EnterSquare => unreachable!("handled above"),
-    };
     let (cost, lookup) = cell(row, input.unit);
     let mut lookups = vec![lookup];
     let points = match cost {
         Cost::Flat(points) => points,
-        Cost::Prohibited => return Err(prohibited("unit", row, input.unit)),
         Cost::NotApplicable => {
             return Err(refuse(
                 "unit",
@@ -223,8 +213,9 @@ pub fn operation_cost(input: OperationCostInput) -> Result<Resolved, Refusal> {
                 ),
             ))
         }
-        Cost::Move(..) | Cost::OrthogonalOnly(_) | Cost::Plus(_) => {
-            unreachable!("action rows hold flat costs")
+        // Action rows hold flat costs, P or N/A.
+        Cost::Prohibited | Cost::Move(..) | Cost::OrthogonalOnly(_) | Cost::Plus(_) => {
+            return Err(prohibited("unit", row, input.unit))
         }
     };
     let points = if row == CostRow::ChangeMode && input.cavalry_artillery {
@@ -257,6 +248,19 @@ pub fn operation_cost(input: OperationCostInput) -> Result<Resolved, Refusal> {
     })
 }
 
+/// The row of an action other than entering a square, and what the headline says.
+fn action_row(operation: Operation) -> Option<(CostRow, &'static str)> {
+    match operation {
+        Operation::EnterSquare => None,
+        Operation::ChangeMode => Some((CostRow::ChangeMode, "changes mode")),
+        Operation::UnlimberInZoc => Some((CostRow::UnlimberInZoc, "unlimbers in an enemy ZOC")),
+        Operation::Fortify => Some((CostRow::Fortify, "fortifies one level")),
+        Operation::Fire => Some((CostRow::FirePhase, "fires")),
+        Operation::MeleeAttack => Some((CostRow::MeleeAttack, "attacks in melee")),
+        Operation::MeleeDefence => Some((CostRow::MeleeDefence, "defends in melee")),
+    }
+}
+
 fn plural(n: u32) -> &'static str {
     if n == 1 {
         ""
@@ -279,7 +283,8 @@ fn enter_square(input: &OperationCostInput) -> Result<Resolved, Refusal> {
     let higher_elevation = input.higher_elevation.unwrap_or(false);
     let zoc = input.zoc.unwrap_or_default();
 
-    // All checks first, so the refusal names the first rule broken in the table's order.
+    // The checks that name a field other than the cell's own come first; a P met while
+    // reading the rows below refuses naming the row's input.
     let (terrain_cost, terrain_lookup) = cell(terrain.row(), unit);
     if unit == UnitType::UnlimberedArtillery {
         return Err(prohibited("unit", terrain.row(), unit));
@@ -303,9 +308,6 @@ fn enter_square(input: &OperationCostInput) -> Result<Resolved, Refusal> {
             ));
         }
     }
-    if zoc == ZocMove::ZocToZoc && cell(CostRow::MoveZocToZoc, unit).0 == Cost::Prohibited {
-        return Err(prohibited("zoc", CostRow::MoveZocToZoc, unit));
-    }
 
     let mut lookups = Vec::new();
     let mut parts = Vec::new();
@@ -314,14 +316,14 @@ fn enter_square(input: &OperationCostInput) -> Result<Resolved, Refusal> {
         let (cost, lookup) = cell(CostRow::RoadBonus, unit);
         lookups.push(lookup);
         let Cost::OrthogonalOnly(points) = cost else {
-            unreachable!("the road bonus row reads 1(P) for moving units")
+            return Err(prohibited("road_bonus", CostRow::RoadBonus, unit));
         };
         parts.push(("road bonus", points));
         points
     } else {
         lookups.push(terrain_lookup);
         let Cost::Move(orthogonal, diagonal_cost) = terrain_cost else {
-            unreachable!("terrain rows read n(m) or P")
+            return Err(prohibited("terrain", terrain.row(), unit));
         };
         let points = if diagonal { diagonal_cost } else { orthogonal };
         parts.push(("terrain", points));
@@ -332,7 +334,11 @@ fn enter_square(input: &OperationCostInput) -> Result<Resolved, Refusal> {
         let (cost, lookup) = cell(CostRow::EnterHigherElevation, unit);
         lookups.push(lookup);
         let Cost::Plus(surcharge) = cost else {
-            unreachable!("the elevation row reads +n for moving units")
+            return Err(prohibited(
+                "higher_elevation",
+                CostRow::EnterHigherElevation,
+                unit,
+            ));
         };
         if road_bonus {
             // "Units using the road bonus pay only 1 operation point to enter a higher
@@ -357,7 +363,7 @@ fn enter_square(input: &OperationCostInput) -> Result<Resolved, Refusal> {
         let (cost, lookup) = cell(row, unit);
         lookups.push(lookup);
         let Cost::Plus(surcharge) = cost else {
-            unreachable!("ZOC rows read +n for moving units (P refused above)")
+            return Err(prohibited("zoc", row, unit));
         };
         parts.push((words, surcharge));
         total += surcharge;

@@ -196,7 +196,10 @@ pub fn ammo_resupply(input: AmmoResupplyInput, dice: &mut DiceStream) -> Result<
         (_, None, _) => String::new(),
     };
     let range_words = match (flat, range) {
-        (None, Some(range)) => format!(" {range} from its division leader"),
+        (None, Some(range)) => format!(
+            " {range} square{} from its division leader",
+            if range == 1 { "" } else { "s" }
+        ),
         _ => String::new(),
     };
     let outcome = if resupplied {

@@ -1333,7 +1333,7 @@ fn every_fatigue_row_through_the_action() {
     assert_eq!(r.result["fatigue"], json!(6 + 10));
     assert_eq!(
         r.headline,
-        "Fatigue gain 16 (6 enter square in normal mode, 10 per 2 casualties in men (see below))"
+        "Fatigue gain 16: 6 for 3 squares entered in normal mode, 10 for 45 casualties (1 per 4.5 men lost)"
     );
     let r = ok("fatigue_gain", json!({}));
     assert_eq!(r.result["fatigue"], json!(0));
@@ -1412,4 +1412,33 @@ fn the_ruleset_is_registered_and_refuses_unknown_actions_and_fields() {
         json!({ "operation": "fly", "unit": "infantry" }),
     );
     assert_eq!(refusal.field, "body.inputs.operation");
+}
+
+/// The worked examples of `docs/rules/ops-tables.md`: every action's example on the stream
+/// `c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z`, whose first bytes are
+/// c0 e4 f5 6b (192, 228, 245, 107).
+#[test]
+fn the_documented_worked_examples() {
+    let text = "c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z";
+    let block = DiceStream::block_of(text, 0);
+    assert_eq!(block[..4], [0xc0, 0xe4, 0xf5, 0x6b]);
+    let headlines: Vec<String> = OpsTables
+        .actions()
+        .iter()
+        .map(|spec| run(spec.name, spec.example.clone(), text).unwrap().headline)
+        .collect();
+    assert_eq!(
+        headlines,
+        [
+            "Infantry entering woods diagonally, entering or leaving an enemy ZOC: 9 operation points (7 + 2)",
+            "Union infantry 3 squares from its division leader: not resupplied — eligibility 70%, rolled 93",
+            "Melee 600 v 400 (modified 900 v 200), differential +14: attacker loses 18, defender loses 104; the defender retreats",
+            "500 men with RFL at range 2: 10 casualties (table 2 → 10.00 × modifiers 1.0107)",
+            "Fatigue gain 16: 6 for 3 squares entered in normal mode, 10 for 45 casualties (1 per 4.5 men lost)",
+        ]
+    );
+    // The melee's retreat die skipped byte 245 (a d100 takes bytes below 200 only).
+    let melee = run("melee", OpsTables.actions()[2].example.clone(), text).unwrap();
+    assert_eq!(melee.dice[2].rejected, [245]);
+    assert_eq!((melee.dice[2].byte, melee.dice[2].value), (107, 8));
 }
