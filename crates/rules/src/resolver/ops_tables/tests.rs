@@ -1442,3 +1442,89 @@ fn the_documented_worked_examples() {
     assert_eq!(melee.dice[2].rejected, [245]);
     assert_eq!((melee.dice[2].byte, melee.dice[2].value), (107, 8));
 }
+
+#[test]
+fn leader_bonus_operation_points_and_fortification_at_their_bounds() {
+    let neutral = stream_where(&[101], |d| d[0] == 51);
+    // 1000 rifles at 1 square: 40 at neutral modifiers.
+    for (bonus, want) in [
+        (0.5, Some(20)),
+        (2.0, Some(80)),
+        (1.25, Some(50)),
+        (0.49, None),
+        (2.01, None),
+    ] {
+        let mut inputs = plain_fire("RFL", 1, 1000);
+        inputs["leader_bonus"] = json!(bonus);
+        match want {
+            Some(want) => assert_eq!(casualties(&run("fire", inputs, &neutral).unwrap()), want),
+            None => assert_eq!(refused("fire", inputs).field, "body.inputs.leader_bonus"),
+        }
+    }
+    for (op, want) in [(100, Some(400)), (101, None)] {
+        let mut inputs = plain_fire("RFL", 1, 1000);
+        inputs["operation_points_remaining"] = json!(op);
+        match want {
+            Some(want) => assert_eq!(casualties(&run("fire", inputs, &neutral).unwrap()), want),
+            None => assert_eq!(
+                refused("fire", inputs).field,
+                "body.inputs.operation_points_remaining"
+            ),
+        }
+    }
+    for (level, want) in [(0, Some(40)), (1, Some(36)), (9, Some(4)), (10, None)] {
+        let mut inputs = plain_fire("RFL", 1, 1000);
+        inputs["target_fortification_level"] = json!(level);
+        match want {
+            Some(want) => assert_eq!(casualties(&run("fire", inputs, &neutral).unwrap()), want),
+            None => assert_eq!(
+                refused("fire", inputs).field,
+                "body.inputs.target_fortification_level"
+            ),
+        }
+    }
+}
+
+#[test]
+fn fire_terrain_and_mode_modifiers_through_the_action() {
+    let neutral = stream_where(&[101], |d| d[0] == 51);
+    // 1000 rifles at 1 square: 40 at neutral modifiers.
+    for (terrain, elevation, want) in [
+        ("clear", false, 40),
+        ("cornfield", false, 40),
+        ("woods", false, 32),
+        ("town", false, 28),
+        ("bridge_ford", false, 40),
+        ("clear", true, 36),
+        ("woods", true, 29), // 28.8
+    ] {
+        let mut inputs = plain_fire("RFL", 1, 1000);
+        inputs["target_terrain"] = json!(terrain);
+        inputs["target_higher_elevation"] = json!(elevation);
+        assert_eq!(
+            casualties(&run("fire", inputs, &neutral).unwrap()),
+            want,
+            "{terrain} {elevation}"
+        );
+    }
+    for (mode, want) in [
+        ("normal", 40),
+        ("column", 30),
+        ("mounted", 30),
+        ("routed", 30),
+    ] {
+        let mut inputs = plain_fire("RFL", 1, 1000);
+        inputs["firer_mode"] = json!(mode);
+        assert_eq!(
+            casualties(&run("fire", inputs, &neutral).unwrap()),
+            want,
+            "{mode}"
+        );
+    }
+    let mut inputs = plain_fire("RFL", 1, 1000);
+    inputs["flank"] = json!(true);
+    assert_eq!(casualties(&run("fire", inputs, &neutral).unwrap()), 60);
+    let mut inputs = plain_fire("N12", 1, 4);
+    inputs["firer_mode"] = json!("routed");
+    assert_eq!(casualties(&run("fire", inputs, &neutral).unwrap()), 42);
+}
