@@ -587,7 +587,9 @@ pub struct MeleeUnit {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MeleeInput {
+    /// The attacking unit.
     pub attacker: MeleeUnit,
+    /// The defending unit.
     pub defender: MeleeUnit,
     /// The defender's terrain (its MELEE MOD. multiplies the attacker's strength).
     pub defender_terrain: TargetTerrain,

@@ -39,7 +39,9 @@ pub enum Arm {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AmmoResupplyInput {
+    /// The unit's side: the Resupply Table's column.
     pub side: Side,
+    /// The unit's arm: the Resupply Table's row, and whether the flat 50% applies.
     pub arm: Arm,
     /// The unit belongs to Evans' Brigade (Confederate): flat 50% eligibility.
     #[serde(default)]
