@@ -585,37 +585,61 @@ fn operation_cost_refuses_move_fields_on_actions_and_a_move_without_terrain() {
 }
 
 #[test]
-fn every_operation_cost_combination_resolves_or_refuses_without_panic() {
-    let operations = [
-        "enter_square",
-        "change_mode",
-        "unlimber_in_zoc",
-        "fortify",
-        "fire",
-        "melee_attack",
-        "melee_defence",
-    ];
-    for operation in operations {
-        for (unit, _) in UNITS {
+fn every_operation_cost_combination_resolves_or_refuses_by_a_table_rule() {
+    let mut cases = Vec::new();
+    for (unit, _) in UNITS {
+        for cavalry_artillery in [false, true] {
+            for operation in [
+                "change_mode",
+                "unlimber_in_zoc",
+                "fortify",
+                "fire",
+                "melee_attack",
+                "melee_defence",
+            ] {
+                cases.push(json!({ "operation": operation, "unit": unit, "cavalry_artillery": cavalry_artillery }));
+            }
             for (terrain, _) in TERRAINS {
-                for flags in 0..32u32 {
-                    let zoc = ["none", "enter_or_leave", "zoc_to_zoc"];
-                    for z in zoc {
-                        let mut inputs = json!({ "operation": operation, "unit": unit, "cavalry_artillery": flags & 16 != 0 });
-                        if operation == "enter_square" {
-                            inputs["terrain"] = json!(terrain);
-                            inputs["diagonal"] = json!(flags & 1 != 0);
-                            inputs["road_bonus"] = json!(flags & 2 != 0);
-                            inputs["column_mode"] = json!(flags & 4 != 0);
-                            inputs["higher_elevation"] = json!(flags & 8 != 0);
-                            inputs["zoc"] = json!(z);
-                        }
-                        if let Ok(r) = run("operation_cost", inputs, "x") {
-                            assert!(points(&r) >= 1);
-                            assert!(!r.lookups.is_empty());
-                        }
+                for flags in 0..16u32 {
+                    for zoc in ["none", "enter_or_leave", "zoc_to_zoc"] {
+                        cases.push(json!({
+                            "operation": "enter_square",
+                            "unit": unit,
+                            "cavalry_artillery": cavalry_artillery,
+                            "terrain": terrain,
+                            "diagonal": flags & 1 != 0,
+                            "road_bonus": flags & 2 != 0,
+                            "column_mode": flags & 4 != 0,
+                            "higher_elevation": flags & 8 != 0,
+                            "zoc": zoc,
+                        }));
                     }
                 }
+            }
+        }
+    }
+    for inputs in cases {
+        match run("operation_cost", inputs.clone(), "x") {
+            Ok(r) => {
+                let total = points(&r);
+                assert!(total >= 1, "{inputs}");
+                if let Some(parts) = r.result["parts"].as_array() {
+                    let sum: u64 = parts
+                        .iter()
+                        .map(|p| p["operation_points"].as_u64().unwrap())
+                        .sum();
+                    assert_eq!(sum, total, "{inputs}");
+                }
+            }
+            Err(refusal) => {
+                assert!(
+                    refusal.rule.starts_with("operation_costs."),
+                    "{inputs}: {refusal}"
+                );
+                assert!(
+                    refusal.field.starts_with("body.inputs."),
+                    "{inputs}: {refusal}"
+                );
             }
         }
     }
