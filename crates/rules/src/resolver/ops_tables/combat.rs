@@ -533,8 +533,11 @@ pub fn fire(input: FireInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
     }
 
     let (per, unit) = match row.class {
-        WeaponClass::SmallArms => (u128::from(SMALL_ARMS_MEN_PER_ROW), "men"),
-        WeaponClass::Artillery => (1, "guns"),
+        WeaponClass::SmallArms => (
+            u128::from(SMALL_ARMS_MEN_PER_ROW),
+            if count == 1 { "man" } else { "men" },
+        ),
+        WeaponClass::Artillery => (1, if count == 1 { "gun" } else { "guns" }),
     };
     let (numerator, denominator) = product(u128::from(table_value) * u128::from(count), &factors);
     let denominator = denominator * per;
