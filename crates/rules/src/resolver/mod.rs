@@ -8,6 +8,7 @@
 
 pub mod acw25mm;
 pub mod schulz;
+pub mod ops_tables;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -157,7 +158,7 @@ pub fn parse_inputs<T: DeserializeOwned>(inputs: &Value) -> Result<T, Refusal> {
 
 /// Every ruleset Adjutant serves.
 pub fn rulesets() -> Vec<&'static dyn Ruleset> {
-    vec![&acw25mm::Acw25mm, &schulz::Schulz]
+    vec![&acw25mm::Acw25mm, &schulz::Schulz, &ops_tables::OpsTables]
 }
 
 /// The ruleset called `name`.
