@@ -6,6 +6,8 @@
 //! it used, in order, so the audit can redo the whole resolution from the campaign id, the
 //! post's sequence number and its stamp alone.
 
+pub mod chamberlain;
+
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -154,7 +156,7 @@ pub fn parse_inputs<T: DeserializeOwned>(inputs: &Value) -> Result<T, Refusal> {
 
 /// Every ruleset Adjutant serves.
 pub fn rulesets() -> Vec<&'static dyn Ruleset> {
-    Vec::new()
+    vec![&chamberlain::Chamberlain]
 }
 
 /// The ruleset called `name`.
