@@ -62,7 +62,13 @@ pub struct ActivationResult {
 /// Resolves one activation roll.
 pub fn activation(inputs: ActivationInputs, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
     if let Some(needs) = inputs.needs {
-        check_range("needs", "activation.needs", needs, 2..=6, "the score needed")?;
+        check_range(
+            "needs",
+            "activation.needs",
+            needs,
+            2..=6,
+            "the score needed",
+        )?;
     } else if !inputs.free_cavalry {
         return Err(refuse(
             "needs",
@@ -116,7 +122,11 @@ pub fn activation(inputs: ActivationInputs, dice: &mut DiceStream) -> Result<Res
                 "A Game Turn",
                 "2. Movement Phase: Roll to Activate units",
                 format!("needs {needs}+ (referee)"),
-                if first >= needs { "activated" } else { "failed" },
+                if first >= needs {
+                    "activated"
+                } else {
+                    "failed"
+                },
             ));
             if first >= needs {
                 true
@@ -165,11 +175,19 @@ pub fn activation(inputs: ActivationInputs, dice: &mut DiceStream) -> Result<Res
         (None, _, _) => "Activation: the Commander's cavalry unit activates for free".to_owned(),
         (Some(first), None, Some(needs)) => format!(
             "Activation: rolled {first} needing {needs}+: {}",
-            if activated { "activated" } else { "not activated" }
+            if activated {
+                "activated"
+            } else {
+                "not activated"
+            }
         ),
         (Some(first), Some(again), Some(needs)) => format!(
             "Activation: rolled {first} needing {needs}+, Intuitive re-roll {again}: {}",
-            if activated { "activated" } else { "not activated" }
+            if activated {
+                "activated"
+            } else {
+                "not activated"
+            }
         ),
         (Some(_), _, None) => "Activation".to_owned(),
     };
@@ -236,7 +254,13 @@ pub fn rally(inputs: RallyInputs, dice: &mut DiceStream) -> Result<Resolved, Ref
             "\"Unit must be activated\" to rally",
         ));
     }
-    check_range("fatigue", "rally.fatigue", inputs.fatigue, 0..=MAX_FATIGUE, "fatigue")?;
+    check_range(
+        "fatigue",
+        "rally.fatigue",
+        inputs.fatigue,
+        0..=MAX_FATIGUE,
+        "fatigue",
+    )?;
     if inputs.fatigue < 2 {
         return Err(refuse(
             "fatigue",
@@ -329,10 +353,7 @@ pub struct AtRiskInputs {
 }
 
 /// Resolves one at-risk check.
-pub fn commander_at_risk(
-    inputs: AtRiskInputs,
-    dice: &mut DiceStream,
-) -> Result<Resolved, Refusal> {
+pub fn commander_at_risk(inputs: AtRiskInputs, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
     let mut lookups = Vec::new();
     let check = at_risk_check(dice, inputs.sharpshooters, "at risk", &mut lookups);
     let headline = format!(

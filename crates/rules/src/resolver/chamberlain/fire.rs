@@ -231,7 +231,11 @@ pub fn validate(inputs: &FireInputs) -> Result<(), Refusal> {
             ));
         }
         let infantry_only = [
-            ("firer.weapon", firer.weapon != Weapon::Standard, "a weapon mark"),
+            (
+                "firer.weapon",
+                firer.weapon != Weapon::Standard,
+                "a weapon mark",
+            ),
             ("firer.impetuous", firer.impetuous, "the Impetuous penalty"),
             ("firer.sharpshooters", firer.sharpshooters, "sharpshooters"),
         ];
@@ -261,7 +265,11 @@ pub fn validate(inputs: &FireInputs) -> Result<(), Refusal> {
         }
         let artillery_only = [
             ("firer.rh", firer.rh, "an RH battery"),
-            ("firer.range_trait", firer.range_trait, "the Artillery Range Trait"),
+            (
+                "firer.range_trait",
+                firer.range_trait,
+                "the Artillery Range Trait",
+            ),
             (
                 "firer.artillery_officer",
                 firer.artillery_officer,
@@ -451,7 +459,12 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
         ("Infantry Fire Range", &tables::INFANTRY_FIRE_RANGE)
     };
     if let Some((_, words, bw)) = ranges.iter().find(|(r, _, _)| *r == inputs.range) {
-        lookups.push(Lookup::new(range_table, *words, "range", format!("{bw} BW")));
+        lookups.push(Lookup::new(
+            range_table,
+            *words,
+            "range",
+            format!("{bw} BW"),
+        ));
     }
     let penalty_table = if artillery {
         "Artillery Penalties: (1/2 once)"
@@ -491,7 +504,7 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
             "Repeaters (RR) / weapon marks",
             row.name,
             format!("{:?}", inputs.range).to_lowercase(),
-            format!("{} → {effect:?}", row.mark),
+            format!("{} → {}", row.mark, effect.describe()),
         ));
     }
     lookups.push(Lookup::new(
@@ -518,7 +531,7 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
             artillery_target = Some(row.1);
             lookups.push(Lookup::new(
                 "If Defending artillery is hit",
-                format!("{hits} hits"),
+                format!("{hits} hit(s)"),
                 "artillery",
                 row.1,
             ));
@@ -528,7 +541,7 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
         lookups.push(Lookup::new(
             "Procedure for Fire",
             "6. Each hit causes 1 fatigue",
-            format!("{hits} hits"),
+            format!("{hits} hit(s)"),
             format!("{hits} fatigue"),
         ));
     }
@@ -536,7 +549,7 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
         lookups.push(Lookup::new(
             "Retreat due to fire",
             "Passive mounted troops that take at least one hit",
-            format!("{hits} hits"),
+            format!("{hits} hit(s)"),
             format!("retreat {} BW away", tables::MOUNTED_RETREAT_BW),
         ));
         tables::MOUNTED_RETREAT_BW
@@ -546,7 +559,7 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
         lookups.push(Lookup::new(
             "Concealed Units are Revealed",
             "If they are fired upon and hit",
-            format!("{hits} hits"),
+            format!("{hits} hit(s)"),
             "revealed",
         ));
     }
@@ -558,21 +571,42 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
             "officer attached",
             "5’s & 6’s to kill",
         ));
-        at_risk_check(dice, true, "at risk, officer attached to the target", &mut lookups)
+        at_risk_check(
+            dice,
+            true,
+            "at risk, officer attached to the target",
+            &mut lookups,
+        )
     });
 
     let mut headline = format!(
-        "{} ({} {}{}) fires {} {} at {}{}, hitting on {}{}: {} hit{}",
+        "{} fires {} {} ({} {}{}{}) at {}{}, {}: {} hit{}",
         capitalised(firer.arm.label()),
-        if artillery { "ammo" } else { "élan" },
-        pool.base,
-        if pool.halved { ", halved" } else { "" },
         pool.dice,
         if pool.dice == 1 { "die" } else { "dice" },
+        if artillery { "ammo" } else { "élan" },
+        pool.base,
+        if pool.halved {
+            format!(
+                " halved to {}: {}",
+                pool.after_halving,
+                pool.penalties.join(", ")
+            )
+        } else {
+            String::new()
+        },
+        if pool.bonus_dice > 0 {
+            format!("; +{}: {}", pool.bonus_dice, pool.bonuses.join(", "))
+        } else {
+            String::new()
+        },
         if target.mounted { "mounted " } else { "" },
         target.arm.label(),
-        pool.hits_on,
-        if pool.hits_on < 6 { "-6" } else { "" },
+        if pool.hits_on < 6 {
+            "5-6 hit"
+        } else {
+            "6s hit"
+        },
         hits,
         if hits == 1 { "" } else { "s" },
     );
@@ -622,9 +656,8 @@ impl Firer {
         if artillery {
             "artillery".to_owned()
         } else {
-            tables::weapon_row(self.weapon).map_or_else(|| "no weapon mark".to_owned(), |row| {
-                row.name.to_owned()
-            })
+            tables::weapon_row(self.weapon)
+                .map_or_else(|| "no weapon mark".to_owned(), |row| row.name.to_owned())
         }
     }
 }

@@ -258,7 +258,8 @@ fn base_dice(unit: &MeleeUnit) -> u32 {
 }
 
 fn battle_cry_words(unit: &MeleeUnit) -> Option<&'static str> {
-    unit.battle_cry.then_some("Yankee Hurrah! (YH) & Or Rebel Yell! (RY)")
+    unit.battle_cry
+        .then_some("Yankee Hurrah! (YH) & Or Rebel Yell! (RY)")
 }
 
 /// Modifiers both sides share: battle cry, Inspiring, the weapon's "+1" at contact.
@@ -283,7 +284,12 @@ fn common_modifiers(unit: &MeleeUnit, plus: &mut Vec<&'static str>, na: &mut Vec
     }
 }
 
-fn pool(base: u32, plus: Vec<&'static str>, minus: Vec<&'static str>, na: Vec<&'static str>) -> MeleePool {
+fn pool(
+    base: u32,
+    plus: Vec<&'static str>,
+    minus: Vec<&'static str>,
+    na: Vec<&'static str>,
+) -> MeleePool {
     let minus_dice = if minus.is_empty() {
         0
     } else {
@@ -508,7 +514,11 @@ fn attacker_outcome(
     let fatigue_after = unit.fatigue + taken;
     let broken = broken(unit, fatigue_after);
     let (retreat, advance, summary) = if broken == Some(true) {
-        (None, None, format!("the attacker takes {taken} fatigues and breaks"))
+        (
+            None,
+            None,
+            format!("the attacker takes {taken} fatigues and breaks"),
+        )
     } else if outcome == MeleeOutcome::DefenderHolds {
         (
             Some(tables::MELEE_RETREAT_BW),
@@ -582,7 +592,12 @@ fn pool_lookups(pool: &MeleePool, unit: &MeleeUnit, side: &str, lookups: &mut Ve
         ));
     }
     if let Some(why) = pool.rerolls_successes {
-        lookups.push(Lookup::new("Combat Modifiers", why, side, "Re-roll successes"));
+        lookups.push(Lookup::new(
+            "Combat Modifiers",
+            why,
+            side,
+            "Re-roll successes",
+        ));
     }
 }
 
@@ -620,7 +635,10 @@ pub fn resolve(inputs: MeleeInputs, dice: &mut DiceStream) -> Result<Resolved, R
     let mut attacker = attacker_outcome(&inputs, outcome, &mut lookups);
 
     // The Inspiring and Steadfast officers are "At risk" in the combats their die is used in.
-    if defender_pool.plus.iter().any(|w| w.starts_with("“Inspiring”"))
+    if defender_pool
+        .plus
+        .iter()
+        .any(|w| w.starts_with("“Inspiring”"))
         || defender_pool.plus.contains(&tables::MELEE_PLUS_ONE[2])
     {
         defender.officer_at_risk = Some(at_risk_check(
@@ -630,7 +648,11 @@ pub fn resolve(inputs: MeleeInputs, dice: &mut DiceStream) -> Result<Resolved, R
             &mut lookups,
         ));
     }
-    if attacker_pool.plus.iter().any(|w| w.starts_with("“Inspiring”")) {
+    if attacker_pool
+        .plus
+        .iter()
+        .any(|w| w.starts_with("“Inspiring”"))
+    {
         attacker.officer_at_risk = Some(at_risk_check(
             dice,
             false,

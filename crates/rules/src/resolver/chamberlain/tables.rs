@@ -81,11 +81,19 @@ pub enum FireBonus {
 
 /// "Artillery Bonus (Only one)": each "+1d6", but a battery takes only one of them.
 pub const ARTILLERY_BONUSES: [(FireBonus, &str, u32); 5] = [
-    (FireBonus::RhCounterBattery, "RH firing Counter battery (CB)", 1),
+    (
+        FireBonus::RhCounterBattery,
+        "RH firing Counter battery (CB)",
+        1,
+    ),
     (FireBonus::Canister, "Firing Cannister", 1),
     (FireBonus::ArtilleryFlank, "Firing at Flank", 1),
     (FireBonus::RangeTrait, "Artillery Range Trait", 1),
-    (FireBonus::ArtilleryOfficer, "Attached Artillery (A) officer", 1),
+    (
+        FireBonus::ArtilleryOfficer,
+        "Attached Artillery (A) officer",
+        1,
+    ),
 ];
 /// "Artillery Bonus (Only one)".
 pub const ARTILLERY_BONUS_LIMIT: u32 = 1;
@@ -155,6 +163,18 @@ pub enum WeaponEffect {
     HitsOnFiveSix,
     /// "-": may not fire at this range.
     MayNotFire,
+}
+
+impl WeaponEffect {
+    /// In words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            WeaponEffect::NoChange => "no change",
+            WeaponEffect::ExtraDie => "+1 die",
+            WeaponEffect::HitsOnFiveSix => "hits on 5,6",
+            WeaponEffect::MayNotFire => "may not fire",
+        }
+    }
 }
 
 /// One row of the weapon marks.
@@ -284,7 +304,10 @@ pub const MELEE_MINUS_ONE: [(AttackHindrance, &str); 6] = [
     (AttackHindrance::DifficultTerrain, "in Difficult Terrain"),
     (AttackHindrance::HastyWorks, "Attacking Hasty works"),
     (AttackHindrance::StreamsAndCrossing, "Streams & Crossing"),
-    (AttackHindrance::LightWoodsAndOrchards, "Light Woods & Orchards"),
+    (
+        AttackHindrance::LightWoodsAndOrchards,
+        "Light Woods & Orchards",
+    ),
     (AttackHindrance::Entrenchment, "Attacking Entrenchment"),
 ];
 /// The "-1D6" row's die.
