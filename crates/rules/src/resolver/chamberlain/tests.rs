@@ -1796,3 +1796,65 @@ fn an_unknown_action_is_refused() {
         .expect_err("no such action");
     assert_eq!(refusal.field, "body.action");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The worked examples of docs/rules/chamberlain-acw.md
+// ---------------------------------------------------------------------------------------------
+
+fn documented_stream() -> DiceStream {
+    DiceStream::from_text("c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z".into())
+}
+
+fn example_of(action: &str) -> Value {
+    Chamberlain
+        .actions()
+        .into_iter()
+        .find(|a| a.name == action)
+        .map(|a| a.example)
+        .expect("the action exists")
+}
+
+#[test]
+fn the_documented_worked_examples() {
+    let fire = resolver::resolve(
+        &Chamberlain,
+        "fire",
+        &example_of("fire"),
+        documented_stream(),
+    )
+    .expect("resolves");
+    let faces: Vec<u32> = fire.dice.iter().map(|d| d.value).collect();
+    let bytes: Vec<u8> = fire.dice.iter().map(|d| d.byte).collect();
+    assert_eq!(bytes, [192, 228, 245]);
+    assert_eq!(faces, [1, 1, 6]);
+    assert_eq!(fire.result["pool"]["base"], 6);
+    assert_eq!(fire.result["pool"]["after_halving"], 3);
+    assert_eq!(fire.result["hits"], 1);
+    assert_eq!(fire.result["target_fatigue"], 1);
+
+    let melee = resolver::resolve(
+        &Chamberlain,
+        "melee",
+        &example_of("melee"),
+        documented_stream(),
+    )
+    .expect("resolves");
+    let faces: Vec<u32> = melee.dice.iter().map(|d| d.value).collect();
+    assert_eq!(faces, [1, 1, 6, 6, 6, 2, 2, 1, 1, 4]);
+    let r = &melee.result;
+    assert_eq!(
+        (
+            r["attacker_pool"]["dice"].clone(),
+            r["defender_pool"]["dice"].clone()
+        ),
+        (json!(5), json!(5))
+    );
+    assert_eq!(
+        (r["defender_score"].clone(), r["attacker_score"].clone()),
+        (json!(3), json!(1))
+    );
+    assert_eq!(r["outcome"], "defender_holds");
+    assert_eq!(r["defender"]["fatigue_taken"], 1);
+    assert_eq!(r["attacker"]["fatigue_taken"], 2);
+    assert_eq!(r["attacker"]["retreat_bw"], 2);
+}
