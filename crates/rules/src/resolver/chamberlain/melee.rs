@@ -249,6 +249,12 @@ fn is_infantry(unit: &MeleeUnit) -> bool {
     unit.arm == Arm::Infantry
 }
 
+/// An Inspiring officer with infantry, or a Steadfast officer with defending infantry: its die
+/// counts, and it is "At risk".
+fn officer_at_risk(unit: &MeleeUnit, defending: bool) -> bool {
+    is_infantry(unit) && (unit.inspiring_officer || (defending && unit.steadfast_officer))
+}
+
 fn base_dice(unit: &MeleeUnit) -> u32 {
     if unit.arm.is_artillery() {
         unit.ammo.unwrap_or(0)
@@ -634,13 +640,8 @@ pub fn resolve(inputs: MeleeInputs, dice: &mut DiceStream) -> Result<Resolved, R
     );
     let mut attacker = attacker_outcome(&inputs, outcome, &mut lookups);
 
-    // The Inspiring and Steadfast officers are "At risk" in the combats their die is used in.
-    if defender_pool
-        .plus
-        .iter()
-        .any(|w| w.starts_with("“Inspiring”"))
-        || defender_pool.plus.contains(&tables::MELEE_PLUS_ONE[2])
-    {
+    // The Inspiring and Steadfast officers are "At risk" in the combats their die counts in.
+    if officer_at_risk(&inputs.defender, true) {
         defender.officer_at_risk = Some(at_risk_check(
             dice,
             false,
@@ -648,11 +649,7 @@ pub fn resolve(inputs: MeleeInputs, dice: &mut DiceStream) -> Result<Resolved, R
             &mut lookups,
         ));
     }
-    if attacker_pool
-        .plus
-        .iter()
-        .any(|w| w.starts_with("“Inspiring”"))
-    {
+    if officer_at_risk(&inputs.attacker, false) {
         attacker.officer_at_risk = Some(at_risk_check(
             dice,
             false,

@@ -916,6 +916,10 @@ fn modifiers_that_do_not_apply_add_nothing() {
     // Only the frontal defence die: Steadfast and Inspiring are for infantry.
     assert_eq!(melee_sizes(&defender), (4, 5, 5));
     assert_eq!(defender.not_applicable.len(), 2);
+    // Their officers' dice do not count, so they are not at risk either.
+    let (resolved, rolls) = run("melee", &value, 0);
+    assert!(rolls.iter().all(|r| !r.purpose.starts_with("at risk")));
+    assert!(resolved.result["attacker"]["officer_at_risk"].is_null());
 }
 
 #[test]
