@@ -596,7 +596,16 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
             String::new()
         },
         if pool.bonus_dice > 0 {
-            format!("; +{}: {}", pool.bonus_dice, pool.bonuses.join(", "))
+            let only_one = if pool.bonuses.len() as u32 > pool.bonus_dice {
+                " (only one of)"
+            } else {
+                ""
+            };
+            format!(
+                "; +{}{only_one}: {}",
+                pool.bonus_dice,
+                pool.bonuses.join(", ")
+            )
         } else {
             String::new()
         },
