@@ -9,6 +9,7 @@
 pub mod acw25mm;
 pub mod schulz;
 pub mod ops_tables;
+pub mod chamberlain;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -158,7 +159,7 @@ pub fn parse_inputs<T: DeserializeOwned>(inputs: &Value) -> Result<T, Refusal> {
 
 /// Every ruleset Adjutant serves.
 pub fn rulesets() -> Vec<&'static dyn Ruleset> {
-    vec![&acw25mm::Acw25mm, &schulz::Schulz, &ops_tables::OpsTables]
+    vec![&acw25mm::Acw25mm, &schulz::Schulz, &ops_tables::OpsTables, &chamberlain::Chamberlain]
 }
 
 /// The ruleset called `name`.
