@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs every test of Adjutant: the workspace's unit and property tests, the HTTP tests and the
+# store conformance suite on SQLite and on PostgreSQL.
+#
+# PostgreSQL: set ADJUTANT_TEST_POSTGRES_URL to use a server you have (the tests create and drop
+# their own databases in it). Without it, this script starts a throwaway cluster on loopback in
+# a temporary folder — installing Debian's `postgresql` package first if it is missing — and
+# stops it afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n== %s\n' "$*"; }
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" -eq 0 ]; then
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    apt_updated=1
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+pg_bin() {
+  local dir
+  for dir in /usr/lib/postgresql/*/bin; do
+    if [ -x "$dir/initdb" ]; then echo "$dir"; return 0; fi
+  done
+  return 1
+}
+
+start_postgres() {
+  local bin
+  if ! bin=$(pg_bin); then
+    log "installing PostgreSQL (Debian package postgresql)"
+    apt_install postgresql
+    bin=$(pg_bin)
+  fi
+  PG_DIR=$(mktemp -d /tmp/adjutant-pg.XXXXXX)
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  local run=()
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres: "$PG_DIR" 2>/dev/null || { useradd -r postgres && chown postgres: "$PG_DIR"; }
+    run=(runuser -u postgres --)
+  fi
+  log "starting a throwaway PostgreSQL cluster on 127.0.0.1:$port"
+  "${run[@]}" "$bin/initdb" -D "$PG_DIR/data" -U postgres -A trust -E UTF8 --no-sync >"$PG_DIR/initdb.log"
+  "${run[@]}" "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -o \
+    "-c listen_addresses=127.0.0.1 -p $port -k $PG_DIR -c fsync=off -c max_connections=400" start >/dev/null
+  PG_CTL=("${run[@]}" "$bin/pg_ctl" -D "$PG_DIR/data")
+  export ADJUTANT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres"
+}
+
+stop_postgres() {
+  if [ -n "${PG_DIR:-}" ]; then
+    "${PG_CTL[@]}" stop -m fast >/dev/null 2>&1 || true
+    rm -rf "$PG_DIR"
+  fi
+}
+trap stop_postgres EXIT
+
+if [ -z "${ADJUTANT_TEST_POSTGRES_URL:-}" ]; then
+  start_postgres
+fi
+# The PostgreSQL half of the conformance suite must run, not skip.
+export ADJUTANT_REQUIRE_POSTGRES=1
+
+log "cargo test (workspace: rules, stores, server, HTTP and conformance suites)"
+cargo test --workspace --locked
+
+log "all tests passed"

@@ -1,0 +1,339 @@
+//! The foundation's promises, over real HTTP, on SQLite and on PostgreSQL.
+
+use adjutant_e2e::reqwest::Method;
+use adjutant_e2e::serde_json::{json, Value};
+use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
+
+on_both_backends! {
+    the_stamp_comes_from_the_server => stamp_comes_from_the_server;
+    a_replayed_idempotency_key_stores_nothing_new => replayed_key_stores_nothing;
+    players_act_only_for_their_own_campaign_and_side => players_only_for_their_side;
+    the_audit_catches_a_tampered_post => audit_catches_tampering;
+    bad_requests_get_problems_and_store_nothing => bad_requests_store_nothing;
+    the_log_pages_in_order => log_pages_in_order;
+    tokens_are_issued_by_the_right_people => tokens_issued_by_the_right_people;
+}
+
+struct Game {
+    app: TestApp,
+    moderator: String,
+    campaign: String,
+    union: String,
+    confederate: String,
+}
+
+async fn game(backend: Backend) -> Game {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "Test campaign", "scenario": "short-acw"})).await;
+    let union = app.player(&moderator, &campaign, "union").await;
+    let confederate = app.player(&moderator, &campaign, "confederate").await;
+    Game { app, moderator, campaign, union, confederate }
+}
+
+fn note(text: &str) -> Value {
+    json!({"kind": "note", "body": {"text": text}})
+}
+
+async fn post_count(g: &Game) -> usize {
+    g.app.get(&format!("/v1/campaigns/{}/posts", g.campaign)).await.ok(200)["posts"].as_array().unwrap().len()
+}
+
+async fn stamp_comes_from_the_server(backend: Backend) {
+    let g = game(backend).await;
+    // The client tries every way it has to set the time: a Date header and a stamp in the body.
+    let answer = g
+        .app
+        .send(
+            Method::POST,
+            &format!("/v1/campaigns/{}/posts", g.campaign),
+            Some(&g.union),
+            Some(json!({"kind": "note", "body": {"stamp": "2001-01-01T00:00:00.000Z", "time": "0:00:01"}})),
+            &[("Idempotency-Key", "k1"), ("Date", "Mon, 01 Jan 2001 00:00:01 GMT")],
+        )
+        .await;
+    let post = answer.ok(201);
+    assert_eq!(post["stamp"], "2026-11-21T09:51:45.123Z");
+    assert_eq!(post["seq"], 1);
+    assert_eq!(post["numbers"]["time_of_day"], "9:51:45");
+    assert_eq!(post["numbers"]["result_number"]["n"], 95145);
+    assert_eq!(post["numbers"]["result_number"]["sqrt"], "308.455831522115");
+    assert_eq!(post["numbers"]["result_number"]["result"], 21);
+    assert_eq!(post["numbers"]["milliseconds"], 123);
+    assert_eq!(post["numbers"]["milliseconds_mod_6"], 3);
+
+    // A later post gets the clock's later time, and a stamp field at the top level is refused
+    // outright: there is no field for the time.
+    g.app.clock.set(seed_morning() + chrono::Duration::seconds(10));
+    let second = g.app.post(&g.union, &g.campaign, note("later")).await;
+    assert_eq!(second.ok(201)["stamp"], "2026-11-21T09:51:55.123Z");
+    let refused = g
+        .app
+        .post(&g.union, &g.campaign, json!({"kind": "note", "stamp": "2001-01-01T00:00:00Z", "body": {}}))
+        .await;
+    refused.problem(422, "body.stamp");
+    assert_eq!(post_count(&g).await, 2);
+
+    // The stored post says the same.
+    let stored = g.app.get(&format!("/v1/campaigns/{}/posts/1", g.campaign)).await;
+    assert_eq!(stored.ok(200)["stamp"], "2026-11-21T09:51:45.123Z");
+}
+
+async fn replayed_key_stores_nothing(backend: Backend) {
+    let g = game(backend).await;
+    let first = g.app.post_with_key(&g.union, &g.campaign, "same-key", note("advance")).await;
+    let first = first.ok(201).clone();
+
+    g.app.clock.set(seed_morning() + chrono::Duration::seconds(5));
+    let again = g.app.post_with_key(&g.union, &g.campaign, "same-key", note("advance")).await;
+    assert_eq!(again.headers["idempotent-replayed"], "true");
+    assert_eq!(again.ok(200), &first, "the replay answers exactly what was stored");
+
+    let other = g.app.post_with_key(&g.union, &g.campaign, "same-key", note("retreat")).await;
+    other.problem(422, "Idempotency-Key");
+
+    let missing = g
+        .app
+        .send(Method::POST, &format!("/v1/campaigns/{}/posts", g.campaign), Some(&g.union), Some(note("x")), &[])
+        .await;
+    missing.problem(400, "Idempotency-Key");
+
+    assert_eq!(post_count(&g).await, 1);
+    assert_eq!(g.app.db.count("posts").await, 1);
+    assert_eq!(g.app.db.count("idempotency_keys").await, 1);
+
+    // The same key from another player is that player's own key.
+    let theirs = g.app.post_with_key(&g.confederate, &g.campaign, "same-key", note("advance")).await;
+    assert_eq!(theirs.ok(201)["seq"], 2);
+}
+
+async fn players_only_for_their_side(backend: Backend) {
+    let g = game(backend).await;
+    let other_campaign =
+        g.app.campaign(&g.moderator, json!({"name": "Another campaign", "scenario": "short-acw"})).await;
+
+    let elsewhere = g.app.post(&g.union, &other_campaign, note("sneaky")).await;
+    elsewhere.problem(403, "Authorization");
+
+    let other_side = g.app.post(&g.union, &g.campaign, json!({"kind": "note", "side": "confederate", "body": {}})).await;
+    other_side.problem(403, "Authorization");
+    let other_side = g.app.post(&g.confederate, &g.campaign, json!({"kind": "note", "side": "union", "body": {}})).await;
+    other_side.problem(403, "Authorization");
+
+    let moderator_post = g.app.post(&g.moderator, &g.campaign, note("as moderator")).await;
+    moderator_post.problem(403, "Authorization");
+
+    let own = g.app.post(&g.confederate, &g.campaign, json!({"kind": "note", "side": "rebel", "body": {}})).await;
+    assert_eq!(own.ok(201)["side"], "confederate");
+
+    assert_eq!(g.app.db.count("posts").await, 1);
+}
+
+async fn audit_catches_tampering(backend: Backend) {
+    let g = game(backend).await;
+    for i in 0..3 {
+        g.app.clock.set(seed_morning() + chrono::Duration::milliseconds(i * 1001));
+        g.app.post(&g.union, &g.campaign, note(&format!("order {i}"))).await.ok(201);
+    }
+    let clean = g.app.get(&format!("/v1/campaigns/{}/posts/3/audit", g.campaign)).await;
+    let clean = clean.ok(200);
+    assert_eq!(clean["ok"], true, "{clean}");
+    assert_eq!(clean["chain"]["ok"], true);
+    assert_eq!(clean["chain"]["stored_hash"], clean["chain"]["recomputed_hash"]);
+    let first = g.app.get(&format!("/v1/campaigns/{}/posts/1/audit", g.campaign)).await;
+    let first = first.ok(200);
+    assert_eq!(first["numbers"]["result_number"]["result"], 21);
+    assert_eq!(first["numbers"]["result_number"]["bc"], "echo 'scale=12; sqrt(95145)' | bc");
+    assert!(first["steps"].as_array().unwrap().iter().any(|s| s.as_str().unwrap().contains("\"21\"")), "{first}");
+    assert!(first["dice_stream"]["command"].as_str().unwrap().ends_with("/0' | sha256sum"));
+
+    // The store refuses to rewrite a post...
+    let refused = g.app.db.try_execute("UPDATE posts SET body = '{\"text\":\"forged\"}' WHERE seq = 2").await;
+    assert!(refused.unwrap_err().contains("append-only"), "an UPDATE of a post must be refused by the schema");
+    let refused = g.app.db.try_execute("DELETE FROM posts WHERE seq = 3").await;
+    assert!(refused.unwrap_err().contains("append-only"), "a DELETE of a post must be refused by the schema");
+
+    // ...so a tamperer has to remove the guard first. The audit still sees it.
+    match backend {
+        Backend::Sqlite => {
+            g.app
+                .db
+                .execute(
+                    "DROP TRIGGER posts_append_only_update;
+                     UPDATE posts SET body = '{\"text\":\"forged\"}' WHERE seq = 2;",
+                )
+                .await
+        }
+        Backend::Postgres => {
+            g.app
+                .db
+                .execute(
+                    "ALTER TABLE posts DISABLE TRIGGER posts_append_only;
+                     UPDATE posts SET body = '{\"text\":\"forged\"}' WHERE seq = 2;",
+                )
+                .await
+        }
+    }
+    let audit = g.app.get(&format!("/v1/campaigns/{}/posts/3/audit", g.campaign)).await;
+    let audit = audit.ok(200);
+    assert_eq!(audit["ok"], false);
+    assert_eq!(audit["chain"]["ok"], false);
+    let problems = audit["problems"].as_array().unwrap();
+    assert!(problems.iter().any(|p| p.as_str().unwrap().starts_with("post 2: stored hash")), "{audit}");
+    // Post 1 is still fine on its own.
+    let audit_1 = g.app.get(&format!("/v1/campaigns/{}/posts/1/audit", g.campaign)).await;
+    assert_eq!(audit_1.ok(200)["ok"], true);
+}
+
+async fn bad_requests_store_nothing(backend: Backend) {
+    let g = game(backend).await;
+    let path = format!("/v1/campaigns/{}/posts", g.campaign);
+    let raw = |body: &'static str, content_type: &'static str| {
+        let app = &g.app;
+        let path = path.clone();
+        let token = g.union.clone();
+        async move {
+            let response = app
+                .client
+                .post(format!("{}{path}", app.base))
+                .bearer_auth(token)
+                .header("Idempotency-Key", uuid_key())
+                .header("Content-Type", content_type)
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            adjutant_e2e::read(response).await
+        }
+    };
+    raw("{\"kind\": \"note\", \"body\": ", "application/json").await.problem(400, "body");
+    raw("{\"kind\": \"note\"}", "text/plain").await.problem(415, "Content-Type");
+    raw("{\"kind\": \"note\", \"colour\": \"blue\"}", "application/json").await.problem(422, "body");
+    raw("{\"kind\": 7}", "application/json").await.problem(422, "body.kind");
+    raw("{\"kind\": \"Not A Kind!\"}", "application/json").await.problem(422, "body.kind");
+    raw("{\"kind\": \"note\", \"body\": [1]}", "application/json").await.problem(422, "body.body");
+
+    let huge = format!("{{\"kind\": \"note\", \"body\": {{\"text\": \"{}\"}}}}", "x".repeat(200_000));
+    let response = g
+        .app
+        .client
+        .post(format!("{}{path}", g.app.base))
+        .bearer_auth(&g.union)
+        .header("Idempotency-Key", uuid_key())
+        .header("Content-Type", "application/json")
+        .body(huge)
+        .send()
+        .await
+        .unwrap();
+    adjutant_e2e::read(response).await.problem(413, "body");
+
+    let anonymous = g
+        .app
+        .send(Method::POST, &path, None, Some(note("who am I")), &[("Idempotency-Key", "anon")])
+        .await;
+    anonymous.problem(401, "Authorization");
+    let unknown = g.app.post("adj_0000", &g.campaign, note("forged token")).await;
+    unknown.problem(401, "Authorization");
+    let malformed = g
+        .app
+        .send(Method::POST, &path, None, Some(note("x")), &[("Idempotency-Key", "m"), ("Authorization", "Basic abc")])
+        .await;
+    malformed.problem(401, "Authorization");
+
+    let nowhere = g.app.post(&g.union, "not-a-uuid", note("x")).await;
+    nowhere.problem(404, "path.id");
+    let missing = g.app.post(&g.union, &uuid_key(), note("x")).await;
+    missing.problem(404, "path.id");
+
+    assert_eq!(g.app.db.count("posts").await, 0);
+    assert_eq!(g.app.db.count("idempotency_keys").await, 0);
+}
+
+fn uuid_key() -> String {
+    format!("{:032x}", rand_u128())
+}
+
+fn rand_u128() -> u128 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() ^ (u128::from(n) << 64)
+}
+
+async fn log_pages_in_order(backend: Backend) {
+    let g = game(backend).await;
+    for i in 0..7 {
+        g.app.clock.advance(chrono::Duration::milliseconds(250));
+        g.app.post(if i % 2 == 0 { &g.union } else { &g.confederate }, &g.campaign, note(&format!("{i}"))).await.ok(201);
+    }
+    let page = g.app.get(&format!("/v1/campaigns/{}/posts?limit=3", g.campaign)).await;
+    let page = page.ok(200);
+    let seqs: Vec<i64> = page["posts"].as_array().unwrap().iter().map(|p| p["seq"].as_i64().unwrap()).collect();
+    assert_eq!(seqs, vec![1, 2, 3]);
+    assert_eq!(page["next_after"], 3);
+    let rest = g.app.get(&format!("/v1/campaigns/{}/posts?after=3&limit=10", g.campaign)).await;
+    let rest = rest.ok(200);
+    let posts = rest["posts"].as_array().unwrap();
+    assert_eq!(posts.len(), 4);
+    assert_eq!(rest["next_after"], Value::Null);
+    for pair in posts.windows(2) {
+        assert_eq!(pair[1]["prev_hash"], pair[0]["hash"]);
+        assert!(pair[1]["stamp"].as_str() > pair[0]["stamp"].as_str());
+    }
+    g.app.get(&format!("/v1/campaigns/{}/posts?limit=0", g.campaign)).await.problem(400, "query.limit");
+    g.app.get(&format!("/v1/campaigns/{}/posts?after=x", g.campaign)).await.problem(400, "query");
+}
+
+async fn tokens_issued_by_the_right_people(backend: Backend) {
+    let g = game(backend).await;
+    let app = &g.app;
+    app.request(Method::POST, "/v1/moderators", Some(&g.moderator), Some(json!({"name": "x"})))
+        .await
+        .problem(403, "Authorization");
+    app.request(Method::POST, "/v1/moderators", None, Some(json!({"name": "x"}))).await.problem(401, "Authorization");
+    app.request(Method::POST, "/v1/moderators", Some(&app.admin_token), Some(json!({"name": ""})))
+        .await
+        .problem(422, "body.name");
+
+    let other_moderator = app.moderator().await;
+    app.request(
+        Method::POST,
+        &format!("/v1/campaigns/{}/players", g.campaign),
+        Some(&other_moderator),
+        Some(json!({"name": "p", "side": "union"})),
+    )
+    .await
+    .problem(403, "Authorization");
+    app.request(
+        Method::POST,
+        &format!("/v1/campaigns/{}/players", g.campaign),
+        Some(&g.moderator),
+        Some(json!({"name": "p", "side": "prussia"})),
+    )
+    .await
+    .problem(422, "body.side");
+    app.request(Method::POST, "/v1/campaigns", Some(&g.union), Some(json!({"name": "mine"})))
+        .await
+        .problem(403, "Authorization");
+    app.request(
+        Method::POST,
+        "/v1/campaigns",
+        Some(&g.moderator),
+        Some(json!({"name": "zoned", "settings": {"time_zone": "Mars/Olympus"}})),
+    )
+    .await
+    .problem(422, "body.settings.time_zone");
+
+    let bot = app
+        .request(Method::POST, &format!("/v1/campaigns/{}/bots", g.campaign), Some(&g.moderator), Some(json!({"name": "b"})))
+        .await;
+    let bot = bot.ok(201);
+    assert!(bot["token"].as_str().unwrap().starts_with("adj_"));
+    assert_eq!(bot["token"].as_str().unwrap().len(), 4 + 64);
+    // Tokens are stored only as hashes.
+    assert_eq!(app.db.count("principals").await, 5);
+    let campaign = app.get(&format!("/v1/campaigns/{}", g.campaign)).await;
+    assert_eq!(campaign.ok(200)["settings"]["first_digit"], 9);
+    let list = app.get("/v1/campaigns").await;
+    assert_eq!(list.ok(200)["campaigns"].as_array().unwrap().len(), 1);
+}

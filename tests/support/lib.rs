@@ -1,0 +1,296 @@
+//! What the end-to-end tests share: a real Adjutant server on a random loopback port with a
+//! fresh database (a temporary SQLite file, or a new PostgreSQL database) and a clock the test
+//! sets by hand.
+//!
+//! PostgreSQL tests use `ADJUTANT_TEST_POSTGRES_URL` (the README's test command starts a
+//! throwaway server and sets it). Without it they are skipped with a note, unless
+//! `ADJUTANT_REQUIRE_POSTGRES=1`, which the test command sets so CI can never skip them.
+
+use std::sync::{Arc, Once};
+
+use adjutant_server::clock::ManualClock;
+use adjutant_server::config::Config;
+use adjutant_server::{open_store, AppState};
+use adjutant_store::Store;
+use chrono::{DateTime, TimeZone, Utc};
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use sqlx::Connection;
+
+pub use reqwest;
+pub use serde_json;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs a test body once per backend: `backends!(name, |backend| async move { … })`.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident => $body:path;)+) => {
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                super::$body($crate::Backend::Sqlite).await;
+            })+
+        }
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                if $crate::postgres_admin_url().is_none() {
+                    return;
+                }
+                super::$body($crate::Backend::Postgres).await;
+            })+
+        }
+    };
+}
+
+fn init_tracing() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("TEST_LOG").is_some() {
+            let _ = tracing_subscriber::fmt().with_env_filter("info,adjutant=debug").with_test_writer().try_init();
+        }
+    });
+}
+
+/// The PostgreSQL server tests may use, or `None` (skip) when there is none and none is required.
+pub fn postgres_admin_url() -> Option<String> {
+    match std::env::var("ADJUTANT_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            if std::env::var("ADJUTANT_REQUIRE_POSTGRES").as_deref() == Ok("1") {
+                panic!("ADJUTANT_REQUIRE_POSTGRES=1 but ADJUTANT_TEST_POSTGRES_URL is not set");
+            }
+            eprintln!("note: ADJUTANT_TEST_POSTGRES_URL is not set; skipping the PostgreSQL half of this test");
+            None
+        }
+    }
+}
+
+/// A database of its own for one test.
+pub struct TestDb {
+    pub url: String,
+    pub backend: Backend,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl TestDb {
+    pub async fn new(backend: Backend) -> Self {
+        match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let url = format!("sqlite://{}", dir.path().join("adjutant.db").display());
+                Self { url, backend, _dir: Some(dir) }
+            }
+            Backend::Postgres => {
+                let admin = postgres_admin_url().expect("PostgreSQL URL");
+                let name = format!("adjutant_test_{}", uuid::Uuid::new_v4().simple());
+                let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect to PostgreSQL");
+                sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create database");
+                let base = admin.rsplit_once('/').map_or(admin.as_str(), |(base, _)| base);
+                Self { url: format!("{base}/{name}"), backend, _dir: None }
+            }
+        }
+    }
+
+    pub async fn store(&self) -> Arc<dyn Store> {
+        open_store(&self.url).await.expect("open store")
+    }
+
+    /// Runs raw SQL on the database behind the server's back (to play the tamperer).
+    pub async fn execute(&self, sql: &str) {
+        if let Err(e) = self.try_execute(sql).await {
+            panic!("{sql}: {e}");
+        }
+    }
+
+    /// Runs raw SQL, returning what the database said.
+    pub async fn try_execute(&self, sql: &str) -> Result<(), String> {
+        match self.backend {
+            Backend::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.url).await.map_err(|e| e.to_string())?;
+                sqlx::raw_sql(sql).execute(&mut conn).await.map(|_| ()).map_err(|e| e.to_string())
+            }
+            Backend::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&self.url).await.map_err(|e| e.to_string())?;
+                sqlx::raw_sql(sql).execute(&mut conn).await.map(|_| ()).map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// Counts rows of a table.
+    pub async fn count(&self, table: &str) -> i64 {
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        match self.backend {
+            Backend::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.url).await.expect("connect");
+                sqlx::query_scalar(&sql).fetch_one(&mut conn).await.expect(&sql)
+            }
+            Backend::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&self.url).await.expect("connect");
+                sqlx::query_scalar(&sql).fetch_one(&mut conn).await.expect(&sql)
+            }
+        }
+    }
+}
+
+/// The day every test starts on, at 9:51:45.123 UTC.
+pub fn seed_morning() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 21, 9, 51, 45).unwrap() + chrono::Duration::milliseconds(123)
+}
+
+/// A running server.
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub clock: Arc<ManualClock>,
+    pub admin_token: String,
+    pub db: TestDb,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// An HTTP answer, read whole.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub content_type: String,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+    pub text: String,
+}
+
+impl Answer {
+    /// Asserts a problem+json answer with this status naming `field`; returns the problem.
+    #[track_caller]
+    pub fn problem(&self, status: u16, field: &str) -> &Value {
+        assert_eq!(self.status.as_u16(), status, "{}", self.text);
+        assert_eq!(self.content_type, "application/problem+json", "{}", self.text);
+        assert_eq!(self.body["status"], status, "{}", self.text);
+        assert_eq!(self.body["field"], field, "{}", self.text);
+        assert!(self.body["rule"].is_string(), "{}", self.text);
+        assert!(self.body["detail"].as_str().is_some_and(|d| !d.is_empty()), "{}", self.text);
+        &self.body
+    }
+
+    #[track_caller]
+    pub fn ok(&self, status: u16) -> &Value {
+        assert_eq!(self.status.as_u16(), status, "{}", self.text);
+        &self.body
+    }
+}
+
+impl TestApp {
+    pub async fn spawn(backend: Backend) -> Self {
+        Self::spawn_with(backend, |_| {}).await
+    }
+
+    pub async fn spawn_with(backend: Backend, configure: impl FnOnce(&mut Config)) -> Self {
+        init_tracing();
+        let db = TestDb::new(backend).await;
+        let admin_token = format!("operator-{}", uuid::Uuid::new_v4());
+        let mut config = Config::defaults();
+        config.database_url = db.url.clone();
+        config.listen = "127.0.0.1:0".into();
+        config.scenarios_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/config/scenarios").into();
+        config.admin_token = Some(adjutant_server::auth::Secret::new(admin_token.clone()));
+        configure(&mut config);
+        let store = db.store().await;
+        let clock = Arc::new(ManualClock::new(seed_morning()));
+        let state = AppState::new(config, store, clock.clone()).expect("app state");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("address"));
+        let server = tokio::spawn(async move {
+            let _ = adjutant_server::serve(listener, state).await;
+        });
+        Self { base, client: reqwest::Client::new(), clock, admin_token, db, server }
+    }
+
+    pub async fn request(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Answer {
+        self.send(method, path, token, body, &[]).await
+    }
+
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Answer {
+        let mut req = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(token) = token {
+            req = req.bearer_auth(token);
+        }
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        read(req.send().await.expect("request")).await
+    }
+
+    pub async fn get(&self, path: &str) -> Answer {
+        self.request(Method::GET, path, None, None).await
+    }
+
+    /// Creates a moderator and returns their token.
+    pub async fn moderator(&self) -> String {
+        let answer =
+            self.request(Method::POST, "/v1/moderators", Some(&self.admin_token), Some(json!({"name": "Moderator"}))).await;
+        answer.ok(201)["token"].as_str().expect("token").to_owned()
+    }
+
+    /// Creates a campaign as `moderator`; returns its id.
+    pub async fn campaign(&self, moderator: &str, body: Value) -> String {
+        let answer = self.request(Method::POST, "/v1/campaigns", Some(moderator), Some(body)).await;
+        answer.ok(201)["id"].as_str().expect("id").to_owned()
+    }
+
+    /// Issues a player token for `side`.
+    pub async fn player(&self, moderator: &str, campaign: &str, side: &str) -> String {
+        let answer = self
+            .request(
+                Method::POST,
+                &format!("/v1/campaigns/{campaign}/players"),
+                Some(moderator),
+                Some(json!({"name": format!("{side} player"), "side": side})),
+            )
+            .await;
+        answer.ok(201)["token"].as_str().expect("token").to_owned()
+    }
+
+    /// Posts with a fresh idempotency key.
+    pub async fn post(&self, token: &str, campaign: &str, body: Value) -> Answer {
+        let key = uuid::Uuid::new_v4().to_string();
+        self.post_with_key(token, campaign, &key, body).await
+    }
+
+    pub async fn post_with_key(&self, token: &str, campaign: &str, key: &str, body: Value) -> Answer {
+        self.send(Method::POST, &format!("/v1/campaigns/{campaign}/posts"), Some(token), Some(body), &[("Idempotency-Key", key)])
+            .await
+    }
+}
+
+pub async fn read(response: reqwest::Response) -> Answer {
+    let status = response.status();
+    let headers = response.headers().clone();
+    let content_type = headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let text = response.text().await.expect("body");
+    let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+    Answer { status, content_type, headers, body, text }
+}
