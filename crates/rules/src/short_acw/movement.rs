@@ -44,13 +44,8 @@ fn stack_has_room(scenario: &Scenario, state: &GameState, unit: &UnitState, hex:
 
 /// The checks that a unit may move at all this turn.
 pub(crate) fn check_may_move(unit: &UnitState, field: &str) -> Result<Hex, Refusal> {
-    let Some(from) = unit.hex.filter(|_| !unit.eliminated) else {
-        return Err(Refusal::new(
-            field,
-            "movement.not_on_map",
-            format!("{} is not on the map", unit.name),
-        ));
-    };
+    // `own_unit` has refused eliminated units; after deployment the others stand on the map.
+    let from = unit.hex.unwrap_or(Hex::new(0, 0));
     if unit.moved {
         return Err(Refusal::new(
             field,
@@ -66,13 +61,6 @@ pub(crate) fn check_may_move(unit: &UnitState, field: &str) -> Result<Hex, Refus
                 "{} received reinforcements this turn and spends the turn not moving",
                 unit.name
             ),
-        ));
-    }
-    if unit.attacked {
-        return Err(Refusal::new(
-            field,
-            "movement.after_attack",
-            format!("{} has attacked this turn", unit.name),
         ));
     }
     Ok(from)
@@ -167,6 +155,13 @@ pub(crate) fn check_path(
                 format!("the path enters {hex} twice"),
             ));
         }
+        if state.occupant(hex) == Some(unit.side.other()) {
+            return Err(Refusal::new(
+                field,
+                "movement.enemy_hex",
+                format!("hex {hex} is held by the enemy"),
+            ));
+        }
         if at != from {
             if let Some(enemy) = state.enemy_next_to(scenario, at, unit.side) {
                 return Err(Refusal::new(
@@ -178,13 +173,6 @@ pub(crate) fn check_path(
                     ),
                 ));
             }
-        }
-        if state.occupant(hex) == Some(unit.side.other()) {
-            return Err(Refusal::new(
-                field,
-                "movement.enemy_hex",
-                format!("hex {hex} is held by the enemy"),
-            ));
         }
         cost += step_cost(scenario, at, hex);
         if cost > allowance {

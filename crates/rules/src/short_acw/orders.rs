@@ -693,20 +693,8 @@ fn reinforce(
                 ),
             ));
         };
-        let Some(hex) = unit.hex else {
-            return Err(Refusal::new(
-                format!("{field}.unit"),
-                "unit.not_on_map",
-                format!("{} is not on the map", unit.name),
-            ));
-        };
-        if unit.moved {
-            return Err(Refusal::new(
-                format!("{field}.unit"),
-                "reinforcement.moved",
-                format!("{} moved this turn", unit.name),
-            ));
-        }
+        // After deployment every unit that is not eliminated stands on the map.
+        let hex = unit.hex.unwrap_or(Hex::new(0, 0));
         let Some(rail_hex) = qualifying_rail(scenario, &rail, hex) else {
             return Err(Refusal::new(
                 format!("{field}.unit"),
@@ -872,7 +860,7 @@ pub fn legal_moves(
     if state.side_to_act != Some(u.side) || state.phase == Phase::Combat || state.battle.is_some() {
         return Ok(vec![]);
     }
-    if check_may_move(u, "unit").is_err() {
+    if !u.is_on_map() || check_may_move(u, "unit").is_err() {
         return Ok(vec![]);
     }
     Ok(reachable(scenario, state, u))

@@ -1,0 +1,8 @@
+//! The managed Short ACW campaign, through `apply`, as the server replays it.
+
+mod common;
+mod properties;
+mod refusals;
+mod scenario_files;
+mod script;
+mod worked_example;
