@@ -199,7 +199,7 @@ pub fn post_kinds() -> Vec<PostKindSpec> {
         spec::<ReinforceBody>(
             "reinforce",
             "Spend stored points (before moving): infantry factor 1, cavalry or artillery factor 2, new unit 1; only in or next to a rail hex joined to a map edge by friendly rail. Reinforced units do not move this turn.",
-            json!({"factors": [{"unit": "us-14th-inf", "factors": 1}], "new_units": [{"name": "1st Volunteers", "arm": "infantry", "hex": "0206", "factors": 0}]}),
+            json!({"factors": [{"unit": "us-14th-inf", "factors": 1}], "new_units": [{"name": "1st Volunteers", "arm": "infantry", "hex": "0106", "factors": 0}]}),
         ),
         spec::<MoveBody>(
             "move",
@@ -214,7 +214,7 @@ pub fn post_kinds() -> Vec<PostKindSpec> {
         spec::<CavalryOptionBody>(
             "cavalry_option",
             "The defender's answer when infantry attack its cavalry: retreat the cavalry 1 hex before the battle, or stand.",
-            json!({"retreat": true, "hex": "0703"}),
+            json!({"retreat": true, "hex": "0705"}),
         ),
         spec::<EmptyBody>(
             "resolve_attack",
@@ -229,7 +229,7 @@ pub fn post_kinds() -> Vec<PostKindSpec> {
         spec::<RetreatBody>(
             "retreat",
             "The loser's retreat: 1 or 2 hexes for each unit; ending next to the enemy costs half the unit's factors.",
-            json!({"paths": [{"unit": "cs-51st-inf", "path": ["0703", "0803"]}]}),
+            json!({"paths": [{"unit": "cs-51st-inf", "path": ["0704", "0804"]}, {"unit": "cs-52nd-inf", "path": ["0704"]}]}),
         ),
         spec::<EmptyBody>(
             "end_turn",
