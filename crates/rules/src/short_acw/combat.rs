@@ -133,7 +133,7 @@ pub fn round_half_up(p: u64, q: u64) -> u64 {
 }
 
 fn halves_text(halves: u64) -> String {
-    if halves % 2 == 0 {
+    if halves & 1 == 0 {
         (halves / 2).to_string()
     } else {
         format!("{}.5", halves / 2)
