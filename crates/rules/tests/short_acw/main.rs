@@ -6,4 +6,5 @@ mod properties;
 mod refusals;
 mod scenario_files;
 mod script;
+mod victory;
 mod worked_example;

@@ -46,8 +46,9 @@ proptest! {
     }
 }
 
-/// Builds a plausible post from the current state and a few random numbers.
-fn make_post(g: &Game, pick: (u8, u16, u16, u16)) -> (Option<Side>, String, Value) {
+/// Builds a plausible post from the current state and a few random numbers. The flag says the
+/// post must be accepted (a move `legal_moves` offered).
+fn make_post(g: &Game, pick: (u8, u16, u16, u16)) -> (Option<Side>, String, Value, bool) {
     let (kind, a, b, _) = pick;
     let s = &g.state;
     let acting = s.side_to_act;
@@ -64,14 +65,22 @@ fn make_post(g: &Game, pick: (u8, u16, u16, u16)) -> (Option<Side>, String, Valu
     match kind % 12 {
         0..=3 => {
             let Some(unit) = pick_unit(a) else {
-                return (acting, "end_turn".into(), json!({}));
+                return (acting, "end_turn".into(), json!({}), false);
             };
             let moves = legal_moves(&g.scenario, s, &unit).unwrap_or_default();
-            let path = match moves.get(b as usize % moves.len().max(1)) {
-                Some(r) => json!(r.path),
-                None => json!([format!("{:02}{:02}", 1 + b % 16, 1 + a % 12)]),
+            let (path, offered) = match moves.get(b as usize % moves.len().max(1)) {
+                Some(r) => (json!(r.path), true),
+                None => (
+                    json!([format!("{:02}{:02}", 1 + b % 16, 1 + a % 12)]),
+                    false,
+                ),
             };
-            (acting, "move".into(), json!({"unit": unit, "path": path}))
+            (
+                acting,
+                "move".into(),
+                json!({"unit": unit, "path": path}),
+                offered,
+            )
         }
         4 | 10 | 11 => {
             // Attack the first enemy hex next to a unit, with everything next to it.
@@ -87,6 +96,7 @@ fn make_post(g: &Game, pick: (u8, u16, u16, u16)) -> (Option<Side>, String, Valu
                         acting,
                         "attack".into(),
                         json!({"units": units, "target": target}),
+                        false,
                     );
                 }
             }
@@ -94,6 +104,7 @@ fn make_post(g: &Game, pick: (u8, u16, u16, u16)) -> (Option<Side>, String, Valu
                 acting,
                 "attack".into(),
                 json!({"units": [pick_unit(a)], "target": "0101"}),
+                false,
             )
         }
         5 | 6 => match awaited {
@@ -126,22 +137,24 @@ fn make_post(g: &Game, pick: (u8, u16, u16, u16)) -> (Option<Side>, String, Valu
                     "casualty_order" => json!({"order": []}),
                     _ => json!({}),
                 };
-                (Some(w.side), w.kind.clone(), body)
+                (Some(w.side), w.kind.clone(), body, false)
             }
-            None => (acting, "end_turn".into(), json!({})),
+            None => (acting, "end_turn".into(), json!({}), false),
         },
         7 => (
             acting.map(Side::other),
             ["move", "end_turn", "retreat"][a as usize % 3].into(),
             json!({}),
+            false,
         ),
-        8 => (acting, "reinforcement".into(), json!({})),
+        8 => (acting, "reinforcement".into(), json!({}), false),
         _ => {
             let unit = pick_unit(a);
             (
                 acting,
                 "reinforce".into(),
                 json!({"factors": [{"unit": unit, "factors": 1 + b % 2}]}),
+                false,
             )
         }
     }
@@ -188,12 +201,15 @@ proptest! {
         // From just after deployment, or from the worked example's armies face to face.
         let mut g = if at_the_river { scripted(13) } else { scripted(2) };
         for pick in picks {
-            let (side, kind, body) = make_post(&g, pick);
+            let (side, kind, body, offered) = make_post(&g, pick);
             let stamp = g.clock + Duration::milliseconds(1_000 + i64::from(pick.3) * 37);
             let before: GameState = g.state.clone();
-            match g.post_at(side, &kind, body, stamp) {
+            match g.post_at(side, &kind, body.clone(), stamp) {
                 Ok(_) => check_invariants(&g)?,
-                Err(_) => prop_assert_eq!(&g.state, &before),
+                Err(r) => {
+                    prop_assert!(!offered, "a move legal_moves offered was refused: {} {}", body, r);
+                    prop_assert_eq!(&g.state, &before);
+                }
             }
             if g.state.result.is_some() {
                 break;
