@@ -943,14 +943,13 @@ fn attack(
                 format!("{} has already attacked this turn", unit.name),
             ));
         }
-        let Some(hex) = unit.hex.filter(|h| h.is_adjacent(body.target)) else {
+        if !unit.hex.is_some_and(|h| h.is_adjacent(body.target)) {
             return Err(Refusal::new(
                 field,
                 "combat.adjacent",
                 format!("{} is not next to {}", unit.name, body.target),
             ));
-        };
-        let _ = hex;
+        }
         factors += unit.factors;
         infantry |= unit.arm == Arm::Infantry;
     }
@@ -1291,6 +1290,7 @@ fn retreat(
     let before = state.clone();
     let mut named: Vec<String> = vec![];
     let mut moves = vec![];
+    let mut no_retreat: Vec<String> = vec![];
     for (i, p) in body.paths.iter().enumerate() {
         let field = format!("body.paths[{i}]");
         if !b.retreating.contains(&p.unit) {
@@ -1313,11 +1313,17 @@ fn retreat(
             ));
         }
         named.push(p.unit.clone());
-        if !(1..=2).contains(&p.path.len()) {
+        if p.path.is_empty() {
+            // The owner finds no legal retreat for the unit (for instance when the units'
+            // retreats cannot all fit): "a unit with no legal retreat is eliminated".
+            no_retreat.push(p.unit.clone());
+            continue;
+        }
+        if p.path.len() > 2 {
             return Err(Refusal::new(
                 format!("{field}.path"),
                 "retreat.length",
-                "Seed: \"Defeated Armies may retreat up to two hexes, and must retreat at least one.\"",
+                "Seed: \"Defeated Armies may retreat up to two hexes, and must retreat at least one.\" (An empty path gives the unit up as having no retreat.)",
             ));
         }
         let Some(from) = before.unit(&p.unit).and_then(|u| u.hex) else {
@@ -1389,14 +1395,24 @@ fn retreat(
         if let Some(u) = state.unit_mut(id) {
             u.moved = true;
             u.fortified = false;
+            if no_retreat.contains(id) {
+                u.eliminated = true;
+                u.hex = None;
+            }
         }
     }
-    let losses = retreat_losses(scenario, state, &named);
+    let retreated: Vec<String> = named
+        .iter()
+        .filter(|id| !no_retreat.contains(id))
+        .cloned()
+        .collect();
+    let losses = retreat_losses(scenario, state, &retreated);
     state.battle = None;
     out.push(Outcome::new(
         "retreat",
         format!("Battle {}: the {side} retreats from {}", b.number, b.target),
         json!({"battle": b.number, "side": side, "moves": moves, "losses": losses,
+               "eliminated_without_retreat": no_retreat,
                "vacated": b.target, "advance": "none: the vacated hex stays empty until a unit moves in"}),
     ));
     Ok(())
@@ -1516,7 +1532,8 @@ fn end_turn(
     if let Some(u) = state
         .units
         .iter()
-        .find(|u| u.side == side && u.is_on_map() && u.must_fight && !u.attacked)
+        // A unit with no factors cannot fight a combat on its own, so it only halts.
+        .find(|u| u.side == side && u.is_on_map() && u.must_fight && !u.attacked && u.factors > 0)
         .filter(|u| {
             u.hex
                 .is_some_and(|h| state.enemy_next_to(scenario, h, side).is_some())

@@ -535,6 +535,8 @@ fn an_attack_with_no_factors_is_refused() {
         "combat.no_factors",
         "no factors",
     );
+    // It cannot fight, so it is not held to: the turn may end.
+    g.ok(U, "end_turn", empty());
 }
 
 #[test]
@@ -595,14 +597,6 @@ fn casualty_and_retreat_refusals() {
     g.refused(
         R,
         "retreat",
-        rt(json!([{"unit": "cs-51st-inf", "path": []}])),
-        "body.paths[0].path",
-        "retreat.length",
-        "up to two hexes",
-    );
-    g.refused(
-        R,
-        "retreat",
         rt(json!([{"unit": "cs-51st-inf", "path": ["0804"]}])),
         "body.paths[0].path[0]",
         "movement.adjacent",
@@ -640,6 +634,18 @@ fn casualty_and_retreat_refusals() {
         "retreat.all_units",
         "`cs-52nd-inf` must retreat too",
     );
+    // An empty path gives the unit up: it has no retreat and is eliminated.
+    let out = g.ok(
+        R,
+        "retreat",
+        rt(json!([{"unit": "cs-51st-inf", "path": ["0704"]}, {"unit": "cs-52nd-inf", "path": []}])),
+    );
+    assert_eq!(
+        outcome(&out, "retreat").data["eliminated_without_retreat"],
+        json!(["cs-52nd-inf"])
+    );
+    assert!(g.state.unit("cs-52nd-inf").unwrap().eliminated);
+    assert_eq!(g.hex_of("cs-51st-inf").as_deref(), Some("0704"));
 }
 
 #[test]
