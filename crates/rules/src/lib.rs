@@ -10,8 +10,11 @@ pub mod post_time;
 pub mod refusal;
 pub mod reinforcement;
 pub mod resolver;
+pub mod short_acw;
+pub mod side;
 
 pub use dice::{DiceStream, DieRoll};
 pub use post_time::{Clock, ClockFormat, DigitPositions, ResultNumber, TimeOfDay};
 pub use refusal::Refusal;
 pub use reinforcement::ReinforcementRoll;
+pub use side::Side;

@@ -1,0 +1,123 @@
+//! Spreading casualties over the units present (PRODUCT decision 4).
+//!
+//! Seed: "Casualties must be spread evenly across units present (no unit can take 2 casualties
+//! until all other units present have taken at least 1)." Each factor goes to the unit that has
+//! taken fewest so far in this battle; ties go by the owner's casualty order, or by default to
+//! the largest unit first, then by unit id. A unit at 0 factors is eliminated.
+
+use serde::{Deserialize, Serialize};
+
+/// A unit's share of a battle's casualties.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CasualtyShare {
+    pub unit: String,
+    pub before: u32,
+    pub taken: u32,
+    pub after: u32,
+    pub eliminated: bool,
+}
+
+/// The default casualty order: largest unit first, then unit id.
+pub fn default_order(units: &[(String, u32)]) -> Vec<String> {
+    let mut sorted: Vec<&(String, u32)> = units.iter().collect();
+    sorted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    sorted.into_iter().map(|(id, _)| id.clone()).collect()
+}
+
+/// The owner's order first (units named in it), then the rest in the default order.
+pub fn full_order(units: &[(String, u32)], owner: &[String]) -> Vec<String> {
+    let mut order: Vec<String> = owner
+        .iter()
+        .filter(|id| units.iter().any(|(u, _)| u == *id))
+        .cloned()
+        .collect();
+    for id in default_order(units) {
+        if !order.contains(&id) {
+            order.push(id);
+        }
+    }
+    order
+}
+
+/// Spreads `casualties` over `units` (id, factors) in `order`. Never takes more factors than
+/// are present.
+pub fn spread(units: &[(String, u32)], casualties: u32, order: &[String]) -> Vec<CasualtyShare> {
+    let mut shares: Vec<CasualtyShare> = order
+        .iter()
+        .filter_map(|id| units.iter().find(|(u, _)| u == id))
+        .map(|(id, factors)| CasualtyShare {
+            unit: id.clone(),
+            before: *factors,
+            taken: 0,
+            after: *factors,
+            eliminated: false,
+        })
+        .collect();
+    for _ in 0..casualties {
+        // The unit with fewest taken so far that still has a factor; the first in order wins ties.
+        let next = shares
+            .iter_mut()
+            .filter(|s| s.after > 0)
+            .min_by_key(|s| s.taken);
+        match next {
+            Some(share) => {
+                share.taken += 1;
+                share.after -= 1;
+            }
+            None => break,
+        }
+    }
+    for share in &mut shares {
+        share.eliminated = share.before > 0 && share.after == 0;
+    }
+    shares
+}
+
+/// Whether the owner's order could change who takes what: more than one unit with factors,
+/// and casualties that neither miss everyone nor take everything.
+pub fn order_matters(units: &[(String, u32)], casualties: u32) -> bool {
+    let with_factors = units.iter().filter(|(_, f)| *f > 0).count();
+    let total: u32 = units.iter().map(|(_, f)| f).sum();
+    with_factors > 1 && casualties > 0 && casualties < total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn units(list: &[(&str, u32)]) -> Vec<(String, u32)> {
+        list.iter().map(|(id, f)| (id.to_string(), *f)).collect()
+    }
+
+    #[test]
+    fn the_worked_example_spreads_three_over_two_units() {
+        let rebels = units(&[("cs-51st-inf", 3), ("cs-52nd-inf", 3)]);
+        let order = default_order(&rebels);
+        let shares = spread(&rebels, 3, &order);
+        assert_eq!(shares[0].unit, "cs-51st-inf");
+        assert_eq!((shares[0].taken, shares[0].after), (2, 1));
+        assert_eq!((shares[1].taken, shares[1].after), (1, 2));
+        let mine = full_order(&rebels, &["cs-52nd-inf".to_string()]);
+        let shares = spread(&rebels, 3, &mine);
+        assert_eq!(shares[0].unit, "cs-52nd-inf");
+        assert_eq!(shares[0].taken, 2);
+    }
+
+    #[test]
+    fn largest_first_then_id_and_no_second_hit_before_everyone_has_one() {
+        let u = units(&[("b", 2), ("a", 2), ("c", 4), ("d", 1)]);
+        assert_eq!(default_order(&u), ["c", "a", "b", "d"]);
+        let shares = spread(&u, 5, &default_order(&u));
+        let taken: Vec<(&str, u32)> = shares.iter().map(|s| (s.unit.as_str(), s.taken)).collect();
+        assert_eq!(taken, [("c", 2), ("a", 1), ("b", 1), ("d", 1)]);
+        assert!(shares[3].eliminated);
+    }
+
+    #[test]
+    fn never_more_than_present() {
+        let u = units(&[("a", 1), ("b", 2)]);
+        let shares = spread(&u, 9, &default_order(&u));
+        assert_eq!(shares.iter().map(|s| s.taken).sum::<u32>(), 3);
+        assert!(shares.iter().all(|s| s.eliminated));
+    }
+}

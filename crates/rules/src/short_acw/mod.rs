@@ -1,0 +1,21 @@
+//! "A Short ACW Campaign" (seed 000), fully managed: the server holds the map, the units and
+//! the turns, and enforces every rule. The rulings on the seed's ambiguities are PRODUCT.md's
+//! "Decisions on the seed 000 rules"; `docs/rules/short-acw.md` is the rules as Adjutant plays
+//! them.
+
+pub mod casualties;
+pub mod combat;
+pub mod hex;
+pub mod movement;
+pub mod orders;
+pub mod reinforcement;
+pub mod scenario;
+pub mod state;
+pub mod victory;
+
+pub use combat::{battle, Battle, Defence, VictoryRounding, Winner};
+pub use hex::Hex;
+pub use movement::Reach;
+pub use orders::{apply, legal_moves, post_kinds, Applied, Order, Outcome, PostKindSpec, Settings};
+pub use scenario::{Arm, Scenario, ScenarioError};
+pub use state::{GameState, Phase};

@@ -1,0 +1,10 @@
+//! The managed Short ACW campaign, through `apply`, as the server replays it.
+
+mod common;
+mod examples;
+mod properties;
+mod refusals;
+mod scenario_files;
+mod script;
+mod victory;
+mod worked_example;
