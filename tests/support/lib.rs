@@ -29,7 +29,7 @@ pub enum Backend {
 /// Runs a test body once per backend: `backends!(name, |backend| async move { … })`.
 #[macro_export]
 macro_rules! on_both_backends {
-    ($($name:ident => $body:path;)+) => {
+    ($($name:ident => $body:ident;)+) => {
         mod sqlite {
             $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() {
@@ -246,8 +246,9 @@ impl TestApp {
 
     /// Creates a moderator and returns their token.
     pub async fn moderator(&self) -> String {
-        let answer =
-            self.request(Method::POST, "/v1/moderators", Some(&self.admin_token), Some(json!({"name": "Moderator"}))).await;
+        let answer = self
+            .request(Method::POST, "/v1/moderators", Some(&self.admin_token), Some(json!({"name": "Moderator"})))
+            .await;
         answer.ok(201)["token"].as_str().expect("token").to_owned()
     }
 
@@ -277,19 +278,22 @@ impl TestApp {
     }
 
     pub async fn post_with_key(&self, token: &str, campaign: &str, key: &str, body: Value) -> Answer {
-        self.send(Method::POST, &format!("/v1/campaigns/{campaign}/posts"), Some(token), Some(body), &[("Idempotency-Key", key)])
-            .await
+        self.send(
+            Method::POST,
+            &format!("/v1/campaigns/{campaign}/posts"),
+            Some(token),
+            Some(body),
+            &[("Idempotency-Key", key)],
+        )
+        .await
     }
 }
 
 pub async fn read(response: reqwest::Response) -> Answer {
     let status = response.status();
     let headers = response.headers().clone();
-    let content_type = headers
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
+    let content_type =
+        headers.get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
     let text = response.text().await.expect("body");
     let body = serde_json::from_str(&text).unwrap_or(Value::Null);
     Answer { status, content_type, headers, body, text }

@@ -58,13 +58,7 @@ impl DiceStream {
     /// A stream over any canonical text (tests and the public calculator use this).
     pub fn from_text(text: String) -> Self {
         let block = Self::block_of(&text, 0);
-        Self {
-            text,
-            block,
-            block_number: 0,
-            offset: 0,
-            rolls: Vec::new(),
-        }
+        Self { text, block, block_number: 0, offset: 0, rolls: Vec::new() }
     }
 
     /// The canonical text the stream hashes.
@@ -97,10 +91,7 @@ impl DiceStream {
     /// # Panics
     /// If `faces` is outside 2..=256: the rulesets only roll dice they define.
     pub fn roll(&mut self, faces: u32, purpose: impl Into<String>) -> u32 {
-        assert!(
-            (2..=256).contains(&faces),
-            "a die has 2 to 256 faces, not {faces}"
-        );
+        assert!((2..=256).contains(&faces), "a die has 2 to 256 faces, not {faces}");
         let limit = 256 - (256 % faces);
         let mut rejected = Vec::new();
         loop {
@@ -144,17 +135,13 @@ mod tests {
     use chrono::TimeZone;
 
     fn example() -> DiceStream {
-        let stamp = Utc.with_ymd_and_hms(2026, 11, 21, 9, 51, 45).unwrap()
-            + chrono::Duration::milliseconds(123);
+        let stamp = Utc.with_ymd_and_hms(2026, 11, 21, 9, 51, 45).unwrap() + chrono::Duration::milliseconds(123);
         DiceStream::new("c0ffee00-0000-4000-8000-000000000001", 7, stamp)
     }
 
     #[test]
     fn the_text_is_canonical() {
-        assert_eq!(
-            example().text(),
-            "c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z"
-        );
+        assert_eq!(example().text(), "c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z");
     }
 
     #[test]
@@ -164,12 +151,7 @@ mod tests {
         assert_eq!(hex::encode(block), WORKED_EXAMPLE_BLOCK_0);
         let mut stream = example();
         let dice: Vec<u32> = (0..4).map(|_| stream.roll(6, "example")).collect();
-        let expected: Vec<u32> = block
-            .iter()
-            .filter(|&&b| b < 252)
-            .take(4)
-            .map(|&b| u32::from(b) % 6 + 1)
-            .collect();
+        let expected: Vec<u32> = block.iter().filter(|&&b| b < 252).take(4).map(|&b| u32::from(b) % 6 + 1).collect();
         assert_eq!(dice, expected);
     }
 
@@ -193,9 +175,7 @@ mod tests {
     fn the_stream_crosses_blocks_in_order() {
         let mut stream = example();
         let text = stream.text().to_owned();
-        let bytes: Vec<u8> = (0..3)
-            .flat_map(|i| DiceStream::block_of(&text, i))
-            .collect();
+        let bytes: Vec<u8> = (0..3).flat_map(|i| DiceStream::block_of(&text, i)).collect();
         for _ in 0..80 {
             stream.roll(256, "byte");
         }

@@ -66,11 +66,7 @@ pub struct TimeOfDay {
 impl TimeOfDay {
     /// A time of day on a 24-hour clock.
     pub fn new(hour: u32, minute: u32, second: u32) -> Option<Self> {
-        (hour < 24 && minute < 60 && second < 60).then_some(Self {
-            hour,
-            minute,
-            second,
-        })
+        (hour < 24 && minute < 60 && second < 60).then_some(Self { hour, minute, second })
     }
 
     /// Parses `H:MM:SS` (or `HH:MM:SS`) as written on a 24-hour clock.
@@ -85,8 +81,7 @@ impl TimeOfDay {
         let mut parts = text.split(':');
         let mut field = |max_len: usize| -> Result<u32, Refusal> {
             let part = parts.next().ok_or_else(refuse)?;
-            if part.is_empty() || part.len() > max_len || !part.bytes().all(|b| b.is_ascii_digit())
-            {
+            if part.is_empty() || part.len() > max_len || !part.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(refuse());
             }
             part.parse().map_err(|_| refuse())
@@ -126,11 +121,7 @@ pub struct Clock {
 
 impl Default for Clock {
     fn default() -> Self {
-        Self {
-            zone: chrono_tz::UTC,
-            format: ClockFormat::H24,
-            digits: DigitPositions::NinthTenth,
-        }
+        Self { zone: chrono_tz::UTC, format: ClockFormat::H24, digits: DigitPositions::NinthTenth }
     }
 }
 
@@ -138,19 +129,12 @@ impl Clock {
     /// The time of day a server stamp shows on this clock (24-hour reading).
     pub fn time_of_day(&self, stamp: DateTime<Utc>) -> TimeOfDay {
         let local = stamp.with_timezone(&self.zone);
-        TimeOfDay {
-            hour: local.hour(),
-            minute: local.minute(),
-            second: local.second(),
-        }
+        TimeOfDay { hour: local.hour(), minute: local.minute(), second: local.second() }
     }
 
     /// The result number of a post stamped at `stamp`.
     pub fn result_number(&self, stamp: DateTime<Utc>) -> ResultNumber {
-        ResultNumber::of(
-            self.time_of_day(stamp).post_number(self.format),
-            self.digits,
-        )
+        ResultNumber::of(self.time_of_day(stamp).post_number(self.format), self.digits)
     }
 }
 
@@ -177,12 +161,7 @@ impl ResultNumber {
         // positions `first` and `first + 1`.
         let scaled = isqrt(u128::from(n) * 10u128.pow(2 * (first + 1)));
         let result = (scaled % 100) as u32;
-        Self {
-            n,
-            sqrt: sqrt_decimal(n, SHOWN_PLACES),
-            first_digit: first,
-            result,
-        }
+        Self { n, sqrt: sqrt_decimal(n, SHOWN_PLACES), first_digit: first, result }
     }
 
     /// A `bc` command that prints √N to enough places to read the digits off.
@@ -195,12 +174,7 @@ impl ResultNumber {
 pub fn sqrt_decimal(n: u32, places: u32) -> String {
     let scaled = isqrt(u128::from(n) * 10u128.pow(2 * places));
     let unit = 10u128.pow(places);
-    format!(
-        "{}.{:0width$}",
-        scaled / unit,
-        scaled % unit,
-        width = places as usize
-    )
+    format!("{}.{:0width$}", scaled / unit, scaled % unit, width = places as usize)
 }
 
 /// ⌊√x⌋, exactly.
@@ -225,76 +199,37 @@ mod tests {
     #[test]
     fn eighth_and_ninth_places_are_an_option() {
         // 308.4558315 2 2 1 15: places 8–9 are "22", places 9–10 are "21".
-        assert_eq!(
-            ResultNumber::of(95145, DigitPositions::EighthNinth).result,
-            22
-        );
+        assert_eq!(ResultNumber::of(95145, DigitPositions::EighthNinth).result, 22);
     }
 
     #[test]
     fn the_hour_has_no_leading_zero() {
-        assert_eq!(
-            TimeOfDay::new(0, 0, 7)
-                .unwrap()
-                .post_number(ClockFormat::H24),
-            7
-        );
-        assert_eq!(
-            TimeOfDay::new(23, 59, 59)
-                .unwrap()
-                .post_number(ClockFormat::H24),
-            235959
-        );
+        assert_eq!(TimeOfDay::new(0, 0, 7).unwrap().post_number(ClockFormat::H24), 7);
+        assert_eq!(TimeOfDay::new(23, 59, 59).unwrap().post_number(ClockFormat::H24), 235959);
     }
 
     #[test]
     fn twelve_hour_clock() {
         let midnight = TimeOfDay::new(0, 5, 0).unwrap();
         assert_eq!(midnight.post_number(ClockFormat::H12), 120500);
-        assert_eq!(
-            TimeOfDay::new(13, 5, 9)
-                .unwrap()
-                .post_number(ClockFormat::H12),
-            10509
-        );
-        assert_eq!(
-            TimeOfDay::new(12, 0, 0)
-                .unwrap()
-                .post_number(ClockFormat::H12),
-            120000
-        );
+        assert_eq!(TimeOfDay::new(13, 5, 9).unwrap().post_number(ClockFormat::H12), 10509);
+        assert_eq!(TimeOfDay::new(12, 0, 0).unwrap().post_number(ClockFormat::H12), 120000);
     }
 
     #[test]
     fn the_campaign_zone_decides_the_time_of_day() {
         let stamp = Utc.with_ymd_and_hms(2026, 7, 1, 13, 51, 45).unwrap();
-        let clock = Clock {
-            zone: chrono_tz::America::New_York,
-            ..Clock::default()
-        };
+        let clock = Clock { zone: chrono_tz::America::New_York, ..Clock::default() };
         assert_eq!(clock.time_of_day(stamp), TimeOfDay::new(9, 51, 45).unwrap());
         assert_eq!(clock.result_number(stamp).result, 21);
     }
 
     #[test]
     fn parsing_refuses_what_is_not_a_time() {
-        for bad in [
-            "",
-            "9:51",
-            "24:00:00",
-            "9:60:00",
-            "9:51:60",
-            "9:51:45:1",
-            "-1:00:00",
-            "9:5a:00",
-            "123:00:00",
-        ] {
+        for bad in ["", "9:51", "24:00:00", "9:60:00", "9:51:60", "9:51:45:1", "-1:00:00", "9:5a:00", "123:00:00"] {
             assert_eq!(TimeOfDay::parse(bad).unwrap_err().field, "time", "{bad:?}");
         }
-        assert_eq!(
-            TimeOfDay::parse("09:51:45").unwrap(),
-            TimeOfDay::new(9, 51, 45).unwrap()
-        );
+        assert_eq!(TimeOfDay::parse("09:51:45").unwrap(), TimeOfDay::new(9, 51, 45).unwrap());
     }
 
     #[test]

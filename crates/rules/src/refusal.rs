@@ -17,15 +17,7 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    pub fn new(
-        field: impl Into<String>,
-        rule: impl Into<String>,
-        detail: impl Into<String>,
-    ) -> Self {
-        Self {
-            field: field.into(),
-            rule: rule.into(),
-            detail: detail.into(),
-        }
+    pub fn new(field: impl Into<String>, rule: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self { field: field.into(), rule: rule.into(), detail: detail.into() }
     }
 }

@@ -29,11 +29,7 @@ pub struct ReinforcementRoll {
 impl ReinforcementRoll {
     pub fn roll(ms: u32, cities: u32) -> Result<Self, Refusal> {
         if ms > 999 {
-            return Err(Refusal::new(
-                "ms",
-                "reinforcement.milliseconds",
-                "milliseconds run from 0 to 999",
-            ));
+            return Err(Refusal::new("ms", "reinforcement.milliseconds", "milliseconds run from 0 to 999"));
         }
         if cities > REINFORCEMENT_CITIES.len() as u32 {
             return Err(Refusal::new(
@@ -43,12 +39,7 @@ impl ReinforcementRoll {
             ));
         }
         let remainder = ms % 6;
-        Ok(Self {
-            ms,
-            cities,
-            remainder,
-            gains: remainder <= cities,
-        })
+        Ok(Self { ms, cities, remainder, gains: remainder <= cities })
     }
 }
 
@@ -90,9 +81,7 @@ mod tests {
     #[test]
     fn the_gain_frequency_is_cities_plus_one_in_six() {
         for cities in 0..=4u32 {
-            let gains = (0..996)
-                .filter(|&ms| ReinforcementRoll::roll(ms, cities).unwrap().gains)
-                .count();
+            let gains = (0..996).filter(|&ms| ReinforcementRoll::roll(ms, cities).unwrap().gains).count();
             assert_eq!(gains as u32, 166 * (cities + 1), "cities {cities}");
         }
     }

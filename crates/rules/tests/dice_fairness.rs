@@ -13,9 +13,8 @@ fn chi_square(faces: u32, draws: usize) -> f64 {
     let mut post = 0u64;
     while drawn < draws {
         // Many posts of a campaign, 100 dice each, the way rulesets use the stream.
-        let mut stream = DiceStream::from_text(format!(
-            "5b0d1c2e-8a7f-4e21-9c3d-000000000000/{post}/2026-11-21T09:51:45.123Z"
-        ));
+        let mut stream =
+            DiceStream::from_text(format!("5b0d1c2e-8a7f-4e21-9c3d-000000000000/{post}/2026-11-21T09:51:45.123Z"));
         for _ in 0..100.min(draws - drawn) {
             counts[(stream.roll(faces, "fairness") - 1) as usize] += 1;
             drawn += 1;
@@ -23,10 +22,7 @@ fn chi_square(faces: u32, draws: usize) -> f64 {
         post += 1;
     }
     let expected = draws as f64 / f64::from(faces);
-    counts
-        .iter()
-        .map(|&c| (c as f64 - expected).powi(2) / expected)
-        .sum()
+    counts.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum()
 }
 
 #[test]
@@ -61,9 +57,6 @@ fn a_biased_die_would_fail_the_bound() {
         post += 1;
     }
     let expected = 60_000.0;
-    let x2: f64 = counts
-        .iter()
-        .map(|&c| (c as f64 - expected).powi(2) / expected)
-        .sum();
+    let x2: f64 = counts.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum();
     assert!(x2 > CRITICAL_9_DF, "modulo bias went unseen: {x2}");
 }

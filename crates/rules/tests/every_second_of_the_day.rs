@@ -34,9 +34,7 @@ fn longhand_sqrt(n: u32, places: usize) -> (u64, Vec<u8>) {
         partial = partial * 10 + digit;
         root.push(digit as u8);
     }
-    let integer = root[..integer_pairs]
-        .iter()
-        .fold(0u64, |acc, &d| acc * 10 + u64::from(d));
+    let integer = root[..integer_pairs].iter().fold(0u64, |acc, &d| acc * 10 + u64::from(d));
     (integer, root[integer_pairs..].to_vec())
 }
 
@@ -53,15 +51,8 @@ fn all_86400_times_match_the_longhand_square_root() {
                 let places_8_9 = u32::from(decimals[7]) * 10 + u32::from(decimals[8]);
 
                 let ours = ResultNumber::of(n, DigitPositions::NinthTenth);
-                assert_eq!(
-                    ours.result, places_9_10,
-                    "{hour}:{minute:02}:{second:02} (N = {n})"
-                );
-                assert_eq!(
-                    ResultNumber::of(n, DigitPositions::EighthNinth).result,
-                    places_8_9,
-                    "N = {n}"
-                );
+                assert_eq!(ours.result, places_9_10, "{hour}:{minute:02}:{second:02} (N = {n})");
+                assert_eq!(ResultNumber::of(n, DigitPositions::EighthNinth).result, places_8_9, "N = {n}");
                 let shown: String = decimals.iter().map(|d| char::from(b'0' + d)).collect();
                 assert_eq!(ours.sqrt, format!("{integer}.{shown}"), "N = {n}");
                 checked += 1;
@@ -82,9 +73,7 @@ fn the_longhand_method_itself_knows_the_seed_example() {
 fn floating_point_gets_some_times_of_day_wrong() {
     // Why the rules insist on integers: count the times where f64 disagrees with the exact digits.
     let mut wrong = 0;
-    for n in (0..24u32).flat_map(|h| {
-        (0..60u32).flat_map(move |m| (0..60u32).map(move |s| h * 10_000 + m * 100 + s))
-    }) {
+    for n in (0..24u32).flat_map(|h| (0..60u32).flat_map(move |m| (0..60u32).map(move |s| h * 10_000 + m * 100 + s))) {
         let float = ((f64::from(n)).sqrt() * 1e10).floor() as u128 % 100;
         if float != u128::from(ResultNumber::of(n, DigitPositions::NinthTenth).result) {
             wrong += 1;

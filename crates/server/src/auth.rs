@@ -60,13 +60,8 @@ impl Caller {
     pub fn require_operator(&self) -> Result<(), AppError> {
         match self {
             Caller::Operator => Ok(()),
-            Caller::Anonymous => Err(AppError::Unauthorized(
-                "this needs the operator token".into(),
-            )),
-            _ => Err(AppError::forbidden(
-                "auth.operator_only",
-                "only the operator can do this",
-            )),
+            Caller::Anonymous => Err(AppError::Unauthorized("this needs the operator token".into())),
+            _ => Err(AppError::forbidden("auth.operator_only", "only the operator can do this")),
         }
     }
 
@@ -74,21 +69,13 @@ impl Caller {
     pub fn require_moderator(&self) -> Result<&Principal, AppError> {
         match self {
             Caller::Principal(p) if p.kind == PrincipalKind::Moderator => Ok(p),
-            Caller::Anonymous => Err(AppError::Unauthorized(
-                "this needs a moderator token".into(),
-            )),
-            _ => Err(AppError::forbidden(
-                "auth.moderator_only",
-                "only a moderator can do this",
-            )),
+            Caller::Anonymous => Err(AppError::Unauthorized("this needs a moderator token".into())),
+            _ => Err(AppError::forbidden("auth.moderator_only", "only a moderator can do this")),
         }
     }
 
     /// The moderator who owns `campaign_moderator`'s campaign.
-    pub fn require_campaign_moderator(
-        &self,
-        campaign_moderator: Uuid,
-    ) -> Result<&Principal, AppError> {
+    pub fn require_campaign_moderator(&self, campaign_moderator: Uuid) -> Result<&Principal, AppError> {
         let p = self.require_moderator()?;
         if p.id != campaign_moderator {
             return Err(AppError::forbidden(
@@ -110,10 +97,7 @@ impl Caller {
 impl FromRequestParts<AppState> for Caller {
     type Rejection = AppError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let Some(value) = parts.headers.get(AUTHORIZATION) else {
             return Ok(Caller::Anonymous);
         };
@@ -123,9 +107,7 @@ impl FromRequestParts<AppState> for Caller {
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::trim)
             .filter(|t| !t.is_empty())
-            .ok_or_else(|| {
-                AppError::Unauthorized("send the token as `Authorization: Bearer <token>`".into())
-            })?;
+            .ok_or_else(|| AppError::Unauthorized("send the token as `Authorization: Bearer <token>`".into()))?;
         let hash = token_hash(token);
         if let Some(admin) = &state.admin_token_hash {
             if bool::from(hash.ct_eq(admin)) {

@@ -79,10 +79,7 @@ impl CampaignSettings {
             AppError::unprocessable(
                 "body.settings.time_zone",
                 "campaign.time_zone",
-                format!(
-                    "{:?} is not an IANA time zone (for example UTC or America/New_York)",
-                    self.time_zone
-                ),
+                format!("{:?} is not an IANA time zone (for example UTC or America/New_York)", self.time_zone),
             )
         })?;
         let format = match self.clock.as_str() {
@@ -110,11 +107,7 @@ impl CampaignSettings {
                 "victory rounding is `exact` or `one_decimal`",
             ));
         }
-        Ok(Clock {
-            zone,
-            format,
-            digits,
-        })
+        Ok(Clock { zone, format, digits })
     }
 }
 
@@ -131,11 +124,7 @@ impl LoadedCampaign {
         let settings: CampaignSettings = serde_json::from_str(&campaign.settings)
             .map_err(|e| AppError::Internal(format!("campaign {} settings: {e}", campaign.id)))?;
         let clock = settings.clock_of()?;
-        Ok(Self {
-            campaign,
-            settings,
-            clock,
-        })
+        Ok(Self { campaign, settings, clock })
     }
 }
 
@@ -154,13 +143,8 @@ impl Scenarios {
                 for entry in entries.flatten() {
                     let path = entry.path();
                     if path.extension().is_some_and(|e| e == "toml") {
-                        let name = path
-                            .file_stem()
-                            .and_then(|s| s.to_str())
-                            .unwrap_or_default()
-                            .to_owned();
-                        let text = std::fs::read_to_string(&path)
-                            .map_err(|e| format!("{}: {e}", path.display()))?;
+                        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
+                        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
                         texts.insert(name, text);
                     }
                 }

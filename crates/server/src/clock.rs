@@ -15,8 +15,7 @@ pub struct SystemClock;
 impl ServerClock for SystemClock {
     fn now(&self) -> DateTime<Utc> {
         let now = Utc::now();
-        now.duration_trunc(TimeDelta::milliseconds(1))
-            .unwrap_or(now)
+        now.duration_trunc(TimeDelta::milliseconds(1)).unwrap_or(now)
     }
 }
 

@@ -48,15 +48,12 @@ impl Config {
 
     /// The built-in defaults, for tests and embedding.
     pub fn defaults() -> Self {
-        Self::from_toml(DEFAULT_TOML)
-            .unwrap_or_else(|e| panic!("the shipped config/default.toml is broken: {e}"))
+        Self::from_toml(DEFAULT_TOML).unwrap_or_else(|e| panic!("the shipped config/default.toml is broken: {e}"))
     }
 
     pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), String> {
         fn parse<T: std::str::FromStr>(key: &str, value: String) -> Result<T, String> {
-            value
-                .parse()
-                .map_err(|_| format!("{key}: cannot read {value:?}"))
+            value.parse().map_err(|_| format!("{key}: cannot read {value:?}"))
         }
         if let Some(v) = var("ADJUTANT_LISTEN") {
             self.listen = v;
@@ -79,9 +76,7 @@ impl Config {
         if let Some(v) = var("ADJUTANT_LOG_FORMAT") {
             self.log_format = v;
         }
-        self.admin_token = var("ADJUTANT_ADMIN_TOKEN")
-            .filter(|t| !t.is_empty())
-            .map(Secret::new);
+        self.admin_token = var("ADJUTANT_ADMIN_TOKEN").filter(|t| !t.is_empty()).map(Secret::new);
         Ok(())
     }
 }
@@ -111,9 +106,7 @@ mod tests {
     #[test]
     fn a_bad_number_is_named() {
         let mut config = Config::defaults();
-        let err = config
-            .apply_env(|key| (key == "ADJUTANT_BODY_LIMIT_BYTES").then(|| "lots".into()))
-            .unwrap_err();
+        let err = config.apply_env(|key| (key == "ADJUTANT_BODY_LIMIT_BYTES").then(|| "lots".into())).unwrap_err();
         assert!(err.contains("ADJUTANT_BODY_LIMIT_BYTES"), "{err}");
     }
 }

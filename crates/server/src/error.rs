@@ -31,12 +31,7 @@ pub struct Problem {
 pub enum AppError {
     /// The request is malformed or breaks a rule: 400/404/409/413/415/422 with field and rule.
     #[error("{detail}")]
-    Client {
-        status: StatusCode,
-        field: Option<String>,
-        rule: String,
-        detail: String,
-    },
+    Client { status: StatusCode, field: Option<String>, rule: String, detail: String },
     /// Missing or unknown token.
     #[error("unauthorized: {0}")]
     Unauthorized(String),
@@ -53,11 +48,7 @@ pub enum AppError {
 }
 
 impl AppError {
-    pub fn bad_request(
-        field: impl Into<String>,
-        rule: impl Into<String>,
-        detail: impl Into<String>,
-    ) -> Self {
+    pub fn bad_request(field: impl Into<String>, rule: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::Client {
             status: StatusCode::BAD_REQUEST,
             field: Some(field.into()),
@@ -66,11 +57,7 @@ impl AppError {
         }
     }
 
-    pub fn unprocessable(
-        field: impl Into<String>,
-        rule: impl Into<String>,
-        detail: impl Into<String>,
-    ) -> Self {
+    pub fn unprocessable(field: impl Into<String>, rule: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::Client {
             status: StatusCode::UNPROCESSABLE_ENTITY,
             field: Some(field.into()),
@@ -88,11 +75,7 @@ impl AppError {
         }
     }
 
-    pub fn conflict(
-        field: impl Into<String>,
-        rule: impl Into<String>,
-        detail: impl Into<String>,
-    ) -> Self {
+    pub fn conflict(field: impl Into<String>, rule: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::Client {
             status: StatusCode::CONFLICT,
             field: Some(field.into()),
@@ -102,10 +85,7 @@ impl AppError {
     }
 
     pub fn forbidden(rule: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self::Forbidden {
-            rule: rule.into(),
-            detail: detail.into(),
-        }
+        Self::Forbidden { rule: rule.into(), detail: detail.into() }
     }
 
     pub fn status(&self) -> StatusCode {
@@ -122,22 +102,13 @@ impl AppError {
     pub fn problem(&self) -> Problem {
         let status = self.status();
         let (field, rule, detail) = match self {
-            AppError::Client {
-                field,
-                rule,
-                detail,
-                ..
-            } => (field.clone(), Some(rule.clone()), detail.clone()),
-            AppError::Unauthorized(detail) => (
-                Some("Authorization".to_owned()),
-                Some("auth.token".to_owned()),
-                detail.clone(),
-            ),
-            AppError::Forbidden { rule, detail } => (
-                Some("Authorization".to_owned()),
-                Some(rule.clone()),
-                detail.clone(),
-            ),
+            AppError::Client { field, rule, detail, .. } => (field.clone(), Some(rule.clone()), detail.clone()),
+            AppError::Unauthorized(detail) => {
+                (Some("Authorization".to_owned()), Some("auth.token".to_owned()), detail.clone())
+            }
+            AppError::Forbidden { rule, detail } => {
+                (Some("Authorization".to_owned()), Some(rule.clone()), detail.clone())
+            }
             AppError::TooManyRequests { retry_after_secs } => (
                 Some("Authorization".to_owned()),
                 Some("rate_limit".to_owned()),
@@ -148,17 +119,10 @@ impl AppError {
                 Some("service.unavailable".to_owned()),
                 "the service cannot reach its database right now; try again shortly".to_owned(),
             ),
-            AppError::Internal(_) => (
-                None,
-                None,
-                "an internal error occurred; it has been logged".to_owned(),
-            ),
+            AppError::Internal(_) => (None, None, "an internal error occurred; it has been logged".to_owned()),
         };
         Problem {
-            kind: format!(
-                "https://adjutant.invalid/problems/{}",
-                rule.as_deref().unwrap_or("internal")
-            ),
+            kind: format!("https://adjutant.invalid/problems/{}", rule.as_deref().unwrap_or("internal")),
             title: status.canonical_reason().unwrap_or("Error").to_owned(),
             status: status.as_u16(),
             detail,
@@ -185,9 +149,7 @@ impl From<StoreError> for AppError {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 field: Some("Idempotency-Key".into()),
                 rule: "idempotency.key_reused".into(),
-                detail:
-                    "this Idempotency-Key was already used with a different request; use a new key"
-                        .into(),
+                detail: "this Idempotency-Key was already used with a different request; use a new key".into(),
             },
             StoreError::Conflict(what) => AppError::conflict("body", "store.unique", what),
             StoreError::Unavailable(what) => AppError::Unavailable(what),
@@ -209,18 +171,12 @@ impl IntoResponse for AppError {
         let problem = self.problem();
         let body = serde_json::to_vec(&problem).unwrap_or_default();
         let mut response = (self.status(), body).into_response();
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         if let AppError::TooManyRequests { retry_after_secs } = self {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
         }
         if matches!(self, AppError::Unauthorized(_)) {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         response
     }

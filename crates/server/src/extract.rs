@@ -24,8 +24,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
             .and_then(|v| v.split(';').next())
             .is_some_and(|mime| {
                 let mime = mime.trim().to_ascii_lowercase();
-                mime == "application/json"
-                    || (mime.starts_with("application/") && mime.ends_with("+json"))
+                mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
             });
         if !is_json {
             return Err(AppError::Client {
@@ -35,9 +34,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
                 detail: "send the body as application/json".into(),
             });
         }
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(body_rejection)?;
+        let bytes = Bytes::from_request(req, state).await.map_err(body_rejection)?;
         parse_json(&bytes).map(ApiJson)
     }
 }
@@ -48,27 +45,12 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
     serde_path_to_error::deserialize(de).map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner();
-        let field = if path == "." {
-            "body".to_owned()
-        } else {
-            format!("body.{path}")
-        };
-        let rule = if inner.is_syntax() || inner.is_eof() {
-            "request.json_syntax"
-        } else {
-            "request.json_schema"
-        };
-        let status = if inner.is_syntax() || inner.is_eof() {
-            StatusCode::BAD_REQUEST
-        } else {
-            StatusCode::UNPROCESSABLE_ENTITY
-        };
-        AppError::Client {
-            status,
-            field: Some(field),
-            rule: rule.into(),
-            detail: inner.to_string(),
+        if inner.is_syntax() || inner.is_eof() {
+            // Not JSON at all: the body as a whole is at fault; the detail gives line and column.
+            return AppError::bad_request("body", "request.json_syntax", format!("the body is not valid JSON: {inner}"));
         }
+        let field = if path == "." { "body".to_owned() } else { format!("body.{path}") };
+        AppError::unprocessable(field, "request.json_schema", inner.to_string())
     })
 }
 
@@ -110,6 +92,7 @@ fn path_rejection(rejection: PathRejection) -> AppError {
     let field = match &rejection {
         PathRejection::FailedToDeserializePathParams(e) => match e.kind() {
             axum::extract::path::ErrorKind::ParseErrorAtKey { key, .. }
+            | axum::extract::path::ErrorKind::DeserializeError { key, .. }
             | axum::extract::path::ErrorKind::InvalidUtf8InPathParam { key } => {
                 format!("path.{key}")
             }
@@ -118,12 +101,7 @@ fn path_rejection(rejection: PathRejection) -> AppError {
         _ => "path".to_owned(),
     };
     // A path that does not name anything we have is "not found", whatever its shape.
-    AppError::Client {
-        status: StatusCode::NOT_FOUND,
-        field: Some(field),
-        rule: "request.path".into(),
-        detail,
-    }
+    AppError::Client { status: StatusCode::NOT_FOUND, field: Some(field), rule: "request.path".into(), detail }
 }
 
 /// Query parameters.
@@ -133,19 +111,13 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiQuer
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        axum::extract::Query::<T>::try_from_uri(&parts.uri)
-            .map(|q| ApiQuery(q.0))
-            .map_err(query_rejection)
+        axum::extract::Query::<T>::try_from_uri(&parts.uri).map(|q| ApiQuery(q.0)).map_err(query_rejection)
     }
 }
 
 fn query_rejection(rejection: QueryRejection) -> AppError {
     let detail = rejection.body_text();
     // serde_urlencoded names the parameter in its message ("missing field `time`", "time: …").
-    let field = detail
-        .split('`')
-        .nth(1)
-        .map(|name| format!("query.{name}"))
-        .unwrap_or_else(|| "query".to_owned());
+    let field = detail.split('`').nth(1).map(|name| format!("query.{name}")).unwrap_or_else(|| "query".to_owned());
     AppError::bad_request(field, "request.query", detail)
 }

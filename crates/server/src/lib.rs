@@ -38,17 +38,10 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(
-        config: Config,
-        store: Arc<dyn Store>,
-        clock: Arc<dyn ServerClock>,
-    ) -> Result<Self, String> {
+    pub fn new(config: Config, store: Arc<dyn Store>, clock: Arc<dyn ServerClock>) -> Result<Self, String> {
         let scenarios = campaign::Scenarios::load(&config.scenarios_dir)?;
         Ok(Self {
-            admin_token_hash: config
-                .admin_token
-                .as_ref()
-                .map(|t| auth::token_hash(t.expose())),
+            admin_token_hash: config.admin_token.as_ref().map(|t| auth::token_hash(t.expose())),
             store,
             clock,
             scenarios: Arc::new(scenarios),
@@ -59,30 +52,20 @@ impl AppState {
 
 /// Opens the store the database URL names: `sqlite://…` or `postgres://…`.
 pub async fn open_store(url: &str) -> Result<Arc<dyn Store>, String> {
-    if let Some(path) = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-    {
+    if let Some(path) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
         let file = path.split('?').next().unwrap_or(path);
         if let Some(parent) = std::path::Path::new(file).parent() {
             if !parent.as_os_str().is_empty() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("{}: {e}", parent.display()))?;
+                std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
             }
         }
-        let store = adjutant_store_sqlite::SqliteStore::open(url)
-            .await
-            .map_err(|e| e.to_string())?;
+        let store = adjutant_store_sqlite::SqliteStore::open(url).await.map_err(|e| e.to_string())?;
         Ok(Arc::new(store))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        let store = adjutant_store_postgres::PostgresStore::open(url)
-            .await
-            .map_err(|e| e.to_string())?;
+        let store = adjutant_store_postgres::PostgresStore::open(url).await.map_err(|e| e.to_string())?;
         Ok(Arc::new(store))
     } else {
-        Err(format!(
-            "ADJUTANT_DATABASE_URL must start with sqlite:// or postgres://, not {url:?}"
-        ))
+        Err(format!("ADJUTANT_DATABASE_URL must start with sqlite:// or postgres://, not {url:?}"))
     }
 }
 
@@ -93,20 +76,14 @@ pub fn app(state: AppState) -> Router {
         .merge(openapi::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            time_limit,
-        ))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
 
 async fn not_found() -> AppError {
-    AppError::not_found(
-        "path",
-        "there is nothing at this address; see /v1/openapi.json",
-    )
+    AppError::not_found("path", "there is nothing at this address; see /v1/openapi.json")
 }
 
 async fn method_not_allowed() -> AppError {
@@ -129,9 +106,7 @@ async fn time_limit(State(state): State<AppState>, request: Request, next: Next)
 
 /// Runs the service until SIGTERM or Ctrl-C, then finishes the requests in flight.
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await
 }
 
 async fn shutdown_signal() {

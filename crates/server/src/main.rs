@@ -34,10 +34,7 @@ fn main() -> std::process::ExitCode {
         }
     };
     init_tracing(&config);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("adjutant: cannot start the runtime: {e}");
@@ -56,9 +53,8 @@ fn main() -> std::process::ExitCode {
 
 async fn run(config: Config) -> Result<(), String> {
     let store = open_store(&config.database_url).await?;
-    let listener = tokio::net::TcpListener::bind(&config.listen)
-        .await
-        .map_err(|e| format!("{}: {e}", config.listen))?;
+    let listener =
+        tokio::net::TcpListener::bind(&config.listen).await.map_err(|e| format!("{}: {e}", config.listen))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     if config.admin_token.is_none() {
         tracing::warn!("ADJUTANT_ADMIN_TOKEN is not set: no moderators can be created");

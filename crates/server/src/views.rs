@@ -162,13 +162,7 @@ pub struct ResultNumberView {
 
 impl From<&ResultNumber> for ResultNumberView {
     fn from(r: &ResultNumber) -> Self {
-        Self {
-            n: r.n,
-            sqrt: r.sqrt.clone(),
-            first_digit: r.first_digit,
-            result: r.result,
-            bc: r.bc_command(),
-        }
+        Self { n: r.n, sqrt: r.sqrt.clone(), first_digit: r.first_digit, result: r.result, bc: r.bc_command() }
     }
 }
 
@@ -230,33 +224,20 @@ impl PostView {
             hash: post.hash.clone(),
             numbers: stamp_numbers(campaign, post.stamp),
             outcomes: outcomes.iter().map(OutcomeView::of).collect(),
-            audit: format!(
-                "/v1/campaigns/{}/posts/{}/audit",
-                post.campaign_id, post.seq
-            ),
+            audit: format!("/v1/campaigns/{}/posts/{}/audit", post.campaign_id, post.seq),
         }
     }
 }
 
-pub fn stamp_numbers(
-    campaign: &LoadedCampaign,
-    stamp: chrono::DateTime<chrono::Utc>,
-) -> StampNumbers {
+pub fn stamp_numbers(campaign: &LoadedCampaign, stamp: chrono::DateTime<chrono::Utc>) -> StampNumbers {
     let t = campaign.clock.time_of_day(stamp);
     let result = campaign.clock.result_number(stamp);
     let ms = stamp.timestamp_subsec_millis();
     StampNumbers {
-        time_of_day: format!(
-            "{}:{:02}:{:02}",
-            t.hour_on(campaign.clock.format),
-            t.minute,
-            t.second
-        ),
+        time_of_day: format!("{}:{:02}:{:02}", t.hour_on(campaign.clock.format), t.minute, t.second),
         result_number: ResultNumberView::from(&result),
         milliseconds: ms,
-        milliseconds_mod_6: ReinforcementRoll::roll(ms, 0)
-            .map(|r| r.remainder)
-            .unwrap_or(ms % 6),
+        milliseconds_mod_6: ReinforcementRoll::roll(ms, 0).map(|r| r.remainder).unwrap_or(ms % 6),
     }
 }
 

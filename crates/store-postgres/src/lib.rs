@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use adjutant_store::{
-    AppendRequest, Appended, Campaign, Decide, NewPrincipal, Outcome, Post, Principal,
-    PrincipalKind, Result, Store, StoreError, Tail,
+    AppendRequest, Appended, Campaign, Decide, NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, Store,
+    StoreError, Tail,
 };
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
@@ -35,10 +35,7 @@ impl PostgresStore {
             .connect_with(options)
             .await
             .map_err(map_err)?;
-        MIGRATOR
-            .run(&pool)
-            .await
-            .map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
+        MIGRATOR.run(&pool).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
         Ok(Self { pool })
     }
 
@@ -49,18 +46,13 @@ impl PostgresStore {
 
 fn map_err(err: sqlx::Error) -> StoreError {
     match &err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => {
-            StoreError::Conflict(db.message().to_owned())
+        sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict(db.message().to_owned()),
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => {
+            StoreError::Unavailable(err.to_string())
         }
-        sqlx::Error::PoolTimedOut
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::Io(_)
-        | sqlx::Error::Tls(_) => StoreError::Unavailable(err.to_string()),
         // Server shutting down, cannot connect now, or too many connections.
         sqlx::Error::Database(db)
-            if db
-                .code()
-                .is_some_and(|c| c.starts_with("57P") || c.starts_with("08") || c == "53300") =>
+            if db.code().is_some_and(|c| c.starts_with("57P") || c.starts_with("08") || c == "53300") =>
         {
             StoreError::Unavailable(err.to_string())
         }
@@ -72,8 +64,7 @@ fn principal_from(row: &PgRow) -> Result<Principal> {
     let kind: String = row.get("kind");
     Ok(Principal {
         id: row.get("id"),
-        kind: PrincipalKind::parse(&kind)
-            .ok_or_else(|| StoreError::Database(format!("bad principal kind {kind}")))?,
+        kind: PrincipalKind::parse(&kind).ok_or_else(|| StoreError::Database(format!("bad principal kind {kind}")))?,
         name: row.get("name"),
         campaign_id: row.get("campaign_id"),
         side: row.get("side"),
@@ -124,19 +115,13 @@ fn outcome_from(row: &PgRow) -> Outcome {
 const POST_COLUMNS: &str = "campaign_id, seq, stamp, author_id, side, kind, body, prev_hash, hash";
 const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
 
-async fn post_and_outcomes(
-    conn: &mut PgConnection,
-    campaign: Uuid,
-    seq: i64,
-) -> Result<(Post, Vec<Outcome>)> {
-    let row = sqlx::query(&format!(
-        "SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND seq = $2"
-    ))
-    .bind(campaign)
-    .bind(seq)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(map_err)?;
+async fn post_and_outcomes(conn: &mut PgConnection, campaign: Uuid, seq: i64) -> Result<(Post, Vec<Outcome>)> {
+    let row = sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND seq = $2"))
+        .bind(campaign)
+        .bind(seq)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(map_err)?;
     let outcomes = sqlx::query(&format!(
         "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND seq = $2 ORDER BY position"
     ))
@@ -254,32 +239,26 @@ impl Store for PostgresStore {
             if hash != request.request_hash {
                 return Err(StoreError::KeyReused);
             }
-            let (post, outcomes) =
-                post_and_outcomes(&mut tx, row.get("campaign_id"), row.get("seq")).await?;
+            let (post, outcomes) = post_and_outcomes(&mut tx, row.get("campaign_id"), row.get("seq")).await?;
             return Ok(Appended::Replayed(post, outcomes));
         }
 
-        let last = sqlx::query(
-            "SELECT seq, hash, stamp FROM posts WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1",
-        )
-        .bind(campaign)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(map_err)?;
-        let snapshot = sqlx::query(
-            "SELECT seq, state FROM snapshots WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1",
-        )
-        .bind(campaign)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(map_err)?;
-        let last_position: i64 = sqlx::query_scalar(
-            "SELECT COALESCE(MAX(position), 0)::BIGINT FROM outcomes WHERE campaign_id = $1",
-        )
-        .bind(campaign)
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(map_err)?;
+        let last = sqlx::query("SELECT seq, hash, stamp FROM posts WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1")
+            .bind(campaign)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        let snapshot = sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1")
+            .bind(campaign)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        let last_position: i64 =
+            sqlx::query_scalar("SELECT COALESCE(MAX(position), 0)::BIGINT FROM outcomes WHERE campaign_id = $1")
+                .bind(campaign)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(map_err)?;
         let tail = Tail {
             next_seq: last.as_ref().map_or(1, |r| r.get::<i64, _>("seq") + 1),
             prev_hash: last.as_ref().map(|r| r.get("hash")),
@@ -290,21 +269,19 @@ impl Store for PostgresStore {
 
         let decision = decide(&tail).map_err(StoreError::Refused)?;
         let post = decision.post;
-        sqlx::query(&format!(
-            "INSERT INTO posts ({POST_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-        ))
-        .bind(campaign)
-        .bind(post.seq)
-        .bind(post.stamp)
-        .bind(post.author_id)
-        .bind(&post.side)
-        .bind(&post.kind)
-        .bind(&post.body)
-        .bind(&post.prev_hash)
-        .bind(&post.hash)
-        .execute(&mut *tx)
-        .await
-        .map_err(map_err)?;
+        sqlx::query(&format!("INSERT INTO posts ({POST_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"))
+            .bind(campaign)
+            .bind(post.seq)
+            .bind(post.stamp)
+            .bind(post.author_id)
+            .bind(&post.side)
+            .bind(&post.kind)
+            .bind(&post.body)
+            .bind(&post.prev_hash)
+            .bind(&post.hash)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_err)?;
         let mut outcomes = Vec::with_capacity(decision.outcomes.len());
         for (i, new) in decision.outcomes.into_iter().enumerate() {
             let outcome = Outcome {
@@ -315,18 +292,16 @@ impl Store for PostgresStore {
                 kind: new.kind,
                 data: new.data,
             };
-            sqlx::query(&format!(
-                "INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
-            ))
-            .bind(outcome.id)
-            .bind(campaign)
-            .bind(outcome.position)
-            .bind(outcome.seq)
-            .bind(&outcome.kind)
-            .bind(&outcome.data)
-            .execute(&mut *tx)
-            .await
-            .map_err(map_err)?;
+            sqlx::query(&format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"))
+                .bind(outcome.id)
+                .bind(campaign)
+                .bind(outcome.position)
+                .bind(outcome.seq)
+                .bind(&outcome.kind)
+                .bind(&outcome.data)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_err)?;
             outcomes.push(outcome);
         }
         if let Some(state) = decision.snapshot {
@@ -369,14 +344,12 @@ impl Store for PostgresStore {
 
     #[instrument(skip_all)]
     async fn post(&self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
-        let row = sqlx::query(&format!(
-            "SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND seq = $2"
-        ))
-        .bind(campaign_id)
-        .bind(seq)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(map_err)?;
+        let row = sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND seq = $2"))
+            .bind(campaign_id)
+            .bind(seq)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_err)?;
         Ok(row.as_ref().map(post_from))
     }
 
@@ -419,21 +392,16 @@ impl Store for PostgresStore {
 
     #[instrument(skip_all)]
     async fn latest_snapshot(&self, campaign_id: Uuid) -> Result<Option<(i64, String)>> {
-        let row = sqlx::query(
-            "SELECT seq, state FROM snapshots WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1",
-        )
-        .bind(campaign_id)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(map_err)?;
+        let row = sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1")
+            .bind(campaign_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_err)?;
         Ok(row.map(|r| (r.get("seq"), r.get("state"))))
     }
 
     async fn ping(&self) -> Result<()> {
-        sqlx::query("SELECT 1")
-            .execute(&self.pool)
-            .await
-            .map_err(map_err)?;
+        sqlx::query("SELECT 1").execute(&self.pool).await.map_err(map_err)?;
         Ok(())
     }
 }

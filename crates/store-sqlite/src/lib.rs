@@ -11,14 +11,13 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use adjutant_store::{
-    AppendRequest, Appended, Campaign, Decide, NewPrincipal, Outcome, Post, Principal,
-    PrincipalKind, Result, Store, StoreError,
+    AppendRequest, Appended, Campaign, Decide, NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, Store,
+    StoreError,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
 use sqlx::{Row, SqliteConnection};
 use tracing::instrument;
@@ -48,10 +47,7 @@ impl SqliteStore {
             .connect_with(options.clone())
             .await
             .map_err(map_err)?;
-        MIGRATOR
-            .run(&writer)
-            .await
-            .map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
+        MIGRATOR.run(&writer).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
         let readers = SqlitePoolOptions::new()
             .max_connections(4)
             .acquire_timeout(Duration::from_secs(30))
@@ -69,9 +65,7 @@ impl SqliteStore {
 
 fn map_err(err: sqlx::Error) -> StoreError {
     match &err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => {
-            StoreError::Conflict(db.message().to_owned())
-        }
+        sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict(db.message().to_owned()),
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
             StoreError::Unavailable(err.to_string())
         }
@@ -80,9 +74,7 @@ fn map_err(err: sqlx::Error) -> StoreError {
 }
 
 fn ms_to_time(ms: i64) -> Result<DateTime<Utc>> {
-    Utc.timestamp_millis_opt(ms)
-        .single()
-        .ok_or_else(|| StoreError::Database(format!("bad time stamp {ms}")))
+    Utc.timestamp_millis_opt(ms).single().ok_or_else(|| StoreError::Database(format!("bad time stamp {ms}")))
 }
 
 fn uuid(text: &str) -> Result<Uuid> {
@@ -97,8 +89,7 @@ fn principal_from(row: &SqliteRow) -> Result<Principal> {
     let kind: String = row.get("kind");
     Ok(Principal {
         id: uuid(row.get("id"))?,
-        kind: PrincipalKind::parse(&kind)
-            .ok_or_else(|| StoreError::Database(format!("bad principal kind {kind}")))?,
+        kind: PrincipalKind::parse(&kind).ok_or_else(|| StoreError::Database(format!("bad principal kind {kind}")))?,
         name: row.get("name"),
         campaign_id: opt_uuid(row.get("campaign_id"))?,
         side: row.get("side"),
@@ -146,23 +137,16 @@ fn outcome_from(row: &SqliteRow) -> Result<Outcome> {
     })
 }
 
-const POST_COLUMNS: &str =
-    "campaign_id, seq, stamp_ms, author_id, side, kind, body, prev_hash, hash";
+const POST_COLUMNS: &str = "campaign_id, seq, stamp_ms, author_id, side, kind, body, prev_hash, hash";
 const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
 
-async fn post_and_outcomes(
-    conn: &mut SqliteConnection,
-    campaign: &str,
-    seq: i64,
-) -> Result<(Post, Vec<Outcome>)> {
-    let row = sqlx::query(&format!(
-        "SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? AND seq = ?"
-    ))
-    .bind(campaign)
-    .bind(seq)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(map_err)?;
+async fn post_and_outcomes(conn: &mut SqliteConnection, campaign: &str, seq: i64) -> Result<(Post, Vec<Outcome>)> {
+    let row = sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? AND seq = ?"))
+        .bind(campaign)
+        .bind(seq)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(map_err)?;
     let outcomes = sqlx::query(&format!(
         "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? AND seq = ? ORDER BY position"
     ))
@@ -171,10 +155,7 @@ async fn post_and_outcomes(
     .fetch_all(&mut *conn)
     .await
     .map_err(map_err)?;
-    Ok((
-        post_from(&row)?,
-        outcomes.iter().map(outcome_from).collect::<Result<_>>()?,
-    ))
+    Ok((post_from(&row)?, outcomes.iter().map(outcome_from).collect::<Result<_>>()?))
 }
 
 #[async_trait]
@@ -263,78 +244,65 @@ impl Store for SqliteStore {
     #[instrument(skip_all, fields(campaign = %request.campaign_id))]
     async fn append_post(&self, request: AppendRequest, decide: Decide<'_>) -> Result<Appended> {
         let campaign = request.campaign_id.to_string();
-        let mut tx = self
-            .writer
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(map_err)?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
 
-        let known = sqlx::query("SELECT campaign_id, request_hash, seq FROM idempotency_keys WHERE principal_id = ? AND key = ?")
-            .bind(request.author_id.to_string())
-            .bind(&request.idempotency_key)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(map_err)?;
+        let known = sqlx::query(
+            "SELECT campaign_id, request_hash, seq FROM idempotency_keys WHERE principal_id = ? AND key = ?",
+        )
+        .bind(request.author_id.to_string())
+        .bind(&request.idempotency_key)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(map_err)?;
         if let Some(row) = known {
             let hash: String = row.get("request_hash");
             if hash != request.request_hash {
                 return Err(StoreError::KeyReused);
             }
             let campaign_of_key: String = row.get("campaign_id");
-            let (post, outcomes) =
-                post_and_outcomes(&mut tx, &campaign_of_key, row.get("seq")).await?;
+            let (post, outcomes) = post_and_outcomes(&mut tx, &campaign_of_key, row.get("seq")).await?;
             return Ok(Appended::Replayed(post, outcomes));
         }
 
-        let last = sqlx::query(
-            "SELECT seq, hash, stamp_ms FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1",
-        )
-        .bind(&campaign)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(map_err)?;
-        let snapshot = sqlx::query(
-            "SELECT seq, state FROM snapshots WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1",
-        )
-        .bind(&campaign)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(map_err)?;
-        let last_position: i64 = sqlx::query_scalar(
-            "SELECT COALESCE(MAX(position), 0) FROM outcomes WHERE campaign_id = ?",
-        )
-        .bind(&campaign)
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(map_err)?;
+        let last = sqlx::query("SELECT seq, hash, stamp_ms FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1")
+            .bind(&campaign)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        let snapshot = sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1")
+            .bind(&campaign)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        let last_position: i64 =
+            sqlx::query_scalar("SELECT COALESCE(MAX(position), 0) FROM outcomes WHERE campaign_id = ?")
+                .bind(&campaign)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(map_err)?;
         let tail = adjutant_store::Tail {
             next_seq: last.as_ref().map_or(1, |r| r.get::<i64, _>("seq") + 1),
             prev_hash: last.as_ref().map(|r| r.get("hash")),
-            prev_stamp: last
-                .as_ref()
-                .map(|r| ms_to_time(r.get("stamp_ms")))
-                .transpose()?,
+            prev_stamp: last.as_ref().map(|r| ms_to_time(r.get("stamp_ms"))).transpose()?,
             snapshot: snapshot.map(|r| (r.get("seq"), r.get("state"))),
             next_position: last_position + 1,
         };
 
         let decision = decide(&tail).map_err(StoreError::Refused)?;
         let post = decision.post;
-        sqlx::query(&format!(
-            "INSERT INTO posts ({POST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        ))
-        .bind(&campaign)
-        .bind(post.seq)
-        .bind(post.stamp.timestamp_millis())
-        .bind(post.author_id.to_string())
-        .bind(&post.side)
-        .bind(&post.kind)
-        .bind(&post.body)
-        .bind(&post.prev_hash)
-        .bind(&post.hash)
-        .execute(&mut *tx)
-        .await
-        .map_err(map_err)?;
+        sqlx::query(&format!("INSERT INTO posts ({POST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"))
+            .bind(&campaign)
+            .bind(post.seq)
+            .bind(post.stamp.timestamp_millis())
+            .bind(post.author_id.to_string())
+            .bind(&post.side)
+            .bind(&post.kind)
+            .bind(&post.body)
+            .bind(&post.prev_hash)
+            .bind(&post.hash)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_err)?;
         let mut outcomes = Vec::with_capacity(decision.outcomes.len());
         for (i, new) in decision.outcomes.into_iter().enumerate() {
             let outcome = Outcome {
@@ -345,18 +313,16 @@ impl Store for SqliteStore {
                 kind: new.kind,
                 data: new.data,
             };
-            sqlx::query(&format!(
-                "INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
-            ))
-            .bind(outcome.id.to_string())
-            .bind(&campaign)
-            .bind(outcome.position)
-            .bind(outcome.seq)
-            .bind(&outcome.kind)
-            .bind(&outcome.data)
-            .execute(&mut *tx)
-            .await
-            .map_err(map_err)?;
+            sqlx::query(&format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"))
+                .bind(outcome.id.to_string())
+                .bind(&campaign)
+                .bind(outcome.position)
+                .bind(outcome.seq)
+                .bind(&outcome.kind)
+                .bind(&outcome.data)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_err)?;
             outcomes.push(outcome);
         }
         if let Some(state) = decision.snapshot {
@@ -368,15 +334,17 @@ impl Store for SqliteStore {
                 .await
                 .map_err(map_err)?;
         }
-        sqlx::query("INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) VALUES (?, ?, ?, ?, ?)")
-            .bind(request.author_id.to_string())
-            .bind(&request.idempotency_key)
-            .bind(&campaign)
-            .bind(&request.request_hash)
-            .bind(post.seq)
-            .execute(&mut *tx)
-            .await
-            .map_err(map_err)?;
+        sqlx::query(
+            "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(request.author_id.to_string())
+        .bind(&request.idempotency_key)
+        .bind(&campaign)
+        .bind(&request.request_hash)
+        .bind(post.seq)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_err)?;
         tx.commit().await.map_err(map_err)?;
         Ok(Appended::New(post, outcomes))
     }
@@ -397,14 +365,12 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all)]
     async fn post(&self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
-        let row = sqlx::query(&format!(
-            "SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? AND seq = ?"
-        ))
-        .bind(campaign_id.to_string())
-        .bind(seq)
-        .fetch_optional(&self.readers)
-        .await
-        .map_err(map_err)?;
+        let row = sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? AND seq = ?"))
+            .bind(campaign_id.to_string())
+            .bind(seq)
+            .fetch_optional(&self.readers)
+            .await
+            .map_err(map_err)?;
         row.as_ref().map(post_from).transpose()
     }
 
@@ -447,21 +413,16 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all)]
     async fn latest_snapshot(&self, campaign_id: Uuid) -> Result<Option<(i64, String)>> {
-        let row = sqlx::query(
-            "SELECT seq, state FROM snapshots WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1",
-        )
-        .bind(campaign_id.to_string())
-        .fetch_optional(&self.readers)
-        .await
-        .map_err(map_err)?;
+        let row = sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1")
+            .bind(campaign_id.to_string())
+            .fetch_optional(&self.readers)
+            .await
+            .map_err(map_err)?;
         Ok(row.map(|r| (r.get("seq"), r.get("state"))))
     }
 
     async fn ping(&self) -> Result<()> {
-        sqlx::query("SELECT 1")
-            .execute(&self.readers)
-            .await
-            .map_err(map_err)?;
+        sqlx::query("SELECT 1").execute(&self.readers).await.map_err(map_err)?;
         Ok(())
     }
 }

@@ -7,9 +7,9 @@
 //! post's sequence number and its stamp alone.
 
 pub mod acw25mm;
-pub mod schulz;
-pub mod ops_tables;
 pub mod chamberlain;
+pub mod ops_tables;
+pub mod schulz;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -33,20 +33,9 @@ pub struct ActionSpec {
 
 impl ActionSpec {
     /// Describes an action whose inputs deserialize into `I`.
-    pub fn of<I: JsonSchema>(
-        name: &'static str,
-        summary: &'static str,
-        rule: &'static str,
-        example: Value,
-    ) -> Self {
+    pub fn of<I: JsonSchema>(name: &'static str, summary: &'static str, rule: &'static str, example: Value) -> Self {
         let schema = schemars::schema_for!(I);
-        Self {
-            name,
-            summary,
-            rule,
-            input_schema: serde_json::to_value(schema).unwrap_or(Value::Null),
-            example,
-        }
+        Self { name, summary, rule, input_schema: serde_json::to_value(schema).unwrap_or(Value::Null), example }
     }
 }
 
@@ -69,12 +58,7 @@ impl Lookup {
         column: impl Into<String>,
         value: impl ToString,
     ) -> Self {
-        Self {
-            table: table.into(),
-            row: row.into(),
-            column: column.into(),
-            value: value.to_string(),
-        }
+        Self { table: table.into(), row: row.into(), column: column.into(), value: value.to_string() }
     }
 }
 
@@ -110,12 +94,7 @@ pub trait Ruleset: Sync {
     fn seed(&self) -> &'static str;
     fn actions(&self) -> Vec<ActionSpec>;
     /// Resolves one action. A refusal must not depend on the dice: inputs are checked first.
-    fn resolve(
-        &self,
-        action: &str,
-        inputs: &Value,
-        dice: &mut DiceStream,
-    ) -> Result<Resolved, Refusal>;
+    fn resolve(&self, action: &str, inputs: &Value, dice: &mut DiceStream) -> Result<Resolved, Refusal>;
 }
 
 /// Resolves `action` with `inputs` on `ruleset`, rolling from `dice`.
@@ -148,11 +127,7 @@ pub fn resolve(
 pub fn parse_inputs<T: DeserializeOwned>(inputs: &Value) -> Result<T, Refusal> {
     serde_path_to_error::deserialize(inputs).map_err(|err| {
         let path = err.path().to_string();
-        let field = if path == "." {
-            "body.inputs".to_owned()
-        } else {
-            format!("body.inputs.{path}")
-        };
+        let field = if path == "." { "body.inputs".to_owned() } else { format!("body.inputs.{path}") };
         Refusal::new(field, "resolver.inputs", err.into_inner().to_string())
     })
 }

@@ -26,11 +26,7 @@ pub fn default_order(units: &[(String, u32)]) -> Vec<String> {
 
 /// The owner's order first (units named in it), then the rest in the default order.
 pub fn full_order(units: &[(String, u32)], owner: &[String]) -> Vec<String> {
-    let mut order: Vec<String> = owner
-        .iter()
-        .filter(|id| units.iter().any(|(u, _)| u == *id))
-        .cloned()
-        .collect();
+    let mut order: Vec<String> = owner.iter().filter(|id| units.iter().any(|(u, _)| u == *id)).cloned().collect();
     for id in default_order(units) {
         if !order.contains(&id) {
             order.push(id);
@@ -55,10 +51,7 @@ pub fn spread(units: &[(String, u32)], casualties: u32, order: &[String]) -> Vec
         .collect();
     for _ in 0..casualties {
         // The unit with fewest taken so far that still has a factor; the first in order wins ties.
-        let next = shares
-            .iter_mut()
-            .filter(|s| s.after > 0)
-            .min_by_key(|s| s.taken);
+        let next = shares.iter_mut().filter(|s| s.after > 0).min_by_key(|s| s.taken);
         match next {
             Some(share) => {
                 share.taken += 1;

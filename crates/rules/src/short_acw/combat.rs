@@ -75,56 +75,17 @@ pub struct CasualtyBand {
 /// Seed rule 7, row for row: "0 to 5: W2, L2 / 6 to 10: W1, L1 / 11 – 20: W1, L1.5 /
 /// 21 – 30: W1, L2 / 31 – 40: W0.5, L2 / 41 – 50: W0.5, L2.5 / 51+: W0.5, L3".
 pub const CASUALTY_BANDS: [CasualtyBand; 7] = [
-    CasualtyBand {
-        from: 0,
-        label: "0–5",
-        winner_halves: 4,
-        loser_halves: 4,
-    },
-    CasualtyBand {
-        from: 6,
-        label: "6–10",
-        winner_halves: 2,
-        loser_halves: 2,
-    },
-    CasualtyBand {
-        from: 11,
-        label: "11–20",
-        winner_halves: 2,
-        loser_halves: 3,
-    },
-    CasualtyBand {
-        from: 21,
-        label: "21–30",
-        winner_halves: 2,
-        loser_halves: 4,
-    },
-    CasualtyBand {
-        from: 31,
-        label: "31–40",
-        winner_halves: 1,
-        loser_halves: 4,
-    },
-    CasualtyBand {
-        from: 41,
-        label: "41–50",
-        winner_halves: 1,
-        loser_halves: 5,
-    },
-    CasualtyBand {
-        from: 51,
-        label: "51+",
-        winner_halves: 1,
-        loser_halves: 6,
-    },
+    CasualtyBand { from: 0, label: "0–5", winner_halves: 4, loser_halves: 4 },
+    CasualtyBand { from: 6, label: "6–10", winner_halves: 2, loser_halves: 2 },
+    CasualtyBand { from: 11, label: "11–20", winner_halves: 2, loser_halves: 3 },
+    CasualtyBand { from: 21, label: "21–30", winner_halves: 2, loser_halves: 4 },
+    CasualtyBand { from: 31, label: "31–40", winner_halves: 1, loser_halves: 4 },
+    CasualtyBand { from: 41, label: "41–50", winner_halves: 1, loser_halves: 5 },
+    CasualtyBand { from: 51, label: "51+", winner_halves: 1, loser_halves: 6 },
 ];
 
 pub fn casualty_band(difference: u32) -> &'static CasualtyBand {
-    CASUALTY_BANDS
-        .iter()
-        .rev()
-        .find(|b| difference >= b.from)
-        .unwrap_or(&CASUALTY_BANDS[0])
+    CASUALTY_BANDS.iter().rev().find(|b| difference >= b.from).unwrap_or(&CASUALTY_BANDS[0])
 }
 
 /// ⌊p/q + ½⌋ for q > 0: rounding half up on an exact fraction.
@@ -215,11 +176,7 @@ pub fn battle(
         }
     };
     let victory = victory as u32;
-    let winner = if result.result <= victory {
-        Winner::Attacker
-    } else {
-        Winner::Defender
-    };
+    let winner = if result.result <= victory { Winner::Attacker } else { Winner::Defender };
     let difference = victory.abs_diff(result.result);
     let band = casualty_band(difference);
     // Casualties = rate × (A + D)/15 = halves × (A + D) / 30.
@@ -283,20 +240,11 @@ mod tests {
         assert_eq!(b.winner, Winner::Attacker);
         assert_eq!(b.difference, 35);
         assert_eq!(b.band, "31–40");
-        assert_eq!(
-            (b.winner_rate.as_str(), b.loser_rate.as_str()),
-            ("0.5", "2")
-        );
+        assert_eq!((b.winner_rate.as_str(), b.loser_rate.as_str()), ("0.5", "2"));
         assert_eq!(b.basic_rate, "21/15");
         assert_eq!((b.winner_casualties, b.loser_casualties), (1, 3));
         assert_eq!((b.attacker_casualties, b.defender_casualties), (1, 3));
-        let one = battle(
-            15,
-            6,
-            Defence::River,
-            &at(95145),
-            VictoryRounding::OneDecimal,
-        );
+        let one = battle(15, 6, Defence::River, &at(95145), VictoryRounding::OneDecimal);
         assert_eq!(one.per_factor.as_deref(), Some("3.7"));
         assert_eq!(one.victory, 56);
     }
@@ -309,19 +257,10 @@ mod tests {
         // exact 300/7.5 = 40; one decimal 13.3 × 3 = 39.9 → 40. A=11, D=1 open: exact
         // 1100/12 = 91.67 → 92; one decimal 8.3 × 11 = 91.3 → 91.
         let r = at(95145);
-        assert_eq!(
-            battle(11, 1, Defence::Open, &r, VictoryRounding::Exact).victory,
-            92
-        );
-        assert_eq!(
-            battle(11, 1, Defence::Open, &r, VictoryRounding::OneDecimal).victory,
-            91
-        );
+        assert_eq!(battle(11, 1, Defence::Open, &r, VictoryRounding::Exact).victory, 92);
+        assert_eq!(battle(11, 1, Defence::Open, &r, VictoryRounding::OneDecimal).victory, 91);
         let f = battle(3, 3, Defence::Fortified, &r, VictoryRounding::Exact);
-        assert_eq!(
-            (f.defender_counted.as_str(), f.total_counted.as_str()),
-            ("4.5", "7.5")
-        );
+        assert_eq!((f.defender_counted.as_str(), f.total_counted.as_str()), ("4.5", "7.5"));
         assert_eq!(f.victory, 40);
     }
 
@@ -329,61 +268,38 @@ mod tests {
     fn defence_multipliers() {
         let r = at(95145);
         // 6 v 6: open 50, fortified 100·6/15 = 40, woods 100·6/18 = 33.3 → 33.
-        assert_eq!(
-            battle(6, 6, Defence::Open, &r, VictoryRounding::Exact).victory,
-            50
-        );
-        assert_eq!(
-            battle(6, 6, Defence::Fortified, &r, VictoryRounding::Exact).victory,
-            40
-        );
-        assert_eq!(
-            battle(6, 6, Defence::Woods, &r, VictoryRounding::Exact).victory,
-            33
-        );
+        assert_eq!(battle(6, 6, Defence::Open, &r, VictoryRounding::Exact).victory, 50);
+        assert_eq!(battle(6, 6, Defence::Fortified, &r, VictoryRounding::Exact).victory, 40);
+        assert_eq!(battle(6, 6, Defence::Woods, &r, VictoryRounding::Exact).victory, 33);
     }
 
     #[test]
     fn victory_rounds_half_up() {
         // 100·1/(1+1) = 50 exactly; 100·1/8 = 12.5 → 13.
         let r = at(95145);
-        assert_eq!(
-            battle(1, 7, Defence::Open, &r, VictoryRounding::Exact).victory,
-            13
-        );
+        assert_eq!(battle(1, 7, Defence::Open, &r, VictoryRounding::Exact).victory, 13);
     }
 
     #[test]
     fn the_casualty_table_row_by_row() {
-        let rows: Vec<(u32, &str, &str, &str)> =
-            [0, 5, 6, 10, 11, 20, 21, 30, 31, 40, 41, 50, 51, 99]
-                .into_iter()
-                .map(|d| {
-                    let b = casualty_band(d);
-                    (d, b.label, "", "")
-                })
-                .collect();
+        let rows: Vec<(u32, &str, &str, &str)> = [0, 5, 6, 10, 11, 20, 21, 30, 31, 40, 41, 50, 51, 99]
+            .into_iter()
+            .map(|d| {
+                let b = casualty_band(d);
+                (d, b.label, "", "")
+            })
+            .collect();
         let labels: Vec<&str> = rows.iter().map(|r| r.1).collect();
         assert_eq!(
             labels,
             [
-                "0–5", "0–5", "6–10", "6–10", "11–20", "11–20", "21–30", "21–30", "31–40", "31–40",
-                "41–50", "41–50", "51+", "51+"
+                "0–5", "0–5", "6–10", "6–10", "11–20", "11–20", "21–30", "21–30", "31–40", "31–40", "41–50", "41–50",
+                "51+", "51+"
             ]
         );
-        let rates: Vec<(String, String)> = CASUALTY_BANDS
-            .iter()
-            .map(|b| (halves_text(b.winner_halves), halves_text(b.loser_halves)))
-            .collect();
-        let expect = [
-            ("2", "2"),
-            ("1", "1"),
-            ("1", "1.5"),
-            ("1", "2"),
-            ("0.5", "2"),
-            ("0.5", "2.5"),
-            ("0.5", "3"),
-        ];
+        let rates: Vec<(String, String)> =
+            CASUALTY_BANDS.iter().map(|b| (halves_text(b.winner_halves), halves_text(b.loser_halves))).collect();
+        let expect = [("2", "2"), ("1", "1"), ("1", "1.5"), ("1", "2"), ("0.5", "2"), ("0.5", "2.5"), ("0.5", "3")];
         for (got, want) in rates.iter().zip(expect) {
             assert_eq!((got.0.as_str(), got.1.as_str()), want);
         }

@@ -112,30 +112,10 @@ mod tests {
     fn odd_and_even_columns_touch_different_rows() {
         let mut odd = h("0505").neighbours();
         odd.sort();
-        assert_eq!(
-            odd,
-            vec![
-                h("0404"),
-                h("0405"),
-                h("0504"),
-                h("0506"),
-                h("0604"),
-                h("0605")
-            ]
-        );
+        assert_eq!(odd, vec![h("0404"), h("0405"), h("0504"), h("0506"), h("0604"), h("0605")]);
         let mut even = h("0604").neighbours();
         even.sort();
-        assert_eq!(
-            even,
-            vec![
-                h("0504"),
-                h("0505"),
-                h("0603"),
-                h("0605"),
-                h("0704"),
-                h("0705")
-            ]
-        );
+        assert_eq!(even, vec![h("0504"), h("0505"), h("0603"), h("0605"), h("0704"), h("0705")]);
         // Adjacency is symmetric.
         for c in 1..=10u8 {
             for r in 1..=10u8 {

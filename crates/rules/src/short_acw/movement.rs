@@ -47,20 +47,13 @@ pub(crate) fn check_may_move(unit: &UnitState, field: &str) -> Result<Hex, Refus
     // `own_unit` has refused eliminated units; after deployment the others stand on the map.
     let from = unit.hex.unwrap_or(Hex::new(0, 0));
     if unit.moved {
-        return Err(Refusal::new(
-            field,
-            "movement.once_a_turn",
-            format!("{} has already moved this turn", unit.name),
-        ));
+        return Err(Refusal::new(field, "movement.once_a_turn", format!("{} has already moved this turn", unit.name)));
     }
     if unit.reinforced {
         return Err(Refusal::new(
             field,
             "reinforcement.spends_turn_not_moving",
-            format!(
-                "{} received reinforcements this turn and spends the turn not moving",
-                unit.name
-            ),
+            format!("{} received reinforcements this turn and spends the turn not moving", unit.name),
         ));
     }
     Ok(from)
@@ -122,11 +115,7 @@ pub(crate) fn check_path(
     field_path: &str,
 ) -> Result<u32, Refusal> {
     if path.is_empty() {
-        return Err(Refusal::new(
-            field_path,
-            "movement.path",
-            "name at least one hex to move to",
-        ));
+        return Err(Refusal::new(field_path, "movement.path", "name at least one hex to move to"));
     }
     let allowance = scenario.movement.allowance(unit.arm);
     let mut cost = 0;
@@ -135,11 +124,7 @@ pub(crate) fn check_path(
     for (i, &hex) in path.iter().enumerate() {
         let field = format!("{field_path}[{i}]");
         if !scenario.on_map(hex) {
-            return Err(Refusal::new(
-                field,
-                "movement.off_map",
-                format!("hex {hex} is not on the map"),
-            ));
+            return Err(Refusal::new(field, "movement.off_map", format!("hex {hex} is not on the map")));
         }
         if !at.is_adjacent(hex) {
             return Err(Refusal::new(
@@ -149,28 +134,17 @@ pub(crate) fn check_path(
             ));
         }
         if visited.contains(&hex) {
-            return Err(Refusal::new(
-                field,
-                "movement.revisit",
-                format!("the path enters {hex} twice"),
-            ));
+            return Err(Refusal::new(field, "movement.revisit", format!("the path enters {hex} twice")));
         }
         if state.occupant(hex) == Some(unit.side.other()) {
-            return Err(Refusal::new(
-                field,
-                "movement.enemy_hex",
-                format!("hex {hex} is held by the enemy"),
-            ));
+            return Err(Refusal::new(field, "movement.enemy_hex", format!("hex {hex} is held by the enemy")));
         }
         if at != from {
             if let Some(enemy) = state.enemy_next_to(scenario, at, unit.side) {
                 return Err(Refusal::new(
                     field,
                     "movement.halt_next_to_enemy",
-                    format!(
-                        "{} must halt in {at}, next to the enemy in {enemy}, and cannot go on to {hex}",
-                        unit.name
-                    ),
+                    format!("{} must halt in {at}, next to the enemy in {enemy}, and cannot go on to {hex}", unit.name),
                 ));
             }
         }

@@ -50,11 +50,7 @@ pub struct Outcome {
 
 impl Outcome {
     fn new(kind: &str, headline: impl Into<String>, data: Value) -> Outcome {
-        Outcome {
-            kind: kind.into(),
-            headline: headline.into(),
-            data,
-        }
+        Outcome { kind: kind.into(), headline: headline.into(), data }
     }
 }
 
@@ -243,11 +239,7 @@ fn parse_body<T: DeserializeOwned>(body: &Value) -> Result<T, Refusal> {
     let body = if body.is_null() { &json!({}) } else { body };
     serde_path_to_error::deserialize(body).map_err(|err| {
         let path = err.path().to_string();
-        let field = if path == "." {
-            "body".to_owned()
-        } else {
-            format!("body.{path}")
-        };
+        let field = if path == "." { "body".to_owned() } else { format!("body.{path}") };
         Refusal::new(field, "post.body", err.into_inner().to_string())
     })
 }
@@ -274,24 +266,13 @@ pub fn apply(scenario: &Scenario, state: &GameState, order: &Order) -> Result<Ap
         }
         "reinforce" => reinforce(scenario, &mut next, side, parse_body(order.body)?, &mut out)?,
         "move" => move_unit(scenario, &mut next, side, parse_body(order.body)?, &mut out)?,
-        "attack" => attack(
-            scenario,
-            &mut next,
-            side,
-            parse_body(order.body)?,
-            order,
-            &mut out,
-        )?,
-        "cavalry_option" => {
-            cavalry_option(scenario, &mut next, side, parse_body(order.body)?, &mut out)?
-        }
+        "attack" => attack(scenario, &mut next, side, parse_body(order.body)?, order, &mut out)?,
+        "cavalry_option" => cavalry_option(scenario, &mut next, side, parse_body(order.body)?, &mut out)?,
         "resolve_attack" => {
             parse_body::<EmptyBody>(order.body)?;
             fight(scenario, &mut next, order, &mut out);
         }
-        "casualty_order" => {
-            casualty_order(scenario, &mut next, side, parse_body(order.body)?, &mut out)?
-        }
+        "casualty_order" => casualty_order(scenario, &mut next, side, parse_body(order.body)?, &mut out)?,
         "retreat" => retreat(scenario, &mut next, side, parse_body(order.body)?, &mut out)?,
         "end_turn" => {
             parse_body::<EmptyBody>(order.body)?;
@@ -300,10 +281,7 @@ pub fn apply(scenario: &Scenario, state: &GameState, order: &Order) -> Result<Ap
         _ => unreachable_kind()?,
     }
     next.refresh(scenario);
-    Ok(Applied {
-        state: next,
-        outcomes: out,
-    })
+    Ok(Applied { state: next, outcomes: out })
 }
 
 fn unreachable_kind() -> Result<(), Refusal> {
@@ -312,12 +290,7 @@ fn unreachable_kind() -> Result<(), Refusal> {
 }
 
 const TURN_KINDS: [&str; 5] = ["reinforcement", "reinforce", "move", "attack", "end_turn"];
-const ANSWER_KINDS: [&str; 4] = [
-    "cavalry_option",
-    "resolve_attack",
-    "casualty_order",
-    "retreat",
-];
+const ANSWER_KINDS: [&str; 4] = ["cavalry_option", "resolve_attack", "casualty_order", "retreat"];
 
 /// Out-of-phase and wrong-side posts are refused here, with the reason.
 fn check_phase(state: &GameState, side: Side, kind: &str) -> Result<(), Refusal> {
@@ -327,20 +300,14 @@ fn check_phase(state: &GameState, side: Side, kind: &str) -> Result<(), Refusal>
         return Err(Refusal::new(
             "kind",
             "post.kind",
-            format!(
-                "`{kind}` is not a post kind of this campaign; use one of {}",
-                kinds.join(", ")
-            ),
+            format!("`{kind}` is not a post kind of this campaign; use one of {}", kinds.join(", ")),
         ));
     }
     if let Some(result) = &state.result {
         return Err(Refusal::new(
             "kind",
             "game.over",
-            format!(
-                "the game is over ({}): nothing more is accepted",
-                result.condition
-            ),
+            format!("the game is over ({}): nothing more is accepted", result.condition),
         ));
     }
     if state.phase == Phase::Deployment {
@@ -352,41 +319,22 @@ fn check_phase(state: &GameState, side: Side, kind: &str) -> Result<(), Refusal>
             ));
         }
         if state.deployed.contains(&side) {
-            return Err(Refusal::new(
-                "kind",
-                "deployment.once",
-                format!("the {side} has already deployed"),
-            ));
+            return Err(Refusal::new("kind", "deployment.once", format!("the {side} has already deployed")));
         }
         return Ok(());
     }
     if kind == "deploy" {
-        return Err(Refusal::new(
-            "kind",
-            "phase.deployment_over",
-            "deployment is over: the game is in its turns",
-        ));
+        return Err(Refusal::new("kind", "phase.deployment_over", "deployment is over: the game is in its turns"));
     }
     if ANSWER_KINDS.contains(&kind) {
-        if state
-            .awaiting
-            .iter()
-            .any(|a| a.side == side && a.kind == kind)
-        {
+        if state.awaiting.iter().any(|a| a.side == side && a.kind == kind) {
             return Ok(());
         }
-        let waiting: Vec<String> = state
-            .awaiting
-            .iter()
-            .map(|a| format!("`{}` from the {}", a.kind, a.side))
-            .collect();
+        let waiting: Vec<String> = state.awaiting.iter().map(|a| format!("`{}` from the {}", a.kind, a.side)).collect();
         return Err(Refusal::new(
             "kind",
             "battle.not_awaited",
-            format!(
-                "no battle awaits a `{kind}` from the {side}; the game awaits {}",
-                waiting.join(" and ")
-            ),
+            format!("no battle awaits a `{kind}` from the {side}; the game awaits {}", waiting.join(" and ")),
         ));
     }
     let to_act = state.side_to_act.unwrap_or(Side::Union);
@@ -394,27 +342,15 @@ fn check_phase(state: &GameState, side: Side, kind: &str) -> Result<(), Refusal>
         return Err(Refusal::new(
             "side",
             "turn.side",
-            format!(
-                "it is the {to_act}'s player turn (turn {}): the {side} cannot `{kind}` now",
-                state.turn
-            ),
+            format!("it is the {to_act}'s player turn (turn {}): the {side} cannot `{kind}` now", state.turn),
         ));
     }
     if let Some(b) = &state.battle {
-        let waiting: Vec<String> = state
-            .awaiting
-            .iter()
-            .map(|a| format!("`{}` from the {}", a.kind, a.side))
-            .collect();
+        let waiting: Vec<String> = state.awaiting.iter().map(|a| format!("`{}` from the {}", a.kind, a.side)).collect();
         return Err(Refusal::new(
             "kind",
             "battle.pending",
-            format!(
-                "battle {} at {} is not finished: it awaits {}",
-                b.number,
-                b.target,
-                waiting.join(" and ")
-            ),
+            format!("battle {} at {} is not finished: it awaits {}", b.number, b.target, waiting.join(" and ")),
         ));
     }
     match kind {
@@ -423,37 +359,20 @@ fn check_phase(state: &GameState, side: Side, kind: &str) -> Result<(), Refusal>
             "phase.reinforcement_over",
             "reinforcements come at the start of the player turn, before any move or attack",
         )),
-        "move" if state.phase == Phase::Combat => Err(Refusal::new(
-            "kind",
-            "phase.movement_over",
-            "attacks have begun: no more moves this player turn",
-        )),
+        "move" if state.phase == Phase::Combat => {
+            Err(Refusal::new("kind", "phase.movement_over", "attacks have begun: no more moves this player turn"))
+        }
         _ => Ok(()),
     }
 }
 
-fn own_unit<'s>(
-    state: &'s GameState,
-    side: Side,
-    id: &str,
-    field: &str,
-) -> Result<&'s UnitState, Refusal> {
-    let unit = state
-        .unit(id)
-        .ok_or_else(|| Refusal::new(field, "unit.unknown", format!("there is no unit `{id}`")))?;
+fn own_unit<'s>(state: &'s GameState, side: Side, id: &str, field: &str) -> Result<&'s UnitState, Refusal> {
+    let unit = state.unit(id).ok_or_else(|| Refusal::new(field, "unit.unknown", format!("there is no unit `{id}`")))?;
     if unit.side != side {
-        return Err(Refusal::new(
-            field,
-            "unit.not_yours",
-            format!("{} belongs to the {}", unit.name, unit.side),
-        ));
+        return Err(Refusal::new(field, "unit.not_yours", format!("{} belongs to the {}", unit.name, unit.side)));
     }
     if unit.eliminated {
-        return Err(Refusal::new(
-            field,
-            "unit.eliminated",
-            format!("{} has been eliminated", unit.name),
-        ));
+        return Err(Refusal::new(field, "unit.eliminated", format!("{} has been eliminated", unit.name)));
     }
     Ok(unit)
 }
@@ -472,13 +391,7 @@ fn deploy(
     out: &mut Vec<Outcome>,
 ) -> Result<(), Refusal> {
     let zone = scenario.deployment_zone(side);
-    let letters: Vec<String> = scenario
-        .deployment
-        .get(&side)
-        .into_iter()
-        .flatten()
-        .map(char::to_string)
-        .collect();
+    let letters: Vec<String> = scenario.deployment.get(&side).into_iter().flatten().map(char::to_string).collect();
     let mut placed: Vec<String> = vec![];
     for (i, p) in body.placements.iter().enumerate() {
         let field = format!("body.placements[{i}]");
@@ -494,11 +407,7 @@ fn deploy(
             return Err(Refusal::new(
                 format!("{field}.hex"),
                 "deployment.zone",
-                format!(
-                    "hex {} is not within 1 hex of {}",
-                    p.hex,
-                    letters.join(", ")
-                ),
+                format!("hex {} is not within 1 hex of {}", p.hex, letters.join(", ")),
             ));
         }
         if state.occupant(p.hex) == Some(side.other()) {
@@ -522,26 +431,15 @@ fn deploy(
         }
         placed.push(p.unit.clone());
     }
-    if let Some(missing) = state
-        .units
-        .iter()
-        .find(|u| u.side == side && !u.eliminated && !placed.contains(&u.id))
-    {
+    if let Some(missing) = state.units.iter().find(|u| u.side == side && !u.eliminated && !placed.contains(&u.id)) {
         return Err(Refusal::new(
             "body.placements",
             "deployment.all_units",
-            format!(
-                "{} (`{}`) is not placed: deploy every unit at once",
-                missing.name, missing.id
-            ),
+            format!("{} (`{}`) is not placed: deploy every unit at once", missing.name, missing.id),
         ));
     }
     state.deployed.push(side);
-    let placements: Vec<Value> = body
-        .placements
-        .iter()
-        .map(|p| json!({"unit": p.unit, "hex": p.hex}))
-        .collect();
+    let placements: Vec<Value> = body.placements.iter().map(|p| json!({"unit": p.unit, "hex": p.hex})).collect();
     out.push(Outcome::new(
         "deployed",
         format!("The {side} deploys {} units", placements.len()),
@@ -555,12 +453,7 @@ fn deploy(
     Ok(())
 }
 
-fn begin_player_turn(
-    scenario: &Scenario,
-    state: &mut GameState,
-    side: Side,
-    out: &mut Vec<Outcome>,
-) {
+fn begin_player_turn(scenario: &Scenario, state: &mut GameState, side: Side, out: &mut Vec<Outcome>) {
     for u in &mut state.units {
         u.moved = false;
         u.attacked = false;
@@ -579,9 +472,7 @@ fn begin_player_turn(
         let stored = state.reinforcement_points.get(side);
         data["points_gained"] = json!(gain);
         data["points_stored"] = json!(stored);
-        headline.push_str(&format!(
-            "; the Union gains {gain} reinforcement point ({stored} stored)"
-        ));
+        headline.push_str(&format!("; the Union gains {gain} reinforcement point ({stored} stored)"));
     }
     out.push(Outcome::new("turn_begins", headline, data));
 }
@@ -611,11 +502,7 @@ fn reinforcement_roll(
         .reinforcement
         .confederate_cities
         .iter()
-        .filter(|l| {
-            scenario
-                .city(**l)
-                .is_some_and(|c| state.control.get(&c.hex) == Some(&side))
-        })
+        .filter(|l| scenario.city(**l).is_some_and(|c| state.control.get(&c.hex) == Some(&side)))
         .map(char::to_string)
         .collect();
     // A leap second can show 1000+ milliseconds; it reads as 999.
@@ -651,11 +538,7 @@ fn reinforce(
     out: &mut Vec<Outcome>,
 ) -> Result<(), Refusal> {
     if body.factors.is_empty() && body.new_units.is_empty() {
-        return Err(Refusal::new(
-            "body",
-            "reinforcement.nothing",
-            "name factors to add or new units to create",
-        ));
+        return Err(Refusal::new("body", "reinforcement.nothing", "name factors to add or new units to create"));
     }
     let rules = &scenario.reinforcement;
     let rail = rail_to_edge(scenario, state, side);
@@ -677,30 +560,19 @@ fn reinforce(
         }
         seen.push(&f.unit);
         if f.factors == 0 {
-            return Err(Refusal::new(
-                format!("{field}.factors"),
-                "reinforcement.factors",
-                "buy at least one factor",
-            ));
+            return Err(Refusal::new(format!("{field}.factors"), "reinforcement.factors", "buy at least one factor"));
         }
         let Some(each) = rules.factor_cost(unit.arm) else {
             return Err(Refusal::new(
                 format!("{field}.unit"),
                 "reinforcement.arm",
-                format!(
-                    "{} is an HQ: the seed prices infantry, cavalry and artillery factors only",
-                    unit.name
-                ),
+                format!("{} is an HQ: the seed prices infantry, cavalry and artillery factors only", unit.name),
             ));
         };
         // After deployment every unit that is not eliminated stands on the map.
         let hex = unit.hex.unwrap_or(Hex::new(0, 0));
         let Some(rail_hex) = qualifying_rail(scenario, &rail, hex) else {
-            return Err(Refusal::new(
-                format!("{field}.unit"),
-                "reinforcement.rail",
-                no_rail(hex),
-            ));
+            return Err(Refusal::new(format!("{field}.unit"), "reinforcement.rail", no_rail(hex)));
         };
         cost += each * f.factors;
         bought.push(json!({"unit": f.unit, "factors": f.factors, "cost": each * f.factors, "rail_hex": rail_hex}));
@@ -738,19 +610,11 @@ fn reinforce(
             ));
         }
         let Some(rail_hex) = qualifying_rail(scenario, &rail, n.hex) else {
-            return Err(Refusal::new(
-                format!("{field}.hex"),
-                "reinforcement.rail",
-                no_rail(n.hex),
-            ));
+            return Err(Refusal::new(format!("{field}.hex"), "reinforcement.rail", no_rail(n.hex)));
         };
         cost += rules.new_unit + each * n.factors;
         state.new_units += 1;
-        let id = format!(
-            "{}-new-{}",
-            if side == Side::Union { "us" } else { "cs" },
-            state.new_units
-        );
+        let id = format!("{}-new-{}", if side == Side::Union { "us" } else { "cs" }, state.new_units);
         state.units.push(UnitState {
             id: id.clone(),
             name: name.to_string(),
@@ -765,22 +629,15 @@ fn reinforce(
             reinforced: true,
             must_fight: false,
         });
-        if n.arm.counts_for_stacking()
-            && state.stacking_count(n.hex) > scenario.movement.stacking_limit
-        {
+        if n.arm.counts_for_stacking() && state.stacking_count(n.hex) > scenario.movement.stacking_limit {
             return Err(Refusal::new(
                 format!("{field}.hex"),
                 "reinforcement.stacking",
-                format!(
-                    "hex {} already holds {} infantry and cavalry units",
-                    n.hex, scenario.movement.stacking_limit
-                ),
+                format!("hex {} already holds {} infantry and cavalry units", n.hex, scenario.movement.stacking_limit),
             ));
         }
-        created.push(
-            json!({"unit": id, "name": name, "arm": n.arm, "hex": n.hex, "factors": n.factors,
-            "cost": rules.new_unit + each * n.factors, "rail_hex": rail_hex}),
-        );
+        created.push(json!({"unit": id, "name": name, "arm": n.arm, "hex": n.hex, "factors": n.factors,
+            "cost": rules.new_unit + each * n.factors, "rail_hex": rail_hex}));
     }
     let stored = state.reinforcement_points.get(side);
     if cost > stored {
@@ -799,10 +656,7 @@ fn reinforce(
     }
     out.push(Outcome::new(
         "reinforced",
-        format!(
-            "The {side} spends {cost} reinforcement points ({} left)",
-            stored - cost
-        ),
+        format!("The {side} spends {cost} reinforcement points ({} left)", stored - cost),
         json!({"side": side, "cost": cost, "points_before": stored, "points_left": stored - cost,
                "factors": bought, "new_units": created}),
     ));
@@ -831,9 +685,7 @@ fn move_unit(
     state.phase = Phase::Movement;
     let mut headline = format!("{name} moves {from} → {to} ({cost} movement points)");
     if let Some(enemy) = halted_by {
-        headline.push_str(&format!(
-            ", halts next to the enemy in {enemy} and must attack"
-        ));
+        headline.push_str(&format!(", halts next to the enemy in {enemy} and must attack"));
     }
     out.push(Outcome::new(
         "moved",
@@ -846,14 +698,9 @@ fn move_unit(
 }
 
 /// The hexes a unit can legally reach now, with costs.
-pub fn legal_moves(
-    scenario: &Scenario,
-    state: &GameState,
-    unit: &str,
-) -> Result<Vec<Reach>, Refusal> {
-    let u = state.unit(unit).ok_or_else(|| {
-        Refusal::new("unit", "unit.unknown", format!("there is no unit `{unit}`"))
-    })?;
+pub fn legal_moves(scenario: &Scenario, state: &GameState, unit: &str) -> Result<Vec<Reach>, Refusal> {
+    let u =
+        state.unit(unit).ok_or_else(|| Refusal::new("unit", "unit.unknown", format!("there is no unit `{unit}`")))?;
     if state.phase == Phase::Over || state.phase == Phase::Deployment {
         return Ok(vec![]);
     }
@@ -867,21 +714,13 @@ pub fn legal_moves(
 }
 
 /// The defence multiplier the server works out for an attack on `target`.
-fn defence_of(
-    scenario: &Scenario,
-    state: &GameState,
-    attackers: &[String],
-    target: Hex,
-) -> Defence {
+fn defence_of(scenario: &Scenario, state: &GameState, attackers: &[String], target: Hex) -> Defence {
     let woods = scenario.terrain(target) == Terrain::Woods;
     // "behind ... river": every attacking unit attacks across a river hexside (bridged or not:
     // the seed's example defends "a River Crossing").
-    let river = attackers.iter().all(|id| {
-        state
-            .unit(id)
-            .and_then(|u| u.hex)
-            .is_some_and(|h| scenario.river_between(h, target))
-    });
+    let river = attackers
+        .iter()
+        .all(|id| state.unit(id).and_then(|u| u.hex).is_some_and(|h| scenario.river_between(h, target)));
     let defenders: Vec<&UnitState> = state.units_in(target).collect();
     let fortified = !defenders.is_empty() && defenders.iter().all(|u| u.fortified);
     if woods {
@@ -904,18 +743,10 @@ fn attack(
     out: &mut Vec<Outcome>,
 ) -> Result<(), Refusal> {
     if body.units.is_empty() {
-        return Err(Refusal::new(
-            "body.units",
-            "combat.no_attackers",
-            "name the attacking units",
-        ));
+        return Err(Refusal::new("body.units", "combat.no_attackers", "name the attacking units"));
     }
     if !scenario.on_map(body.target) {
-        return Err(Refusal::new(
-            "body.target",
-            "movement.off_map",
-            format!("hex {} is not on the map", body.target),
-        ));
+        return Err(Refusal::new("body.target", "movement.off_map", format!("hex {} is not on the map", body.target)));
     }
     if state.occupant(body.target) != Some(side.other()) {
         return Err(Refusal::new(
@@ -930,11 +761,7 @@ fn attack(
         let field = format!("body.units[{i}]");
         let unit = own_unit(state, side, id, &field)?;
         if body.units[..i].contains(id) {
-            return Err(Refusal::new(
-                field,
-                "combat.twice",
-                format!("{} is named twice", unit.name),
-            ));
+            return Err(Refusal::new(field, "combat.twice", format!("{} is named twice", unit.name)));
         }
         if unit.attacked {
             return Err(Refusal::new(
@@ -954,11 +781,7 @@ fn attack(
         infantry |= unit.arm == Arm::Infantry;
     }
     if factors == 0 {
-        return Err(Refusal::new(
-            "body.units",
-            "combat.no_factors",
-            "the attacking units have no factors",
-        ));
+        return Err(Refusal::new("body.units", "combat.no_factors", "the attacking units have no factors"));
     }
     for id in &body.units {
         if let Some(u) = state.unit_mut(id) {
@@ -971,11 +794,7 @@ fn attack(
     // Seed: "Cavalry engaged by infantry may choose to retreat 1 hex before the battle is
     // calculated, and this option must be presented to the opposing player."
     let cavalry: Vec<String> = if infantry {
-        state
-            .units_in(body.target)
-            .filter(|u| u.arm == Arm::Cavalry)
-            .map(|u| u.id.clone())
-            .collect()
+        state.units_in(body.target).filter(|u| u.arm == Arm::Cavalry).map(|u| u.id.clone()).collect()
     } else {
         vec![]
     };
@@ -1008,11 +827,7 @@ fn attack(
 }
 
 fn battle_units(state: &GameState, ids: &[String]) -> Vec<(String, u32)> {
-    ids.iter()
-        .filter_map(|id| state.unit(id))
-        .filter(|u| u.is_on_map())
-        .map(|u| (u.id.clone(), u.factors))
-        .collect()
+    ids.iter().filter_map(|id| state.unit(id)).filter(|u| u.is_on_map()).map(|u| (u.id.clone(), u.factors)).collect()
 }
 
 /// Fights the pending battle with the result number of this post's stamp.
@@ -1064,11 +879,7 @@ fn fight(scenario: &Scenario, state: &mut GameState, order: &Order, out: &mut Ve
         (attacker_side.other(), defending, fought.defender_casualties),
     ] {
         if order_matters(&units, casualties) {
-            dues.push(CasualtiesDue {
-                side,
-                units: units.iter().map(|(id, _)| id.clone()).collect(),
-                casualties,
-            });
+            dues.push(CasualtiesDue { side, units: units.iter().map(|(id, _)| id.clone()).collect(), casualties });
         } else if casualties > 0 {
             let shares = spread(&units, casualties, &full_order(&units, &[]));
             take_casualties(state, b.number, side, &shares, out);
@@ -1076,22 +887,12 @@ fn fight(scenario: &Scenario, state: &mut GameState, order: &Order, out: &mut Ve
     }
     b.casualties_due = dues;
     state.battle = Some(b);
-    if state
-        .battle
-        .as_ref()
-        .is_some_and(|b| b.casualties_due.is_empty())
-    {
+    if state.battle.as_ref().is_some_and(|b| b.casualties_due.is_empty()) {
         start_retreat(scenario, state, out);
     }
 }
 
-fn take_casualties(
-    state: &mut GameState,
-    battle: u32,
-    side: Side,
-    shares: &[CasualtyShare],
-    out: &mut Vec<Outcome>,
-) {
+fn take_casualties(state: &mut GameState, battle: u32, side: Side, shares: &[CasualtyShare], out: &mut Vec<Outcome>) {
     for s in shares {
         if let Some(u) = state.unit_mut(&s.unit) {
             u.factors = s.after;
@@ -1105,21 +906,11 @@ fn take_casualties(
     let text: Vec<String> = shares
         .iter()
         .filter(|s| s.taken > 0)
-        .map(|s| {
-            format!(
-                "{} −{}{}",
-                s.unit,
-                s.taken,
-                if s.eliminated { " (eliminated)" } else { "" }
-            )
-        })
+        .map(|s| format!("{} −{}{}", s.unit, s.taken, if s.eliminated { " (eliminated)" } else { "" }))
         .collect();
     out.push(Outcome::new(
         "casualties",
-        format!(
-            "Battle {battle}: the {side} loses {total} factors: {}",
-            text.join(", ")
-        ),
+        format!("Battle {battle}: the {side} loses {total} factors: {}", text.join(", ")),
         json!({"battle": battle, "side": side, "casualties": total, "units": shares}),
     ));
 }
@@ -1132,18 +923,10 @@ fn casualty_order(
     out: &mut Vec<Outcome>,
 ) -> Result<(), Refusal> {
     let Some(mut b) = state.battle.clone() else {
-        return Err(Refusal::new(
-            "kind",
-            "battle.not_awaited",
-            "no battle is waiting",
-        ));
+        return Err(Refusal::new("kind", "battle.not_awaited", "no battle is waiting"));
     };
     let Some(pos) = b.casualties_due.iter().position(|d| d.side == side) else {
-        return Err(Refusal::new(
-            "kind",
-            "battle.not_awaited",
-            "no casualty order is awaited from you",
-        ));
+        return Err(Refusal::new("kind", "battle.not_awaited", "no casualty order is awaited from you"));
     };
     let due = b.casualties_due.remove(pos);
     for (i, id) in body.order.iter().enumerate() {
@@ -1152,19 +935,11 @@ fn casualty_order(
             return Err(Refusal::new(
                 field,
                 "casualties.not_in_battle",
-                format!(
-                    "`{id}` is not one of the {side} units in battle {}: {}",
-                    b.number,
-                    due.units.join(", ")
-                ),
+                format!("`{id}` is not one of the {side} units in battle {}: {}", b.number, due.units.join(", ")),
             ));
         }
         if body.order[..i].contains(id) {
-            return Err(Refusal::new(
-                field,
-                "casualties.twice",
-                format!("`{id}` is named twice"),
-            ));
+            return Err(Refusal::new(field, "casualties.twice", format!("`{id}` is named twice")));
         }
     }
     let units = battle_units(state, &due.units);
@@ -1181,21 +956,11 @@ fn casualty_order(
 /// Whether a unit in `from` has any legal retreat of 1 or 2 hexes.
 fn has_retreat(scenario: &Scenario, state: &GameState, unit: &UnitState, from: Hex) -> bool {
     let open = |h: Hex| state.occupant(h) != Some(unit.side.other());
-    let room = |h: Hex| {
-        !unit.arm.counts_for_stacking()
-            || state.stacking_count(h) < scenario.movement.stacking_limit
-    };
-    scenario
-        .neighbours(from)
-        .into_iter()
-        .filter(|h| open(*h))
-        .any(|first| {
-            room(first)
-                || scenario
-                    .neighbours(first)
-                    .into_iter()
-                    .any(|second| second != from && open(second) && room(second))
-        })
+    let room = |h: Hex| !unit.arm.counts_for_stacking() || state.stacking_count(h) < scenario.movement.stacking_limit;
+    scenario.neighbours(from).into_iter().filter(|h| open(*h)).any(|first| {
+        room(first)
+            || scenario.neighbours(first).into_iter().any(|second| second != from && open(second) && room(second))
+    })
 }
 
 /// Seed 6: "The loser must retreat from their hex." Units that cannot retreat are eliminated.
@@ -1206,11 +971,7 @@ fn start_retreat(scenario: &Scenario, state: &mut GameState, out: &mut Vec<Outco
     let Some(loser) = b.loser else {
         return;
     };
-    let ids = if loser == b.attacker {
-        b.attackers.clone()
-    } else {
-        b.defenders.clone()
-    };
+    let ids = if loser == b.attacker { b.attackers.clone() } else { b.defenders.clone() };
     let mut retreating = vec![];
     for id in ids {
         let Some(unit) = state.unit(&id).filter(|u| u.is_on_map()).cloned() else {
@@ -1226,10 +987,7 @@ fn start_retreat(scenario: &Scenario, state: &mut GameState, out: &mut Vec<Outco
             }
             out.push(Outcome::new(
                 "eliminated",
-                format!(
-                    "Battle {}: {} has no legal retreat from {from} and is eliminated",
-                    b.number, unit.name
-                ),
+                format!("Battle {}: {} has no legal retreat from {from} and is eliminated", b.number, unit.name),
                 json!({"battle": b.number, "unit": id, "hex": from, "reason": "no legal retreat"}),
             ));
         }
@@ -1252,11 +1010,7 @@ fn retreat_losses(scenario: &Scenario, state: &mut GameState, ids: &[String]) ->
         };
         let Some(hex) = unit.hex else { continue };
         let enemy = state.enemy_next_to(scenario, hex, unit.side);
-        let lost = if enemy.is_some() {
-            unit.factors.div_ceil(2)
-        } else {
-            0
-        };
+        let lost = if enemy.is_some() { unit.factors.div_ceil(2) } else { 0 };
         if let Some(u) = state.unit_mut(id) {
             u.factors -= lost;
             if lost > 0 && u.factors == 0 {
@@ -1264,11 +1018,9 @@ fn retreat_losses(scenario: &Scenario, state: &mut GameState, ids: &[String]) ->
                 u.hex = None;
             }
         }
-        report.push(
-            json!({"unit": id, "hex": hex, "next_to_enemy": enemy, "factors_before": unit.factors,
+        report.push(json!({"unit": id, "hex": hex, "next_to_enemy": enemy, "factors_before": unit.factors,
                            "factors_lost": lost, "factors_after": unit.factors - lost,
-                           "eliminated": lost > 0 && unit.factors == lost}),
-        );
+                           "eliminated": lost > 0 && unit.factors == lost}));
     }
     report
 }
@@ -1281,11 +1033,7 @@ fn retreat(
     out: &mut Vec<Outcome>,
 ) -> Result<(), Refusal> {
     let Some(b) = state.battle.clone() else {
-        return Err(Refusal::new(
-            "kind",
-            "battle.not_awaited",
-            "no battle is waiting",
-        ));
+        return Err(Refusal::new("kind", "battle.not_awaited", "no battle is waiting"));
     };
     let before = state.clone();
     let mut named: Vec<String> = vec![];
@@ -1306,11 +1054,7 @@ fn retreat(
             ));
         }
         if named.contains(&p.unit) {
-            return Err(Refusal::new(
-                format!("{field}.unit"),
-                "retreat.twice",
-                format!("`{}` is named twice", p.unit),
-            ));
+            return Err(Refusal::new(format!("{field}.unit"), "retreat.twice", format!("`{}` is named twice", p.unit)));
         }
         named.push(p.unit.clone());
         if p.path.is_empty() {
@@ -1333,11 +1077,7 @@ fn retreat(
         for (j, &hex) in p.path.iter().enumerate() {
             let f = format!("{field}.path[{j}]");
             if !scenario.on_map(hex) {
-                return Err(Refusal::new(
-                    f,
-                    "movement.off_map",
-                    format!("hex {hex} is not on the map"),
-                ));
+                return Err(Refusal::new(f, "movement.off_map", format!("hex {hex} is not on the map")));
             }
             if !at.is_adjacent(hex) {
                 return Err(Refusal::new(
@@ -1347,18 +1087,10 @@ fn retreat(
                 ));
             }
             if hex == from {
-                return Err(Refusal::new(
-                    f,
-                    "retreat.return",
-                    format!("a retreat cannot come back to {from}"),
-                ));
+                return Err(Refusal::new(f, "retreat.return", format!("a retreat cannot come back to {from}")));
             }
             if before.occupant(hex) == Some(side.other()) {
-                return Err(Refusal::new(
-                    f,
-                    "retreat.enemy_hex",
-                    format!("hex {hex} is held by the enemy"),
-                ));
+                return Err(Refusal::new(f, "retreat.enemy_hex", format!("hex {hex} is held by the enemy")));
             }
             at = hex;
         }
@@ -1377,9 +1109,7 @@ fn retreat(
             continue;
         };
         if state.stacking_count(hex) > scenario.movement.stacking_limit
-            && state
-                .unit(&p.unit)
-                .is_some_and(|u| u.arm.counts_for_stacking())
+            && state.unit(&p.unit).is_some_and(|u| u.arm.counts_for_stacking())
         {
             return Err(Refusal::new(
                 format!("body.paths[{i}].path"),
@@ -1401,11 +1131,7 @@ fn retreat(
             }
         }
     }
-    let retreated: Vec<String> = named
-        .iter()
-        .filter(|id| !no_retreat.contains(id))
-        .cloned()
-        .collect();
+    let retreated: Vec<String> = named.iter().filter(|id| !no_retreat.contains(id)).cloned().collect();
     let losses = retreat_losses(scenario, state, &retreated);
     state.battle = None;
     out.push(Outcome::new(
@@ -1426,11 +1152,7 @@ fn cavalry_option(
     out: &mut Vec<Outcome>,
 ) -> Result<(), Refusal> {
     let Some(mut b) = state.battle.clone() else {
-        return Err(Refusal::new(
-            "kind",
-            "battle.not_awaited",
-            "no battle is waiting",
-        ));
+        return Err(Refusal::new("kind", "battle.not_awaited", "no battle is waiting"));
     };
     b.cavalry_answered = true;
     if !body.retreat {
@@ -1443,54 +1165,33 @@ fn cavalry_option(
         }
         out.push(Outcome::new(
             "cavalry_option",
-            format!(
-                "Battle {}: the {side} cavalry in {} stand",
-                b.number, b.target
-            ),
+            format!("Battle {}: the {side} cavalry in {} stand", b.number, b.target),
             json!({"battle": b.number, "retreat": false, "cavalry": b.cavalry}),
         ));
         state.battle = Some(b);
         return Ok(());
     }
     let Some(hex) = body.hex else {
-        return Err(Refusal::new(
-            "body.hex",
-            "cavalry.hex",
-            "name the hex the cavalry retreat to",
-        ));
+        return Err(Refusal::new("body.hex", "cavalry.hex", "name the hex the cavalry retreat to"));
     };
     if !scenario.on_map(hex) {
-        return Err(Refusal::new(
-            "body.hex",
-            "movement.off_map",
-            format!("hex {hex} is not on the map"),
-        ));
+        return Err(Refusal::new("body.hex", "movement.off_map", format!("hex {hex} is not on the map")));
     }
     if !hex.is_adjacent(b.target) {
         return Err(Refusal::new(
             "body.hex",
             "cavalry.one_hex",
-            format!(
-                "hex {hex} is not next to {}: the cavalry retreat 1 hex",
-                b.target
-            ),
+            format!("hex {hex} is not next to {}: the cavalry retreat 1 hex", b.target),
         ));
     }
     if state.occupant(hex) == Some(side.other()) {
-        return Err(Refusal::new(
-            "body.hex",
-            "retreat.enemy_hex",
-            format!("hex {hex} is held by the enemy"),
-        ));
+        return Err(Refusal::new("body.hex", "retreat.enemy_hex", format!("hex {hex} is held by the enemy")));
     }
     if state.stacking_count(hex) + b.cavalry.len() as u32 > scenario.movement.stacking_limit {
         return Err(Refusal::new(
             "body.hex",
             "retreat.stacking",
-            format!(
-                "hex {hex} would hold more than {} infantry and cavalry units",
-                scenario.movement.stacking_limit
-            ),
+            format!("hex {hex} would hold more than {} infantry and cavalry units", scenario.movement.stacking_limit),
         ));
     }
     for id in &b.cavalry {
@@ -1510,10 +1211,7 @@ fn cavalry_option(
     if defenders_left == 0 {
         out.push(Outcome::new(
             "attack_void",
-            format!(
-                "Battle {}: {} is empty; there is no battle",
-                b.number, b.target
-            ),
+            format!("Battle {}: {} is empty; there is no battle", b.number, b.target),
             json!({"battle": b.number, "target": b.target}),
         ));
         state.battle = None;
@@ -1523,21 +1221,13 @@ fn cavalry_option(
     Ok(())
 }
 
-fn end_turn(
-    scenario: &Scenario,
-    state: &mut GameState,
-    side: Side,
-    out: &mut Vec<Outcome>,
-) -> Result<(), Refusal> {
+fn end_turn(scenario: &Scenario, state: &mut GameState, side: Side, out: &mut Vec<Outcome>) -> Result<(), Refusal> {
     if let Some(u) = state
         .units
         .iter()
         // A unit with no factors cannot fight a combat on its own, so it only halts.
         .find(|u| u.side == side && u.is_on_map() && u.must_fight && !u.attacked && u.factors > 0)
-        .filter(|u| {
-            u.hex
-                .is_some_and(|h| state.enemy_next_to(scenario, h, side).is_some())
-        })
+        .filter(|u| u.hex.is_some_and(|h| state.enemy_next_to(scenario, h, side).is_some()))
     {
         return Err(Refusal::new(
             "kind",
@@ -1564,9 +1254,8 @@ fn end_turn(
         json!({"turn": state.turn, "side": side, "newly_fortified": fortified}),
     ));
     let second = scenario.first_side.other();
-    let result = capture_met(scenario, state, side).or_else(|| {
-        (side == second && state.turn >= scenario.turns).then(|| after_last_turn(scenario, state))
-    });
+    let result = capture_met(scenario, state, side)
+        .or_else(|| (side == second && state.turn >= scenario.turns).then(|| after_last_turn(scenario, state)));
     if let Some(result) = result {
         out.push(Outcome::new(
             "game_over",

@@ -14,19 +14,12 @@ use crate::Side;
 /// side controls.
 pub fn rail_to_edge(scenario: &Scenario, state: &GameState, side: Side) -> BTreeSet<Hex> {
     let friendly = |h: &Hex| state.control.get(h) == Some(&side);
-    let mut reached: BTreeSet<Hex> = scenario
-        .rail_hexes
-        .iter()
-        .filter(|h| scenario.on_edge(**h) && friendly(h))
-        .copied()
-        .collect();
+    let mut reached: BTreeSet<Hex> =
+        scenario.rail_hexes.iter().filter(|h| scenario.on_edge(**h) && friendly(h)).copied().collect();
     let mut frontier: Vec<Hex> = reached.iter().copied().collect();
     while let Some(hex) = frontier.pop() {
         for next in scenario.neighbours(hex) {
-            if scenario.rail_links.contains(&Hexside::between(hex, next))
-                && friendly(&next)
-                && reached.insert(next)
-            {
+            if scenario.rail_links.contains(&Hexside::between(hex, next)) && friendly(&next) && reached.insert(next) {
                 frontier.push(next);
             }
         }
@@ -39,8 +32,5 @@ pub fn qualifying_rail(scenario: &Scenario, rail: &BTreeSet<Hex>, hex: Hex) -> O
     if rail.contains(&hex) {
         return Some(hex);
     }
-    scenario
-        .neighbours(hex)
-        .into_iter()
-        .find(|n| rail.contains(n))
+    scenario.neighbours(hex).into_iter().find(|n| rail.contains(n))
 }

@@ -15,19 +15,7 @@ use super::hex::Hex;
 use crate::Side;
 
 /// The arm of service of a unit.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Arm {
     Infantry,
@@ -67,9 +55,8 @@ impl Hexside {
     }
 
     fn parse(text: &str) -> Result<Hexside, String> {
-        let (a, b) = text
-            .split_once('/')
-            .ok_or_else(|| format!("`{text}` is not a hexside: write two hexes as 0506/0606"))?;
+        let (a, b) =
+            text.split_once('/').ok_or_else(|| format!("`{text}` is not a hexside: write two hexes as 0506/0606"))?;
         Ok(Hexside::between(a.trim().parse()?, b.trim().parse()?))
     }
 }
@@ -361,11 +348,7 @@ struct Checker<'a> {
 
 impl Checker<'_> {
     fn error(&mut self, place: impl Into<String>, problem: impl Into<String>) {
-        self.errors.push(ScenarioError {
-            file: self.file.to_string(),
-            place: place.into(),
-            problem: problem.into(),
-        });
+        self.errors.push(ScenarioError { file: self.file.to_string(), place: place.into(), problem: problem.into() });
     }
 }
 
@@ -379,10 +362,7 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 impl Scenario {
     /// Reads and checks a scenario file. `file_name` is used only in error messages.
     pub fn from_toml(file_name: &str, text: &str) -> Result<Scenario, Vec<ScenarioError>> {
-        let mut check = Checker {
-            file: file_name,
-            errors: vec![],
-        };
+        let mut check = Checker { file: file_name, errors: vec![] };
         let raw: RawScenario = match toml::from_str(text) {
             Ok(raw) => raw,
             Err(e) => {
@@ -424,10 +404,7 @@ impl Scenario {
 
     /// The neighbours of a hex that lie on the map.
     pub fn neighbours(&self, hex: Hex) -> Vec<Hex> {
-        hex.neighbours()
-            .into_iter()
-            .filter(|h| self.on_map(*h))
-            .collect()
+        hex.neighbours().into_iter().filter(|h| self.on_map(*h)).collect()
     }
 
     pub fn terrain(&self, hex: Hex) -> Terrain {
@@ -481,10 +458,7 @@ fn letter(check: &mut Checker, place: &str, text: &str) -> Option<char> {
     match (chars.next(), chars.next()) {
         (Some(c), None) if c.is_ascii_uppercase() => Some(c),
         _ => {
-            check.error(
-                place,
-                format!("`{text}` is not a city letter (one capital letter, A–Z)"),
-            );
+            check.error(place, format!("`{text}` is not a city letter (one capital letter, A–Z)"));
             None
         }
     }
@@ -493,10 +467,7 @@ fn letter(check: &mut Checker, place: &str, text: &str) -> Option<char> {
 fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario {
     let (columns, rows) = (raw.map.columns, raw.map.rows);
     if !(2..=99).contains(&columns) || !(2..=99).contains(&rows) {
-        check.error(
-            "map",
-            format!("the map must be 2 to 99 hexes each way, not {columns}×{rows}"),
-        );
+        check.error("map", format!("the map must be 2 to 99 hexes each way, not {columns}×{rows}"));
     }
     if raw.turns == 0 {
         check.error("turns", "a campaign needs at least one turn");
@@ -506,10 +477,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
         match text.parse::<Hex>() {
             Ok(h) if on_map(h) => Some(h),
             Ok(h) => {
-                check.error(
-                    place,
-                    format!("unknown hex {h}: the map is {columns} columns by {rows} rows"),
-                );
+                check.error(place, format!("unknown hex {h}: the map is {columns} columns by {rows} rows"));
                 None
             }
             Err(e) => {
@@ -523,10 +491,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
     for (i, text) in raw.map.woods.iter().enumerate() {
         if let Some(h) = hex_at(check, format!("map.woods[{i}]"), text) {
             if !woods.insert(h) {
-                check.error(
-                    format!("map.woods[{i}]"),
-                    format!("hex {h} is listed twice"),
-                );
+                check.error(format!("map.woods[{i}]"), format!("hex {h} is listed twice"));
             }
         }
     }
@@ -540,19 +505,11 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
             if cities.iter().any(|c| c.letter == l) {
                 check.error(&place, format!("city letter {l} is used twice"));
             } else if let Some(other) = cities.iter().find(|c| c.hex == h) {
-                check.error(
-                    &place,
-                    format!("hex {h} already holds city {}", other.letter),
-                );
+                check.error(&place, format!("hex {h} already holds city {}", other.letter));
             } else if woods.contains(&h) {
                 check.error(&place, format!("hex {h} is both woods and city {l}"));
             } else {
-                cities.push(City {
-                    letter: l,
-                    name: raw_city.name.clone(),
-                    hex: h,
-                    control: raw_city.control,
-                });
+                cities.push(City { letter: l, name: raw_city.name.clone(), hex: h, control: raw_city.control });
             }
         }
     }
@@ -576,21 +533,12 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
         };
         for h in [side.0, side.1] {
             if !on_map(h) {
-                check.error(
-                    place,
-                    format!("unknown hex {h}: the map is {columns} columns by {rows} rows"),
-                );
+                check.error(place, format!("unknown hex {h}: the map is {columns} columns by {rows} rows"));
                 return None;
             }
         }
         if !side.0.is_adjacent(side.1) {
-            check.error(
-                place,
-                format!(
-                    "{} and {} are not adjacent, so they share no hexside",
-                    side.0, side.1
-                ),
-            );
+            check.error(place, format!("{} and {} are not adjacent, so they share no hexside", side.0, side.1));
             return None;
         }
         Some(side)
@@ -612,10 +560,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
         let place = format!("map.bridges[{i}]");
         if let Some(side) = hexside_at(check, place.clone(), &bridge.hexside) {
             if !rivers.contains_key(&side) {
-                check.error(
-                    place,
-                    format!("hexside {side} has no river, so it cannot have a bridge"),
-                );
+                check.error(place, format!("hexside {side} has no river, so it cannot have a bridge"));
             } else if bridges.insert(side, bridge.kind).is_some() {
                 check.error(place, format!("hexside {side} already has a bridge"));
             }
@@ -627,10 +572,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
     for (i, line) in raw.map.rail.iter().enumerate() {
         let mut previous: Option<Hex> = None;
         if line.hexes.is_empty() {
-            check.error(
-                format!("map.rail[{i}]"),
-                format!("rail line {} has no hexes", line.name),
-            );
+            check.error(format!("map.rail[{i}]"), format!("rail line {} has no hexes", line.name));
         }
         for (j, text) in line.hexes.iter().enumerate() {
             let place = format!("map.rail[{i}].hexes[{j}]");
@@ -640,13 +582,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
             };
             if let Some(p) = previous {
                 if !p.is_adjacent(h) {
-                    check.error(
-                        place,
-                        format!(
-                            "rail line {}: {h} does not touch the hex before it, {p}",
-                            line.name
-                        ),
-                    );
+                    check.error(place, format!("rail line {}: {h} does not touch the hex before it, {p}", line.name));
                 } else {
                     rail_links.insert(Hexside::between(p, h));
                 }
@@ -673,10 +609,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
                 if other != side {
                     check.error(
                         "map.start_control",
-                        format!(
-                            "hex {} is city {} held by the {side}, not the {other}",
-                            city.hex, city.letter
-                        ),
+                        format!("hex {} is city {} held by the {side}, not the {other}", city.hex, city.letter),
                     );
                 }
             }
@@ -699,31 +632,19 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
     }
 
     let mut units: Vec<UnitSpec> = vec![];
-    for (side, list) in [
-        (Side::Union, &raw.units.union),
-        (Side::Confederate, &raw.units.confederate),
-    ] {
+    for (side, list) in [(Side::Union, &raw.units.union), (Side::Confederate, &raw.units.confederate)] {
         if list.is_empty() {
-            check.error(
-                format!("units.{}", side.key()),
-                "the order of battle is empty",
-            );
+            check.error(format!("units.{}", side.key()), "the order of battle is empty");
         }
         for (i, unit) in list.iter().enumerate() {
             let place = format!("units.{}[{i}]", side.key());
             let id_ok = !unit.id.is_empty()
                 && unit.id.len() <= 40
-                && unit
-                    .id
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+                && unit.id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
             if !id_ok {
                 check.error(
                     &place,
-                    format!(
-                        "unit id `{}` must be 1 to 40 lower-case letters, digits or dashes",
-                        unit.id
-                    ),
+                    format!("unit id `{}` must be 1 to 40 lower-case letters, digits or dashes", unit.id),
                 );
             } else if units.iter().any(|u| u.id == unit.id) {
                 check.error(&place, format!("duplicate unit id `{}`", unit.id));
@@ -743,20 +664,11 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
     for (i, v) in raw.victory.iter().enumerate() {
         let place = format!("victory[{i}]");
         let goal = match (&v.capture, v.hold_out) {
-            (Some(text), false) => {
-                city_letter(check, format!("{place}.capture"), text).map(|city| {
-                    VictoryGoal::Capture {
-                        city,
-                        by_turn: v.by_turn,
-                    }
-                })
-            }
+            (Some(text), false) => city_letter(check, format!("{place}.capture"), text)
+                .map(|city| VictoryGoal::Capture { city, by_turn: v.by_turn }),
             (None, true) => Some(VictoryGoal::HoldOut),
             _ => {
-                check.error(
-                    &place,
-                    "a victory condition is either `capture = \"<city>\"` or `hold_out = true`",
-                );
+                check.error(&place, "a victory condition is either `capture = \"<city>\"` or `hold_out = true`");
                 None
             }
         };
@@ -769,22 +681,13 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
             }
         }
         if let Some(goal) = goal {
-            victory.push(VictoryCondition {
-                side: v.side,
-                level: v.level,
-                goal,
-                text: v.text.clone(),
-            });
+            victory.push(VictoryCondition { side: v.side, level: v.level, goal, text: v.text.clone() });
         }
     }
 
     let mut confederate_cities = vec![];
     for (i, text) in raw.reinforcement.confederate_cities.iter().enumerate() {
-        if let Some(l) = city_letter(
-            check,
-            format!("reinforcement.confederate_cities[{i}]"),
-            text,
-        ) {
+        if let Some(l) = city_letter(check, format!("reinforcement.confederate_cities[{i}]"), text) {
             confederate_cities.push(l);
         }
     }
@@ -796,10 +699,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
     }
     let movement = raw.movement;
     if movement.stacking_limit == 0 {
-        check.error(
-            "movement.stacking_limit",
-            "the stacking limit must be at least 1",
-        );
+        check.error("movement.stacking_limit", "the stacking limit must be at least 1");
     }
 
     Scenario {

@@ -209,9 +209,7 @@ impl GameState {
 
     /// Units standing in a hex.
     pub fn units_in(&self, hex: Hex) -> impl Iterator<Item = &UnitState> {
-        self.units
-            .iter()
-            .filter(move |u| !u.eliminated && u.hex == Some(hex))
+        self.units.iter().filter(move |u| !u.eliminated && u.hex == Some(hex))
     }
 
     /// The side with units in the hex, if any.
@@ -221,35 +219,23 @@ impl GameState {
 
     /// Infantry and cavalry units in a hex (the ones the stacking limit counts).
     pub fn stacking_count(&self, hex: Hex) -> u32 {
-        self.units_in(hex)
-            .filter(|u| u.arm.counts_for_stacking())
-            .count() as u32
+        self.units_in(hex).filter(|u| u.arm.counts_for_stacking()).count() as u32
     }
 
     /// An enemy-held hex next to `hex`, if any.
     pub fn enemy_next_to(&self, scenario: &Scenario, hex: Hex, side: Side) -> Option<Hex> {
-        scenario
-            .neighbours(hex)
-            .into_iter()
-            .find(|n| self.occupant(*n) == Some(side.other()))
+        scenario.neighbours(hex).into_iter().find(|n| self.occupant(*n) == Some(side.other()))
     }
 
     /// Control follows occupation, and the city view and the awaited answers follow the state.
     pub(crate) fn refresh(&mut self, scenario: &Scenario) {
-        let occupied: Vec<(Hex, Side)> = self
-            .units
-            .iter()
-            .filter(|u| !u.eliminated)
-            .filter_map(|u| u.hex.map(|h| (h, u.side)))
-            .collect();
+        let occupied: Vec<(Hex, Side)> =
+            self.units.iter().filter(|u| !u.eliminated).filter_map(|u| u.hex.map(|h| (h, u.side))).collect();
         for (hex, side) in occupied {
             self.control.insert(hex, side);
         }
-        self.cities = scenario
-            .cities
-            .iter()
-            .map(|c| (c.letter.to_string(), self.control.get(&c.hex).copied()))
-            .collect();
+        self.cities =
+            scenario.cities.iter().map(|c| (c.letter.to_string(), self.control.get(&c.hex).copied())).collect();
         self.awaiting = self.compute_awaiting();
     }
 
@@ -307,11 +293,7 @@ impl GameState {
                         out.push(Awaiting {
                             side: loser,
                             kind: "retreat".into(),
-                            detail: format!(
-                                "battle {}: the {loser} retreats {}",
-                                b.number,
-                                b.retreating.join(", ")
-                            ),
+                            detail: format!("battle {}: the {loser} retreats {}", b.number, b.retreating.join(", ")),
                         });
                     }
                 } else if let Some(side) = self.side_to_act {

@@ -11,9 +11,7 @@ pub fn capture_met(scenario: &Scenario, state: &GameState, acting: Side) -> Opti
     for side in [acting, acting.other()] {
         for condition in scenario.victory.iter().filter(|c| c.side == side) {
             if let VictoryGoal::Capture { city, by_turn } = condition.goal {
-                let held = scenario
-                    .city(city)
-                    .is_some_and(|c| state.control.get(&c.hex) == Some(&side));
+                let held = scenario.city(city).is_some_and(|c| state.control.get(&c.hex) == Some(&side));
                 let in_time = by_turn.is_none_or(|t| state.turn <= t);
                 if held && in_time {
                     return Some(GameResult {
@@ -31,11 +29,7 @@ pub fn capture_met(scenario: &Scenario, state: &GameState, acting: Side) -> Opti
 
 /// The result when the last turn ends with no capture: the hold-out condition, or a draw.
 pub fn after_last_turn(scenario: &Scenario, state: &GameState) -> GameResult {
-    match scenario
-        .victory
-        .iter()
-        .find(|c| c.goal == VictoryGoal::HoldOut)
-    {
+    match scenario.victory.iter().find(|c| c.goal == VictoryGoal::HoldOut) {
         Some(condition) => GameResult {
             winner: Some(condition.side),
             level: Some(condition.level),

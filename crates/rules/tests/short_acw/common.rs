@@ -47,12 +47,7 @@ impl Game {
     }
 
     /// Posts at the next stamp (a minute and a bit later).
-    pub fn post(
-        &mut self,
-        side: Option<Side>,
-        kind: &str,
-        body: Value,
-    ) -> Result<Applied, Refusal> {
+    pub fn post(&mut self, side: Option<Side>, kind: &str, body: Value) -> Result<Applied, Refusal> {
         let stamp = self.clock + Duration::milliseconds(61_001);
         self.post_at(side, kind, body, stamp)
     }
@@ -65,14 +60,7 @@ impl Game {
         stamp: DateTime<Utc>,
     ) -> Result<Applied, Refusal> {
         self.seq += 1;
-        let order = Order {
-            seq: self.seq,
-            side,
-            kind,
-            body: &body,
-            stamp,
-            settings: &self.settings,
-        };
+        let order = Order { seq: self.seq, side, kind, body: &body, stamp, settings: &self.settings };
         let before = self.state.clone();
         let result = apply(&self.scenario, &self.state, &order);
         // `apply` never mutates its input.
@@ -81,12 +69,7 @@ impl Game {
             self.clock = stamp;
             self.state = applied.state.clone();
             self.last = applied.outcomes.clone();
-            self.log.push(Post {
-                side,
-                kind: kind.to_string(),
-                body,
-                stamp,
-            });
+            self.log.push(Post { side, kind: kind.to_string(), body, stamp });
         }
         result
     }
@@ -101,35 +84,20 @@ impl Game {
 
     /// Asserts a refusal: field, rule and a piece of the sentence.
     #[track_caller]
-    pub fn refused(
-        &mut self,
-        side: Option<Side>,
-        kind: &str,
-        body: Value,
-        field: &str,
-        rule: &str,
-        detail: &str,
-    ) {
+    pub fn refused(&mut self, side: Option<Side>, kind: &str, body: Value, field: &str, rule: &str, detail: &str) {
         let before = self.state.clone();
         match self.post(side, kind, body) {
             Ok(_) => panic!("{kind} was accepted; expected {rule}"),
             Err(r) => {
                 assert_eq!((r.field.as_str(), r.rule.as_str()), (field, rule), "{r}");
-                assert!(
-                    r.detail.contains(detail),
-                    "detail {:?} lacks {detail:?}",
-                    r.detail
-                );
+                assert!(r.detail.contains(detail), "detail {:?} lacks {detail:?}", r.detail);
             }
         }
         assert_eq!(self.state, before, "a refusal changed the state");
     }
 
     pub fn hex_of(&self, unit: &str) -> Option<String> {
-        self.state
-            .unit(unit)
-            .and_then(|u| u.hex)
-            .map(|h| h.to_string())
+        self.state.unit(unit).and_then(|u| u.hex).map(|h| h.to_string())
     }
 
     pub fn factors(&self, unit: &str) -> u32 {
@@ -153,10 +121,7 @@ pub fn scripted(n: usize) -> Game {
 }
 
 pub fn outcome<'a>(outcomes: &'a [Outcome], kind: &str) -> &'a Outcome {
-    outcomes
-        .iter()
-        .find(|o| o.kind == kind)
-        .unwrap_or_else(|| panic!("no {kind} outcome in {outcomes:#?}"))
+    outcomes.iter().find(|o| o.kind == kind).unwrap_or_else(|| panic!("no {kind} outcome in {outcomes:#?}"))
 }
 
 pub fn empty() -> Value {
@@ -186,14 +151,10 @@ pub fn answer_everything(g: &mut Game) {
                             .into_iter()
                             .filter(|h| g.state.occupant(*h) != Some(unit.side.other()))
                             .filter(|h| {
-                                g.state.stacking_count(*h)
-                                    + (taken.iter().filter(|t| *t == h).count() as u32)
-                                    < 3
+                                g.state.stacking_count(*h) + (taken.iter().filter(|t| *t == h).count() as u32) < 3
                             })
                             .collect();
-                        options.sort_by_key(|h| {
-                            g.state.enemy_next_to(&g.scenario, *h, unit.side).is_some()
-                        });
+                        options.sort_by_key(|h| g.state.enemy_next_to(&g.scenario, *h, unit.side).is_some());
                         let to = options[0];
                         taken.push(to);
                         json!({"unit": id, "path": [to]})

@@ -46,20 +46,12 @@ fn every_post_kind_example_is_accepted() {
             "cavalry_option" | "resolve_attack" => {
                 let mut g = scripted(5);
                 for unit in ["cs-37th-cav", "cs-45th-cav"] {
-                    g.ok(
-                        R,
-                        "move",
-                        json!({"unit": unit, "path": ["0703", "0603", "0604"]}),
-                    );
+                    g.ok(R, "move", json!({"unit": unit, "path": ["0703", "0603", "0604"]}));
                 }
                 g.ok(R, "end_turn", empty());
                 g.ok(U, "move", json!({"unit": "us-14th-inf", "path": ["0504"]}));
                 g.ok(U, "move", json!({"unit": "us-13th-inf", "path": ["0504"]}));
-                g.ok(
-                    U,
-                    "attack",
-                    json!({"units": ["us-14th-inf", "us-13th-inf"], "target": "0604"}),
-                );
+                g.ok(U, "attack", json!({"units": ["us-14th-inf", "us-13th-inf"], "target": "0604"}));
                 if spec.kind == "cavalry_option" {
                     g.post(R, spec.kind, example)
                 } else {

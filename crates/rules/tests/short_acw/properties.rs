@@ -53,15 +53,9 @@ fn make_post(g: &Game, pick: (u8, u16, u16, u16)) -> (Option<Side>, String, Valu
     let s = &g.state;
     let acting = s.side_to_act;
     let awaited = s.awaiting.first().cloned();
-    let mine: Vec<&adjutant_rules::short_acw::state::UnitState> = s
-        .units
-        .iter()
-        .filter(|u| Some(u.side) == acting && u.is_on_map())
-        .collect();
-    let pick_unit = |n: u16| {
-        mine.get(n as usize % mine.len().max(1))
-            .map(|u| u.id.clone())
-    };
+    let mine: Vec<&adjutant_rules::short_acw::state::UnitState> =
+        s.units.iter().filter(|u| Some(u.side) == acting && u.is_on_map()).collect();
+    let pick_unit = |n: u16| mine.get(n as usize % mine.len().max(1)).map(|u| u.id.clone());
     match kind % 12 {
         0..=3 => {
             let Some(unit) = pick_unit(a) else {
@@ -70,17 +64,9 @@ fn make_post(g: &Game, pick: (u8, u16, u16, u16)) -> (Option<Side>, String, Valu
             let moves = legal_moves(&g.scenario, s, &unit).unwrap_or_default();
             let (path, offered) = match moves.get(b as usize % moves.len().max(1)) {
                 Some(r) => (json!(r.path), true),
-                None => (
-                    json!([format!("{:02}{:02}", 1 + b % 16, 1 + a % 12)]),
-                    false,
-                ),
+                None => (json!([format!("{:02}{:02}", 1 + b % 16, 1 + a % 12)]), false),
             };
-            (
-                acting,
-                "move".into(),
-                json!({"unit": unit, "path": path}),
-                offered,
-            )
+            (acting, "move".into(), json!({"unit": unit, "path": path}), offered)
         }
         4 | 10 | 11 => {
             // Attack the first enemy hex next to a unit, with everything next to it.
@@ -92,20 +78,10 @@ fn make_post(g: &Game, pick: (u8, u16, u16, u16)) -> (Option<Side>, String, Valu
                         .filter(|m| m.hex.is_some_and(|h| h.is_adjacent(target)) && !m.attacked)
                         .map(|m| m.id.clone())
                         .collect();
-                    return (
-                        acting,
-                        "attack".into(),
-                        json!({"units": units, "target": target}),
-                        false,
-                    );
+                    return (acting, "attack".into(), json!({"units": units, "target": target}), false);
                 }
             }
-            (
-                acting,
-                "attack".into(),
-                json!({"units": [pick_unit(a)], "target": "0101"}),
-                false,
-            )
+            (acting, "attack".into(), json!({"units": [pick_unit(a)], "target": "0101"}), false)
         }
         5 | 6 => match awaited {
             Some(w) => {
@@ -141,21 +117,11 @@ fn make_post(g: &Game, pick: (u8, u16, u16, u16)) -> (Option<Side>, String, Valu
             }
             None => (acting, "end_turn".into(), json!({}), false),
         },
-        7 => (
-            acting.map(Side::other),
-            ["move", "end_turn", "retreat"][a as usize % 3].into(),
-            json!({}),
-            false,
-        ),
+        7 => (acting.map(Side::other), ["move", "end_turn", "retreat"][a as usize % 3].into(), json!({}), false),
         8 => (acting, "reinforcement".into(), json!({}), false),
         _ => {
             let unit = pick_unit(a);
-            (
-                acting,
-                "reinforce".into(),
-                json!({"factors": [{"unit": unit, "factors": 1 + b % 2}]}),
-                false,
-            )
+            (acting, "reinforce".into(), json!({"factors": [{"unit": unit, "factors": 1 + b % 2}]}), false)
         }
     }
 }
@@ -172,12 +138,7 @@ fn check_invariants(g: &Game) -> Result<(), TestCaseError> {
         }
     }
     for (hex, (count, sides)) in hexes {
-        prop_assert!(
-            count <= 3,
-            "hex {} holds {} infantry and cavalry units",
-            hex,
-            count
-        );
+        prop_assert!(count <= 3, "hex {} holds {} infantry and cavalry units", hex, count);
         prop_assert!(sides.len() == 1, "both sides in {}", hex);
     }
     for u in &g.state.units {

@@ -16,30 +16,9 @@ fn rebel_deployment() -> Value {
 #[test]
 fn post_refusals() {
     let mut g = Game::new();
-    g.refused(
-        None,
-        "deploy",
-        union_deployment(),
-        "side",
-        "post.moderator",
-        "a moderator does not post orders",
-    );
-    g.refused(
-        U,
-        "charge",
-        empty(),
-        "kind",
-        "post.kind",
-        "`charge` is not a post kind",
-    );
-    g.refused(
-        U,
-        "deploy",
-        json!({"placements": [], "extra": 1}),
-        "body.extra",
-        "post.body",
-        "unknown field `extra`",
-    );
+    g.refused(None, "deploy", union_deployment(), "side", "post.moderator", "a moderator does not post orders");
+    g.refused(U, "charge", empty(), "kind", "post.kind", "`charge` is not a post kind");
+    g.refused(U, "deploy", json!({"placements": [], "extra": 1}), "body.extra", "post.body", "unknown field `extra`");
     g.refused(
         U,
         "deploy",
@@ -48,14 +27,7 @@ fn post_refusals() {
         "post.body",
         "is not a hex",
     );
-    g.refused(
-        U,
-        "end_turn",
-        json!({"now": true}),
-        "kind",
-        "phase.deployment",
-        "each side posts `deploy` first",
-    );
+    g.refused(U, "end_turn", json!({"now": true}), "kind", "phase.deployment", "each side posts `deploy` first");
 }
 
 #[test]
@@ -63,14 +35,7 @@ fn deployment_refusals() {
     let mut g = Game::new();
     let mut body = union_deployment();
     body["placements"][0]["unit"] = json!("us-99th-inf");
-    g.refused(
-        U,
-        "deploy",
-        body,
-        "body.placements[0].unit",
-        "unit.unknown",
-        "there is no unit `us-99th-inf`",
-    );
+    g.refused(U, "deploy", body, "body.placements[0].unit", "unit.unknown", "there is no unit `us-99th-inf`");
     g.refused(
         U,
         "deploy",
@@ -81,14 +46,7 @@ fn deployment_refusals() {
     );
     let mut body = union_deployment();
     body["placements"][1]["unit"] = json!("us-14th-inf");
-    g.refused(
-        U,
-        "deploy",
-        body,
-        "body.placements[1].unit",
-        "deployment.twice",
-        "14th Inf is placed twice",
-    );
+    g.refused(U, "deploy", body, "body.placements[1].unit", "deployment.twice", "14th Inf is placed twice");
     let mut body = union_deployment();
     body["placements"][0]["hex"] = json!("0604");
     g.refused(
@@ -101,42 +59,14 @@ fn deployment_refusals() {
     );
     let mut body = union_deployment();
     body["placements"][8]["hex"] = json!("0206"); // a fourth infantry or cavalry unit in A
-    g.refused(
-        U,
-        "deploy",
-        body,
-        "body.placements[8].hex",
-        "deployment.stacking",
-        "more than 3 infantry and cavalry",
-    );
+    g.refused(U, "deploy", body, "body.placements[8].hex", "deployment.stacking", "more than 3 infantry and cavalry");
     let mut body = union_deployment();
     body["placements"].as_array_mut().unwrap().pop();
-    g.refused(
-        U,
-        "deploy",
-        body,
-        "body.placements",
-        "deployment.all_units",
-        "Army HQ (`us-hq`) is not placed",
-    );
+    g.refused(U, "deploy", body, "body.placements", "deployment.all_units", "Army HQ (`us-hq`) is not placed");
     g.ok(U, "deploy", union_deployment());
-    g.refused(
-        U,
-        "deploy",
-        union_deployment(),
-        "kind",
-        "deployment.once",
-        "the Union has already deployed",
-    );
+    g.refused(U, "deploy", union_deployment(), "kind", "deployment.once", "the Union has already deployed");
     g.ok(R, "deploy", rebel_deployment());
-    g.refused(
-        R,
-        "deploy",
-        rebel_deployment(),
-        "kind",
-        "phase.deployment_over",
-        "deployment is over",
-    );
+    g.refused(R, "deploy", rebel_deployment(), "kind", "phase.deployment_over", "deployment is over");
 }
 
 #[test]
@@ -151,27 +81,13 @@ fn deploying_into_the_enemy_is_refused() {
     g.ok(U, "deploy", union_deployment());
     let mut body = rebel_deployment();
     body["placements"][0]["hex"] = json!("0304");
-    g.refused(
-        R,
-        "deploy",
-        body,
-        "body.placements[0].hex",
-        "deployment.enemy_hex",
-        "hex 0304 is held by the enemy",
-    );
+    g.refused(R, "deploy", body, "body.placements[0].hex", "deployment.enemy_hex", "hex 0304 is held by the enemy");
 }
 
 #[test]
 fn turn_and_phase_refusals() {
     let mut g = scripted(2);
-    g.refused(
-        R,
-        "end_turn",
-        empty(),
-        "side",
-        "turn.side",
-        "it is the Union's player turn (turn 1)",
-    );
+    g.refused(R, "end_turn", empty(), "side", "turn.side", "it is the Union's player turn (turn 1)");
     g.refused(
         U,
         "retreat",
@@ -213,22 +129,8 @@ fn turn_and_phase_refusals() {
 fn movement_refusals() {
     let mut g = scripted(2);
     let mv = |unit: &str, path: &[&str]| json!({"unit": unit, "path": path});
-    g.refused(
-        U,
-        "move",
-        mv("cs-hq", &["0904"]),
-        "body.unit",
-        "unit.not_yours",
-        "belongs to the Rebel",
-    );
-    g.refused(
-        U,
-        "move",
-        mv("us-14th-inf", &[]),
-        "body.path",
-        "movement.path",
-        "at least one hex",
-    );
+    g.refused(U, "move", mv("cs-hq", &["0904"]), "body.unit", "unit.not_yours", "belongs to the Rebel");
+    g.refused(U, "move", mv("us-14th-inf", &[]), "body.path", "movement.path", "at least one hex");
     g.refused(
         U,
         "move",
@@ -322,11 +224,7 @@ fn movement_refusals() {
     let mut g = scripted(3);
     g.ok(U, "end_turn", empty());
     g.ok(R, "reinforcement", empty());
-    g.ok(
-        R,
-        "reinforce",
-        json!({"factors": [{"unit": "cs-39th-inf", "factors": 1}]}),
-    );
+    g.ok(R, "reinforce", json!({"factors": [{"unit": "cs-39th-inf", "factors": 1}]}));
     g.refused(
         R,
         "move",
@@ -350,11 +248,7 @@ fn moving_into_the_enemy_is_refused() {
     let mut g = scripted(8);
     // Rebels stand in 0604 next to 0504/0505; the 14th in 0403 cannot enter 0604 itself.
     g.ok(U, "move", json!({"unit": "us-14th-inf", "path": ["0504"]}));
-    g.ok(
-        U,
-        "attack",
-        json!({"units": ["us-14th-inf"], "target": "0604"}),
-    );
+    g.ok(U, "attack", json!({"units": ["us-14th-inf"], "target": "0604"}));
     g.refused(
         U,
         "move",
@@ -378,12 +272,7 @@ fn moving_into_the_enemy_is_refused() {
 fn legal_moves_list_reachable_hexes_with_costs() {
     let g = scripted(2);
     let moves = legal_moves(&g.scenario, &g.state, "us-14th-inf").unwrap();
-    let find = |h: &str| {
-        moves
-            .iter()
-            .find(|r| r.hex.to_string() == h)
-            .map(|r| r.cost)
-    };
+    let find = |h: &str| moves.iter().find(|r| r.hex.to_string() == h).map(|r| r.cost);
     assert_eq!(find("0504"), Some(1));
     assert_eq!(find("0404"), Some(1));
     assert_eq!(find("0604"), Some(4).filter(|_| false)); // across the river: 1 + 3 > 3
@@ -397,29 +286,15 @@ fn legal_moves_list_reachable_hexes_with_costs() {
         g2.ok(U, "move", json!({"unit": "us-14th-inf", "path": r.path}));
     }
     // The other side's units have no moves now.
-    assert!(legal_moves(&g.scenario, &g.state, "cs-hq")
-        .unwrap()
-        .is_empty());
-    assert_eq!(
-        legal_moves(&g.scenario, &g.state, "nobody")
-            .unwrap_err()
-            .rule,
-        "unit.unknown"
-    );
+    assert!(legal_moves(&g.scenario, &g.state, "cs-hq").unwrap().is_empty());
+    assert_eq!(legal_moves(&g.scenario, &g.state, "nobody").unwrap_err().rule, "unit.unknown");
 }
 
 #[test]
 fn attack_refusals() {
     let mut g = scripted(13);
     let atk = |units: &[&str], target: &str| json!({"units": units, "target": target});
-    g.refused(
-        U,
-        "attack",
-        atk(&[], "0604"),
-        "body.units",
-        "combat.no_attackers",
-        "name the attacking units",
-    );
+    g.refused(U, "attack", atk(&[], "0604"), "body.units", "combat.no_attackers", "name the attacking units");
     g.refused(
         U,
         "attack",
@@ -452,24 +327,14 @@ fn attack_refusals() {
         "combat.adjacent",
         "Army HQ is not next to 0604",
     );
-    g.refused(
-        U,
-        "attack",
-        atk(&["cs-51st-inf"], "0604"),
-        "body.units[0]",
-        "unit.not_yours",
-        "belongs to the Rebel",
-    );
+    g.refused(U, "attack", atk(&["cs-51st-inf"], "0604"), "body.units[0]", "unit.not_yours", "belongs to the Rebel");
     // The 13th attacks alone at a time whose result number beats its victory number
     // (100·4/(4 + 2·6) = 25): the Rebels win and the 13th retreats. It cannot attack again.
     let mut stamp = g.clock + chrono::Duration::seconds(1);
     while g.settings.clock.result_number(stamp).result <= 25 {
         stamp += chrono::Duration::seconds(1);
     }
-    let out = g
-        .post_at(U, "attack", atk(&["us-13th-inf"], "0604"), stamp)
-        .unwrap()
-        .outcomes;
+    let out = g.post_at(U, "attack", atk(&["us-13th-inf"], "0604"), stamp).unwrap().outcomes;
     assert_eq!(outcome(&out, "battle").data["winner_side"], "confederate");
     answer_everything(&mut g);
     g.refused(
@@ -489,11 +354,7 @@ fn attack_refusals() {
         "attacks have begun",
     );
     // With the 14th, 12th and 27th the Union drives the Rebels out; 0604 is then empty.
-    g.ok(
-        U,
-        "attack",
-        atk(&["us-14th-inf", "us-12th-inf", "us-27th-inf"], "0604"),
-    );
+    g.ok(U, "attack", atk(&["us-14th-inf", "us-12th-inf", "us-27th-inf"], "0604"));
     answer_everything(&mut g);
     if g.state.units_in("0604".parse().unwrap()).next().is_none() {
         g.refused(
@@ -520,11 +381,7 @@ fn an_attack_with_no_factors_is_refused() {
     g.ok(U, "deploy", union);
     g.ok(R, "deploy", rebel_deployment());
     g.ok(U, "end_turn", empty());
-    g.ok(
-        R,
-        "move",
-        json!({"unit": "cs-51st-inf", "path": ["0603", "0604"]}),
-    );
+    g.ok(R, "move", json!({"unit": "cs-51st-inf", "path": ["0603", "0604"]}));
     g.ok(R, "end_turn", empty());
     g.ok(U, "move", json!({"unit": "us-hq", "path": ["0504"]}));
     g.refused(
@@ -585,7 +442,14 @@ fn casualty_and_retreat_refusals() {
         "retreat.not_retreating",
         "`cs-hq` is not one of the units retreating from battle 1",
     );
-    g.refused(R, "retreat", rt(json!([{"unit": "cs-51st-inf", "path": ["0704"]}, {"unit": "cs-51st-inf", "path": ["0704"]}])), "body.paths[1].unit", "retreat.twice", "named twice");
+    g.refused(
+        R,
+        "retreat",
+        rt(json!([{"unit": "cs-51st-inf", "path": ["0704"]}, {"unit": "cs-51st-inf", "path": ["0704"]}])),
+        "body.paths[1].unit",
+        "retreat.twice",
+        "named twice",
+    );
     g.refused(
         R,
         "retreat",
@@ -635,15 +499,9 @@ fn casualty_and_retreat_refusals() {
         "`cs-52nd-inf` must retreat too",
     );
     // An empty path gives the unit up: it has no retreat and is eliminated.
-    let out = g.ok(
-        R,
-        "retreat",
-        rt(json!([{"unit": "cs-51st-inf", "path": ["0704"]}, {"unit": "cs-52nd-inf", "path": []}])),
-    );
-    assert_eq!(
-        outcome(&out, "retreat").data["eliminated_without_retreat"],
-        json!(["cs-52nd-inf"])
-    );
+    let out =
+        g.ok(R, "retreat", rt(json!([{"unit": "cs-51st-inf", "path": ["0704"]}, {"unit": "cs-52nd-inf", "path": []}])));
+    assert_eq!(outcome(&out, "retreat").data["eliminated_without_retreat"], json!(["cs-52nd-inf"]));
     assert!(g.state.unit("cs-52nd-inf").unwrap().eliminated);
     assert_eq!(g.hex_of("cs-51st-inf").as_deref(), Some("0704"));
 }
@@ -658,7 +516,14 @@ fn retreat_stacking_is_refused() {
     for p in script().into_iter().skip(5).take(11) {
         g.post_at(p.side, &p.kind, p.body, p.stamp).unwrap();
     }
-    g.refused(R, "retreat", json!({"paths": [{"unit": "cs-51st-inf", "path": ["0704"]}, {"unit": "cs-52nd-inf", "path": ["0605"]}]}), "body.paths[0].path", "retreat.stacking", "more than 3 infantry and cavalry");
+    g.refused(
+        R,
+        "retreat",
+        json!({"paths": [{"unit": "cs-51st-inf", "path": ["0704"]}, {"unit": "cs-52nd-inf", "path": ["0605"]}]}),
+        "body.paths[0].path",
+        "retreat.stacking",
+        "more than 3 infantry and cavalry",
+    );
 }
 
 #[test]
@@ -666,15 +531,15 @@ fn reinforce_refusals() {
     let mut g = scripted(4);
     g.ok(R, "reinforcement", empty());
     let rf = |v: Value| v;
+    g.refused(R, "reinforce", rf(json!({})), "body", "reinforcement.nothing", "name factors to add or new units");
     g.refused(
         R,
         "reinforce",
-        rf(json!({})),
-        "body",
-        "reinforcement.nothing",
-        "name factors to add or new units",
+        rf(json!({"factors": [{"unit": "cs-39th-inf", "factors": 1}, {"unit": "cs-39th-inf", "factors": 1}]})),
+        "body.factors[1].unit",
+        "reinforcement.twice",
+        "39th Inf is listed twice",
     );
-    g.refused(R, "reinforce", rf(json!({"factors": [{"unit": "cs-39th-inf", "factors": 1}, {"unit": "cs-39th-inf", "factors": 1}]})), "body.factors[1].unit", "reinforcement.twice", "39th Inf is listed twice");
     g.refused(
         R,
         "reinforce",
@@ -692,7 +557,14 @@ fn reinforce_refusals() {
         "Army HQ is an HQ",
     );
     // H (0802) has no rail.
-    g.refused(R, "reinforce", rf(json!({"factors": [{"unit": "cs-34th-inf", "factors": 1}]})), "body.factors[0].unit", "reinforcement.rail", "hex 0802 is neither in nor next to a rail hex joined to a map edge by Rebel-controlled rail hexes");
+    g.refused(
+        R,
+        "reinforce",
+        rf(json!({"factors": [{"unit": "cs-34th-inf", "factors": 1}]})),
+        "body.factors[0].unit",
+        "reinforcement.rail",
+        "hex 0802 is neither in nor next to a rail hex joined to a map edge by Rebel-controlled rail hexes",
+    );
     g.refused(
         R,
         "reinforce",
@@ -754,10 +626,7 @@ fn reinforce_refusals() {
     let out = g.ok(R, "reinforce", nu("1st Reserves", "infantry", "1005"));
     assert_eq!(outcome(&out, "reinforced").data["cost"], 1);
     let unit = g.state.unit("cs-new-1").unwrap();
-    assert_eq!(
-        (unit.factors, unit.hex.unwrap().to_string().as_str()),
-        (0, "1005")
-    );
+    assert_eq!((unit.factors, unit.hex.unwrap().to_string().as_str()), (0, "1005"));
     assert_eq!(g.state.reinforcement_points.confederate, 0);
     // The Union may not place a new unit in the enemy.
     let mut g = scripted(2);
@@ -774,7 +643,11 @@ fn reinforce_refusals() {
 #[test]
 fn moderators_and_eliminated_units() {
     let mut g = scripted(16);
-    g.ok(R, "retreat", json!({"paths": [{"unit": "cs-51st-inf", "path": ["0704"]}, {"unit": "cs-52nd-inf", "path": ["0603"]}]}));
+    g.ok(
+        R,
+        "retreat",
+        json!({"paths": [{"unit": "cs-51st-inf", "path": ["0704"]}, {"unit": "cs-52nd-inf", "path": ["0603"]}]}),
+    );
     assert!(g.state.unit("cs-52nd-inf").unwrap().eliminated);
     g.ok(U, "end_turn", empty());
     g.refused(
@@ -792,32 +665,15 @@ fn cavalry_option_refusals_and_flow() {
     // Rebel cavalry in 0604; Union infantry attack it.
     let mut g = scripted(5);
     for unit in ["cs-37th-cav", "cs-45th-cav"] {
-        g.ok(
-            R,
-            "move",
-            json!({"unit": unit, "path": ["0703", "0603", "0604"]}),
-        );
+        g.ok(R, "move", json!({"unit": unit, "path": ["0703", "0603", "0604"]}));
     }
     g.ok(R, "end_turn", empty());
-    for (unit, path) in [
-        ("us-14th-inf", json!(["0504"])),
-        ("us-13th-inf", json!(["0504"])),
-    ] {
+    for (unit, path) in [("us-14th-inf", json!(["0504"])), ("us-13th-inf", json!(["0504"]))] {
         g.ok(U, "move", json!({"unit": unit, "path": path}));
     }
-    let out = g.ok(
-        U,
-        "attack",
-        json!({"units": ["us-14th-inf", "us-13th-inf"], "target": "0604"}),
-    );
-    assert_eq!(
-        outcome(&out, "attack_declared").data["cavalry"],
-        json!(["cs-37th-cav", "cs-45th-cav"])
-    );
-    assert!(
-        out.iter().all(|o| o.kind != "battle"),
-        "no result before the option is answered"
-    );
+    let out = g.ok(U, "attack", json!({"units": ["us-14th-inf", "us-13th-inf"], "target": "0604"}));
+    assert_eq!(outcome(&out, "attack_declared").data["cavalry"], json!(["cs-37th-cav", "cs-45th-cav"]));
+    assert!(out.iter().all(|o| o.kind != "battle"), "no result before the option is answered");
     assert_eq!(g.state.awaiting[0].kind, "cavalry_option");
     g.refused(
         U,
@@ -835,14 +691,7 @@ fn cavalry_option_refusals_and_flow() {
         "cavalry.hex_without_retreat",
         "only when the cavalry retreat",
     );
-    g.refused(
-        R,
-        "cavalry_option",
-        json!({"retreat": true}),
-        "body.hex",
-        "cavalry.hex",
-        "name the hex",
-    );
+    g.refused(R, "cavalry_option", json!({"retreat": true}), "body.hex", "cavalry.hex", "name the hex");
     g.refused(
         R,
         "cavalry_option",
@@ -878,19 +727,11 @@ fn cavalry_option_refusals_and_flow() {
     // Retreating empties the hex: no battle.
     let mut g = scripted(5);
     for unit in ["cs-37th-cav", "cs-45th-cav"] {
-        g.ok(
-            R,
-            "move",
-            json!({"unit": unit, "path": ["0703", "0603", "0604"]}),
-        );
+        g.ok(R, "move", json!({"unit": unit, "path": ["0703", "0603", "0604"]}));
     }
     g.ok(R, "end_turn", empty());
     g.ok(U, "move", json!({"unit": "us-14th-inf", "path": ["0504"]}));
-    g.ok(
-        U,
-        "attack",
-        json!({"units": ["us-14th-inf"], "target": "0604"}),
-    );
+    g.ok(U, "attack", json!({"units": ["us-14th-inf"], "target": "0604"}));
     let out = g.ok(R, "cavalry_option", json!({"retreat": true, "hex": "0705"}));
     assert_eq!(outcome(&out, "attack_void").data["target"], "0604");
     assert_eq!(g.hex_of("cs-37th-cav").as_deref(), Some("0705"));
@@ -903,22 +744,14 @@ fn cavalry_option_refusals_and_flow() {
 fn the_stacking_limit_applies_to_cavalry_retreating() {
     let mut g = scripted(5);
     for unit in ["cs-37th-cav", "cs-45th-cav"] {
-        g.ok(
-            R,
-            "move",
-            json!({"unit": unit, "path": ["0703", "0603", "0604"]}),
-        );
+        g.ok(R, "move", json!({"unit": unit, "path": ["0703", "0603", "0604"]}));
     }
     for unit in ["cs-39th-inf", "cs-40th-inf"] {
         g.ok(R, "move", json!({"unit": unit, "path": ["0805", "0705"]}));
     }
     g.ok(R, "end_turn", empty());
     g.ok(U, "move", json!({"unit": "us-14th-inf", "path": ["0504"]}));
-    g.ok(
-        U,
-        "attack",
-        json!({"units": ["us-14th-inf"], "target": "0604"}),
-    );
+    g.ok(U, "attack", json!({"units": ["us-14th-inf"], "target": "0604"}));
     g.refused(
         R,
         "cavalry_option",

@@ -10,11 +10,8 @@ fn h(s: &str) -> Hex {
 
 #[test]
 fn the_shipped_scenario_loads() {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../config/scenarios/short-acw.toml"
-    ))
-    .unwrap();
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/scenarios/short-acw.toml")).unwrap();
     let s = Scenario::from_toml("short-acw.toml", &text).unwrap();
     assert_eq!(text, SHORT_ACW_TOML);
     assert_eq!(s.turns, 12);
@@ -27,11 +24,7 @@ fn the_shipped_scenario_loads() {
     assert_eq!(letters, "ABCDEFGHIJKLMNO");
     // The seed's orders of battle: 13 Union units (38 factors), 10 Rebel units (31 factors).
     let union: Vec<_> = s.units.iter().filter(|u| u.side == Side::Union).collect();
-    let rebel: Vec<_> = s
-        .units
-        .iter()
-        .filter(|u| u.side == Side::Confederate)
-        .collect();
+    let rebel: Vec<_> = s.units.iter().filter(|u| u.side == Side::Confederate).collect();
     assert_eq!(union.len(), 13);
     assert_eq!(union.iter().map(|u| u.factors).sum::<u32>(), 38);
     assert_eq!(rebel.len(), 10);
@@ -39,25 +32,13 @@ fn the_shipped_scenario_loads() {
     assert_eq!(s.deployment[&Side::Union], ['A', 'B', 'C']);
     assert_eq!(s.deployment[&Side::Confederate], ['E', 'I', 'H', 'G']);
     // Two rivers, each with a road and a rail bridge.
-    assert_eq!(
-        s.rivers
-            .values()
-            .collect::<std::collections::BTreeSet<_>>()
-            .len(),
-        2
-    );
+    assert_eq!(s.rivers.values().collect::<std::collections::BTreeSet<_>>().len(), 2);
     assert_eq!(s.bridges.len(), 4);
     // Rail reaches the map edges.
     assert!(s.rail_hexes.iter().any(|r| r.col == 1));
     assert!(s.rail_hexes.iter().any(|r| r.col == s.columns));
     assert!(s.rail_hexes.iter().any(|r| r.row == s.rows));
-    assert_eq!(
-        s.victory[0].goal,
-        VictoryGoal::Capture {
-            city: 'M',
-            by_turn: Some(7)
-        }
-    );
+    assert_eq!(s.victory[0].goal, VictoryGoal::Capture { city: 'M', by_turn: Some(7) });
     assert_eq!(s.victory[3].goal, VictoryGoal::HoldOut);
     // Zones: within 1 hex of A, B or C.
     let zone = s.deployment_zone(Side::Union);
@@ -68,11 +49,7 @@ fn the_shipped_scenario_loads() {
 fn broken(replace: &str, with: &str) -> Vec<String> {
     assert!(SHORT_ACW_TOML.contains(replace), "{replace}");
     let text = SHORT_ACW_TOML.replacen(replace, with, 1);
-    Scenario::from_toml("broken.toml", &text)
-        .unwrap_err()
-        .into_iter()
-        .map(|e| e.to_string())
-        .collect()
+    Scenario::from_toml("broken.toml", &text).unwrap_err().into_iter().map(|e| e.to_string()).collect()
 }
 
 #[test]
@@ -131,43 +108,29 @@ fn broken_scenarios_name_file_place_and_problem() {
     ];
     for (replace, with, expect) in cases {
         let errors = broken(replace, with);
-        assert!(
-            errors.iter().any(|e| e.starts_with(expect)),
-            "{with}: {errors:?}"
-        );
+        assert!(errors.iter().any(|e| e.starts_with(expect)), "{with}: {errors:?}");
     }
     // TOML type and syntax errors carry line:column.
     let e = broken("arm = \"cavalry\"", "arm = \"dragoons\"");
-    let line = SHORT_ACW_TOML
-        .lines()
-        .position(|l| l.starts_with("arm = \"cavalry\""))
-        .unwrap()
-        + 1;
-    assert!(
-        e[0].starts_with(&format!("broken.toml:{line}:7: unknown variant `dragoons`")),
-        "{e:?}"
-    );
+    let line = SHORT_ACW_TOML.lines().position(|l| l.starts_with("arm = \"cavalry\"")).unwrap() + 1;
+    assert!(e[0].starts_with(&format!("broken.toml:{line}:7: unknown variant `dragoons`")), "{e:?}");
     let e = broken("columns = 16", "columns = 16\nsize = 3");
     assert!(e[0].contains("unknown field `size`"), "{e:?}");
     let e = broken("turns = 12 ", "turns = = 12 ");
     assert!(e[0].starts_with("broken.toml:"), "{e:?}");
-    assert!(
-        e[0].split(':').nth(1).unwrap().parse::<u32>().is_ok(),
-        "{e:?}"
-    );
+    assert!(e[0].split(':').nth(1).unwrap().parse::<u32>().is_ok(), "{e:?}");
 }
 
 #[test]
 fn several_problems_are_reported_at_once() {
-    let text = SHORT_ACW_TOML
-        .replacen("id = \"us-13th-inf\"", "id = \"us-14th-inf\"", 1)
-        .replacen("letter = \"B\"", "letter = \"A\"", 1);
+    let text = SHORT_ACW_TOML.replacen("id = \"us-13th-inf\"", "id = \"us-14th-inf\"", 1).replacen(
+        "letter = \"B\"",
+        "letter = \"A\"",
+        1,
+    );
     let errors = Scenario::from_toml("two.toml", &text).unwrap_err();
     assert_eq!(errors.len(), 3, "{errors:?}");
     let places: Vec<&str> = errors.iter().map(|e| e.place.as_str()).collect();
     // City B is gone, so the Union's deployment city B is unknown too.
-    assert_eq!(
-        places,
-        ["map.cities[1]", "deployment.union[1]", "units.union[1]"]
-    );
+    assert_eq!(places, ["map.cities[1]", "deployment.union[1]", "units.union[1]"]);
 }

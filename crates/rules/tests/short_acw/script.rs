@@ -14,10 +14,7 @@ fn the_script_plays_from_deployment_to_a_major_union_victory() {
     let g = scripted(posts.len());
     let result = g.state.result.clone().expect("the game is over");
     assert_eq!(result.winner, Some(Side::Union));
-    assert_eq!(
-        result.condition,
-        "Major Union Victory: Capture City 'M' within 7 turns."
-    );
+    assert_eq!(result.condition, "Major Union Victory: Capture City 'M' within 7 turns.");
     assert_eq!(result.turn, 3);
     assert_eq!(g.state.phase, Phase::Over);
     assert_eq!(g.state.cities["M"], Some(Side::Union));
@@ -37,14 +34,7 @@ fn the_script_plays_from_deployment_to_a_major_union_victory() {
     assert!(g.state.awaiting.is_empty());
     // Nothing is accepted after the end.
     let mut g = g;
-    g.refused(
-        R,
-        "end_turn",
-        empty(),
-        "kind",
-        "game.over",
-        "the game is over",
-    );
+    g.refused(R, "end_turn", empty(), "kind", "game.over", "the game is over");
 }
 
 #[test]

@@ -21,10 +21,7 @@ fn m_after_turn_7_is_a_minor_union_victory() {
     let over = &outcome(&out, "game_over").data;
     assert_eq!(over["condition"], "Minor Union Victory: Capture City 'M'");
     let result = g.state.result.clone().unwrap();
-    assert_eq!(
-        (result.winner, result.level, result.turn),
-        (Some(Side::Union), Some(VictoryLevel::Minor), 8)
-    );
+    assert_eq!((result.winner, result.level, result.turn), (Some(Side::Union), Some(VictoryLevel::Minor), 8));
     assert_eq!(g.state.phase, Phase::Over);
     assert_eq!(g.state.side_to_act, None);
 }
@@ -37,10 +34,7 @@ fn m_by_turn_7_is_a_major_union_victory() {
     g.ok(U, "end_turn", empty());
     let result = g.state.result.clone().unwrap();
     assert_eq!(result.level, Some(VictoryLevel::Major));
-    assert_eq!(
-        result.condition,
-        "Major Union Victory: Capture City 'M' within 7 turns."
-    );
+    assert_eq!(result.condition, "Major Union Victory: Capture City 'M' within 7 turns.");
 }
 
 #[test]
@@ -48,12 +42,7 @@ fn a_is_a_major_rebel_victory_and_checked_first_in_the_rebel_turn() {
     let mut g = scripted(4);
     assert_eq!(g.state.side_to_act, R);
     // Empty A as if the Union had marched out, and give it to the Rebels.
-    for u in g
-        .state
-        .units
-        .iter_mut()
-        .filter(|u| u.hex == Some(h("0206")))
-    {
+    for u in g.state.units.iter_mut().filter(|u| u.hex == Some(h("0206"))) {
         u.hex = Some(h("0107"));
     }
     g.state.control.insert(h("0206"), Side::Confederate);
@@ -79,14 +68,7 @@ fn surviving_twelve_turns_is_a_minor_rebel_victory() {
     let result = g.state.result.clone().unwrap();
     assert_eq!(result.level, Some(VictoryLevel::Minor));
     assert_eq!(result.turn, 12);
-    g.refused(
-        U,
-        "move",
-        json!({"unit": "us-hq", "path": ["0207"]}),
-        "kind",
-        "game.over",
-        "nothing more is accepted",
-    );
+    g.refused(U, "move", json!({"unit": "us-hq", "path": ["0207"]}), "kind", "game.over", "nothing more is accepted");
 }
 
 #[test]
@@ -94,10 +76,7 @@ fn the_union_gains_a_point_every_turn_and_stores_it() {
     let mut g = scripted(1);
     let out = g.ok(R, "deploy", script()[1].body.clone());
     let begins = &outcome(&out, "turn_begins").data;
-    assert_eq!(
-        (begins["turn"].as_u64(), begins["points_gained"].as_u64()),
-        (Some(1), Some(1))
-    );
+    assert_eq!((begins["turn"].as_u64(), begins["points_gained"].as_u64()), (Some(1), Some(1)));
     g.ok(U, "end_turn", empty());
     g.ok(R, "end_turn", empty());
     g.ok(U, "end_turn", empty());
@@ -112,14 +91,9 @@ fn the_rebel_roll_compares_milliseconds_mod_6_with_cities_held() {
     for hex in ["1011", "1302", "1407", "1204"] {
         g.state.control.insert(h(hex), Side::Union);
     }
-    let at = |ms: u32| {
-        Utc.with_ymd_and_hms(2026, 3, 2, 10, 0, 0).unwrap()
-            + chrono::Duration::milliseconds(i64::from(ms))
-    };
-    let out = g
-        .post_at(R, "reinforcement", empty(), at(123))
-        .unwrap()
-        .outcomes;
+    let at =
+        |ms: u32| Utc.with_ymd_and_hms(2026, 3, 2, 10, 0, 0).unwrap() + chrono::Duration::milliseconds(i64::from(ms));
+    let out = g.post_at(R, "reinforcement", empty(), at(123)).unwrap().outcomes;
     let roll = &outcome(&out, "reinforcement_roll").data;
     assert_eq!(roll["ms"], 123);
     assert_eq!(roll["remainder"], 3);
@@ -131,10 +105,7 @@ fn the_rebel_roll_compares_milliseconds_mod_6_with_cities_held() {
     for hex in ["1011", "1302", "1407", "1204"] {
         g.state.control.insert(h(hex), Side::Union);
     }
-    let out = g
-        .post_at(R, "reinforcement", empty(), at(128))
-        .unwrap()
-        .outcomes;
+    let out = g.post_at(R, "reinforcement", empty(), at(128)).unwrap().outcomes;
     assert_eq!(outcome(&out, "reinforcement_roll").data["remainder"], 2);
     assert_eq!(g.state.reinforcement_points.confederate, 1);
 }
@@ -159,10 +130,7 @@ fn a_cut_rail_line_stops_reinforcement() {
         "hex 0905 is neither in nor next to a rail hex",
     );
     let out = g.ok(R, "reinforce", body);
-    assert_eq!(
-        outcome(&out, "reinforced").data["factors"][0]["rail_hex"],
-        "0905"
-    );
+    assert_eq!(outcome(&out, "reinforced").data["factors"][0]["rail_hex"], "0905");
     assert_eq!(g.factors("cs-39th-inf"), 5);
     assert!(g.state.unit("cs-39th-inf").unwrap().reinforced);
 }
@@ -172,16 +140,8 @@ fn units_that_do_not_move_are_fortified_until_they_move() {
     let mut g = scripted(3); // the 3rd Cav has moved
     let out = g.ok(U, "end_turn", empty());
     let fortified = &outcome(&out, "turn_ended").data["newly_fortified"];
-    assert!(fortified
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|v| v == "us-14th-inf"));
-    assert!(!fortified
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|v| v == "us-3rd-cav"));
+    assert!(fortified.as_array().unwrap().iter().any(|v| v == "us-14th-inf"));
+    assert!(!fortified.as_array().unwrap().iter().any(|v| v == "us-3rd-cav"));
     assert!(g.state.unit("us-14th-inf").unwrap().fortified);
     g.ok(R, "end_turn", empty());
     g.ok(U, "move", json!({"unit": "us-14th-inf", "path": ["0404"]}));
@@ -193,26 +153,14 @@ fn a_fortified_defender_counts_one_and_a_half() {
     // The Rebels sit in 0604 a full turn. The Union attacks from 0504 across the river AND
     // from 0605 on the same bank, so the river does not count but the fortification does.
     let mut g = scripted(8);
-    g.ok(
-        U,
-        "move",
-        json!({"unit": "us-3rd-inf", "path": ["0306", "0406", "0506"]}),
-    );
+    g.ok(U, "move", json!({"unit": "us-3rd-inf", "path": ["0306", "0406", "0506"]}));
     g.ok(U, "end_turn", empty());
     g.ok(R, "end_turn", empty());
     assert!(g.state.unit("cs-51st-inf").unwrap().fortified);
     // Across the rail bridge (1) and on to 0605 (1), where it halts next to 0604.
-    g.ok(
-        U,
-        "move",
-        json!({"unit": "us-3rd-inf", "path": ["0606", "0605"]}),
-    );
+    g.ok(U, "move", json!({"unit": "us-3rd-inf", "path": ["0606", "0605"]}));
     g.ok(U, "move", json!({"unit": "us-14th-inf", "path": ["0504"]}));
-    let out = g.ok(
-        U,
-        "attack",
-        json!({"units": ["us-3rd-inf", "us-14th-inf"], "target": "0604"}),
-    );
+    let out = g.ok(U, "attack", json!({"units": ["us-3rd-inf", "us-14th-inf"], "target": "0604"}));
     let n = &outcome(&out, "battle").data["numbers"];
     assert_eq!(n["defence"], "fortified");
     assert_eq!(n["multiplier"], "1.5");

@@ -17,21 +17,11 @@ fn the_worked_example_through_apply() {
     }
     assert_eq!(g.hex_of("us-12th-inf").as_deref(), Some("0505"));
     // The unit that halted next to the enemy must fight before the turn ends.
-    g.refused(
-        U,
-        "end_turn",
-        empty(),
-        "kind",
-        "combat.must_fight",
-        "must fight a combat",
-    );
+    g.refused(U, "end_turn", empty(), "kind", "combat.must_fight", "must fight a combat");
 
     let attack = script()[13].clone();
     assert_eq!(attack.stamp.to_rfc3339(), "2026-03-02T09:51:45.250+00:00");
-    let out = g
-        .post_at(attack.side, &attack.kind, attack.body, attack.stamp)
-        .unwrap()
-        .outcomes;
+    let out = g.post_at(attack.side, &attack.kind, attack.body, attack.stamp).unwrap().outcomes;
     let battle = &outcome(&out, "battle").data;
     let n = &battle["numbers"];
     assert_eq!(n["attacker"], 15);
@@ -56,12 +46,8 @@ fn the_worked_example_through_apply() {
     assert_eq!(battle["post"], g.seq);
 
     // Both sides are asked for their casualty order (the spread has a choice for each).
-    let kinds: Vec<(String, String)> = g
-        .state
-        .awaiting
-        .iter()
-        .map(|a| (a.side.key().to_string(), a.kind.clone()))
-        .collect();
+    let kinds: Vec<(String, String)> =
+        g.state.awaiting.iter().map(|a| (a.side.key().to_string(), a.kind.clone())).collect();
     assert_eq!(
         kinds,
         [
@@ -111,10 +97,7 @@ fn one_decimal_rounding_gives_the_same_56_here() {
     let mut g = scripted(13);
     g.settings.victory_rounding = adjutant_rules::short_acw::VictoryRounding::OneDecimal;
     let attack = script()[13].clone();
-    let out = g
-        .post_at(attack.side, &attack.kind, attack.body, attack.stamp)
-        .unwrap()
-        .outcomes;
+    let out = g.post_at(attack.side, &attack.kind, attack.body, attack.stamp).unwrap().outcomes;
     let n = &outcome(&out, "battle").data["numbers"];
     assert_eq!(n["per_factor"], "3.7");
     assert_eq!(n["victory"], 56);

@@ -102,10 +102,7 @@ pub async fn check_chain(
                 break 'pages;
             }
             if post.seq != expected_seq {
-                problems.push(format!(
-                    "post {}: sequence number out of order (expected {expected_seq})",
-                    post.seq
-                ));
+                problems.push(format!("post {}: sequence number out of order (expected {expected_seq})", post.seq));
             }
             if post.prev_hash != expected_prev {
                 problems.push(format!(
@@ -139,9 +136,7 @@ pub async fn audit_post(
 ) -> ApiResult<Json<PostAudit>> {
     let campaign = load_campaign(&state, id).await?;
     let (post, stored_outcomes) = load_post(&state, &campaign, seq).await?;
-    Ok(Json(
-        audit_of(&state, &campaign, &post, &stored_outcomes).await?,
-    ))
+    Ok(Json(audit_of(&state, &campaign, &post, &stored_outcomes).await?))
 }
 
 pub async fn audit_of(
@@ -163,28 +158,12 @@ pub async fn audit_of(
             campaign.settings.time_zone,
             campaign.settings.clock
         ),
-        format!(
-            "N = {} (hours, minutes and seconds counted as one number)",
-            r.n
-        ),
+        format!("N = {} (hours, minutes and seconds counted as one number)", r.n),
         format!("√{} = {}…", r.n, r.sqrt),
-        format!(
-            "decimals {} and {} are \"{taken}\": result number {}",
-            first,
-            first + 1,
-            r.result
-        ),
-        format!(
-            "exactly: ⌊√({} × 10^{})⌋ mod 100 = {}",
-            r.n,
-            2 * (first + 1),
-            r.result
-        ),
+        format!("decimals {} and {} are \"{taken}\": result number {}", first, first + 1, r.result),
+        format!("exactly: ⌊√({} × 10^{})⌋ mod 100 = {}", r.n, 2 * (first + 1), r.result),
         format!("check with: {}", r.bc),
-        format!(
-            "milliseconds {} mod 6 = {}",
-            numbers.milliseconds, numbers.milliseconds_mod_6
-        ),
+        format!("milliseconds {} mod 6 = {}", numbers.milliseconds, numbers.milliseconds_mod_6),
     ];
 
     let stream = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
@@ -201,10 +180,7 @@ pub async fn audit_of(
 
     let outcomes_match = recomputed_outcomes_match(state, campaign, post, stored_outcomes).await?;
     if !outcomes_match {
-        problems.push(format!(
-            "post {}: the stored outcomes differ from what the rules give now",
-            post.seq
-        ));
+        problems.push(format!("post {}: the stored outcomes differ from what the rules give now", post.seq));
     }
     Ok(PostAudit {
         campaign_id: post.campaign_id,
@@ -215,12 +191,7 @@ pub async fn audit_of(
         numbers,
         steps,
         dice_stream,
-        chain: ChainAudit {
-            checked_through: post.seq,
-            stored_hash: post.hash.clone(),
-            recomputed_hash,
-            ok: chain_ok,
-        },
+        chain: ChainAudit { checked_through: post.seq, stored_hash: post.hash.clone(), recomputed_hash, ok: chain_ok },
         outcomes_match,
         ok: problems.is_empty(),
         problems,
@@ -235,11 +206,7 @@ async fn recomputed_outcomes_match(
     stored: &[adjutant_store::Outcome],
 ) -> ApiResult<bool> {
     let snapshot = if post.seq > 1 {
-        state
-            .store
-            .snapshot(post.campaign_id, post.seq - 1)
-            .await?
-            .map(|s| (post.seq - 1, s))
+        state.store.snapshot(post.campaign_id, post.seq - 1).await?.map(|s| (post.seq - 1, s))
     } else {
         None
     };
@@ -251,9 +218,9 @@ async fn recomputed_outcomes_match(
         next_position: stored.first().map_or(0, |o| o.position),
     };
     let effects = decide(campaign, &tail, post).map_err(|e| match e {
-        AppError::Client { detail, .. } => AppError::Internal(format!(
-            "a stored post is now refused by the rules: {detail}"
-        )),
+        AppError::Client { detail, .. } => {
+            AppError::Internal(format!("a stored post is now refused by the rules: {detail}"))
+        }
         other => other,
     });
     let effects = match effects {
@@ -261,9 +228,5 @@ async fn recomputed_outcomes_match(
         Err(_) => return Ok(false),
     };
     Ok(effects.outcomes.len() == stored.len()
-        && effects
-            .outcomes
-            .iter()
-            .zip(stored)
-            .all(|(new, old)| new.kind == old.kind && new.data == old.data))
+        && effects.outcomes.iter().zip(stored).all(|(new, old)| new.kind == old.kind && new.data == old.data))
 }

@@ -25,11 +25,8 @@ pub fn router() -> Router<AppState> {
 }
 
 pub async fn load_campaign(state: &AppState, id: Uuid) -> ApiResult<LoadedCampaign> {
-    let campaign = state
-        .store
-        .campaign(id)
-        .await?
-        .ok_or_else(|| AppError::not_found("path.id", format!("no campaign {id}")))?;
+    let campaign =
+        state.store.campaign(id).await?.ok_or_else(|| AppError::not_found("path.id", format!("no campaign {id}")))?;
     LoadedCampaign::load(campaign)
 }
 
@@ -74,17 +71,10 @@ pub async fn create_campaign(
                 ));
             }
             let name = req.ruleset.ok_or_else(|| {
-                AppError::unprocessable(
-                    "body.ruleset",
-                    "campaign.ruleset",
-                    "a resolver campaign names its ruleset",
-                )
+                AppError::unprocessable("body.ruleset", "campaign.ruleset", "a resolver campaign names its ruleset")
             })?;
             if adjutant_rules::resolver::ruleset(&name).is_none() {
-                let known: Vec<&str> = adjutant_rules::resolver::rulesets()
-                    .iter()
-                    .map(|r| r.name())
-                    .collect();
+                let known: Vec<&str> = adjutant_rules::resolver::rulesets().iter().map(|r| r.name()).collect();
                 return Err(AppError::unprocessable(
                     "body.ruleset",
                     "campaign.ruleset",
@@ -93,13 +83,7 @@ pub async fn create_campaign(
             }
             (None, None, Some(name))
         }
-        _ => {
-            return Err(AppError::unprocessable(
-                "body.mode",
-                "campaign.mode",
-                "the mode is `managed` or `resolver`",
-            ))
-        }
+        _ => return Err(AppError::unprocessable("body.mode", "campaign.mode", "the mode is `managed` or `resolver`")),
     };
     let campaign = Campaign {
         id: Uuid::new_v4(),
@@ -109,24 +93,17 @@ pub async fn create_campaign(
         scenario,
         scenario_text,
         ruleset,
-        settings: serde_json::to_string(&settings)
-            .map_err(|e| AppError::Internal(e.to_string()))?,
+        settings: serde_json::to_string(&settings).map_err(|e| AppError::Internal(e.to_string()))?,
         created_at: Utc::now(),
     };
     let campaign = state.store.create_campaign(campaign).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(CampaignView::of(&LoadedCampaign::load(campaign)?)),
-    ))
+    Ok((StatusCode::CREATED, Json(CampaignView::of(&LoadedCampaign::load(campaign)?))))
 }
 
 /// One campaign.
 #[utoipa::path(get, path = "/v1/campaigns/{id}", tag = "campaigns", params(("id" = Uuid, Path, description = "campaign id")),
     responses((status = 200, body = CampaignView), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
-pub async fn get_campaign(
-    State(state): State<AppState>,
-    ApiPath(id): ApiPath<Uuid>,
-) -> ApiResult<Json<CampaignView>> {
+pub async fn get_campaign(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<CampaignView>> {
     Ok(Json(CampaignView::of(&load_campaign(&state, id).await?)))
 }
 
@@ -148,17 +125,9 @@ pub async fn list_campaigns(
 ) -> ApiResult<Json<CampaignList>> {
     let limit = page_limit(q.limit)?;
     let campaigns = state.store.campaigns(q.after, limit).await?;
-    let next_after = (campaigns.len() as i64 == limit)
-        .then(|| campaigns.last().map(|c| c.id))
-        .flatten();
-    let campaigns = campaigns
-        .into_iter()
-        .map(LoadedCampaign::load)
-        .collect::<ApiResult<Vec<_>>>()?;
-    Ok(Json(CampaignList {
-        campaigns: campaigns.iter().map(CampaignView::of).collect(),
-        next_after,
-    }))
+    let next_after = (campaigns.len() as i64 == limit).then(|| campaigns.last().map(|c| c.id)).flatten();
+    let campaigns = campaigns.into_iter().map(LoadedCampaign::load).collect::<ApiResult<Vec<_>>>()?;
+    Ok(Json(CampaignList { campaigns: campaigns.iter().map(CampaignView::of).collect(), next_after }))
 }
 
 /// A page size: 1 to 100, 50 when not given.
@@ -166,10 +135,6 @@ pub fn page_limit(limit: Option<i64>) -> ApiResult<i64> {
     match limit {
         None => Ok(50),
         Some(n) if (1..=100).contains(&n) => Ok(n),
-        Some(_) => Err(AppError::bad_request(
-            "query.limit",
-            "paging.limit",
-            "limit is 1 to 100",
-        )),
+        Some(_) => Err(AppError::bad_request("query.limit", "paging.limit", "limit is 1 to 100")),
     }
 }

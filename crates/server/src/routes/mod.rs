@@ -35,12 +35,7 @@ pub struct Health {
 /// Liveness and database reachability.
 #[utoipa::path(get, path = "/healthz", tag = "service",
     responses((status = 200, body = Health), (status = 503, body = crate::error::Problem, content_type = "application/problem+json")))]
-pub async fn healthz(
-    axum::extract::State(state): axum::extract::State<AppState>,
-) -> ApiResult<Json<Health>> {
+pub async fn healthz(axum::extract::State(state): axum::extract::State<AppState>) -> ApiResult<Json<Health>> {
     state.store.ping().await?;
-    Ok(Json(Health {
-        status: "ok".into(),
-        backend: state.store.backend().into(),
-    }))
+    Ok(Json(Health { status: "ok".into(), backend: state.store.backend().into() }))
 }

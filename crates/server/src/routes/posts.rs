@@ -22,10 +22,7 @@ use crate::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route(
-            "/v1/campaigns/{id}/posts",
-            get(list_posts).post(create_post),
-        )
+        .route("/v1/campaigns/{id}/posts", get(list_posts).post(create_post))
         .route("/v1/campaigns/{id}/posts/{seq}", get(get_post))
 }
 
@@ -52,9 +49,7 @@ fn idempotency_key(headers: &HeaderMap) -> ApiResult<String> {
 fn check_kind(kind: &str) -> ApiResult<()> {
     let ok = (1..=40).contains(&kind.len())
         && kind.starts_with(|c: char| c.is_ascii_lowercase())
-        && kind
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        && kind.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
     if ok {
         Ok(())
     } else {
@@ -83,50 +78,28 @@ pub async fn create_post(
 ) -> ApiResult<(StatusCode, HeaderMap, Json<PostView>)> {
     let campaign = load_campaign(&state, id).await?;
     let author = match &caller {
-        Caller::Anonymous => {
-            return Err(AppError::Unauthorized(
-                "posting needs a player token".into(),
-            ))
-        }
+        Caller::Anonymous => return Err(AppError::Unauthorized("posting needs a player token".into())),
         Caller::Principal(p) if p.kind == PrincipalKind::Player => p.clone(),
-        _ => {
-            return Err(AppError::forbidden(
-                "post.players_only",
-                "only a player of this campaign can post orders",
-            ))
-        }
+        _ => return Err(AppError::forbidden("post.players_only", "only a player of this campaign can post orders")),
     };
     if author.campaign_id != Some(id) {
-        return Err(AppError::forbidden(
-            "post.own_campaign",
-            "this player token belongs to another campaign",
-        ));
+        return Err(AppError::forbidden("post.own_campaign", "this player token belongs to another campaign"));
     }
     let side = author.side.clone();
     if let Some(asked) = &req.side {
         if parse_side(asked) != side.as_deref() {
-            return Err(AppError::forbidden(
-                "post.own_side",
-                "a player posts only for their own side",
-            ));
+            return Err(AppError::forbidden("post.own_side", "a player posts only for their own side"));
         }
     }
     let key = idempotency_key(&headers)?;
     check_kind(&req.kind)?;
     if !req.body.is_object() {
-        return Err(AppError::unprocessable(
-            "body.body",
-            "post.body",
-            "the body is a JSON object",
-        ));
+        return Err(AppError::unprocessable("body.body", "post.body", "the body is a JSON object"));
     }
     // Canonical JSON: serde_json's map keeps keys sorted, and `to_string` writes no white space.
     let body = serde_json::to_string(&req.body).map_err(|e| AppError::Internal(e.to_string()))?;
-    let request_hash = hex::encode(Sha256::digest(format!(
-        "{id}\n{}\n{}\n{body}",
-        req.kind,
-        side.as_deref().unwrap_or("-")
-    )));
+    let request_hash =
+        hex::encode(Sha256::digest(format!("{id}\n{}\n{}\n{body}", req.kind, side.as_deref().unwrap_or("-"))));
 
     let decide_post = |tail: &Tail| -> Result<Decision, BoxError> {
         // The stamp is taken inside the write transaction, so stamps never run backwards along
@@ -159,18 +132,9 @@ pub async fn create_post(
             hash,
         };
         let effects = decide(&campaign, tail, &post).map_err(|e| Box::new(e) as BoxError)?;
-        Ok(Decision {
-            post,
-            outcomes: effects.outcomes,
-            snapshot: effects.snapshot,
-        })
+        Ok(Decision { post, outcomes: effects.outcomes, snapshot: effects.snapshot })
     };
-    let request = AppendRequest {
-        campaign_id: id,
-        author_id: author.id,
-        idempotency_key: key,
-        request_hash,
-    };
+    let request = AppendRequest { campaign_id: id, author_id: author.id, idempotency_key: key, request_hash };
     let appended = state.store.append_post(request, &decide_post).await?;
     let mut headers = HeaderMap::new();
     let (status, post, outcomes) = match appended {
@@ -191,11 +155,7 @@ pub async fn create_post(
     if let Ok(value) = HeaderValue::from_str(&location) {
         headers.insert(axum::http::header::LOCATION, value);
     }
-    Ok((
-        status,
-        headers,
-        Json(PostView::of(&campaign, &post, &outcomes)),
-    ))
+    Ok((status, headers, Json(PostView::of(&campaign, &post, &outcomes))))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -220,11 +180,7 @@ pub async fn list_posts(
     let limit = page_limit(q.limit)?;
     let after = q.after.unwrap_or(0);
     if after < 0 {
-        return Err(AppError::bad_request(
-            "query.after",
-            "paging.after",
-            "after is a sequence number, 0 or more",
-        ));
+        return Err(AppError::bad_request("query.after", "paging.after", "after is a sequence number, 0 or more"));
     }
     let posts = state.store.posts(id, after, limit).await?;
     let mut views = Vec::with_capacity(posts.len());
@@ -232,13 +188,8 @@ pub async fn list_posts(
         let outcomes = state.store.outcomes_of_post(id, post.seq).await?;
         views.push(PostView::of(&campaign, post, &outcomes));
     }
-    let next_after = (posts.len() as i64 == limit)
-        .then(|| posts.last().map(|p| p.seq))
-        .flatten();
-    Ok(Json(PostPage {
-        posts: views,
-        next_after,
-    }))
+    let next_after = (posts.len() as i64 == limit).then(|| posts.last().map(|p| p.seq)).flatten();
+    Ok(Json(PostPage { posts: views, next_after }))
 }
 
 /// One post.
@@ -260,11 +211,8 @@ pub async fn load_post(
     seq: i64,
 ) -> ApiResult<(adjutant_store::Post, Vec<adjutant_store::Outcome>)> {
     let id = campaign.campaign.id;
-    let post = state
-        .store
-        .post(id, seq)
-        .await?
-        .ok_or_else(|| AppError::not_found("path.seq", format!("no post {seq}")))?;
+    let post =
+        state.store.post(id, seq).await?.ok_or_else(|| AppError::not_found("path.seq", format!("no post {seq}")))?;
     let outcomes = state.store.outcomes_of_post(id, seq).await?;
     Ok((post, outcomes))
 }

@@ -37,18 +37,9 @@ pub fn check_name(field: &str, name: &str) -> ApiResult<String> {
     Ok(name.to_owned())
 }
 
-async fn issue(
-    state: &AppState,
-    principal: Principal,
-) -> ApiResult<(StatusCode, Json<IssuedToken>)> {
+async fn issue(state: &AppState, principal: Principal) -> ApiResult<(StatusCode, Json<IssuedToken>)> {
     let token = new_token();
-    let principal = state
-        .store
-        .create_principal(NewPrincipal {
-            token_hash: token_hash(&token),
-            principal,
-        })
-        .await?;
+    let principal = state.store.create_principal(NewPrincipal { token_hash: token_hash(&token), principal }).await?;
     Ok((
         StatusCode::CREATED,
         Json(IssuedToken {
@@ -99,11 +90,7 @@ pub async fn create_player(
     let moderator = caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
     let name = check_name("body.name", &req.name)?;
     let side = parse_side(&req.side).ok_or_else(|| {
-        AppError::unprocessable(
-            "body.side",
-            "campaign.sides",
-            "the side is `union` or `confederate`",
-        )
+        AppError::unprocessable("body.side", "campaign.sides", "the side is `union` or `confederate`")
     })?;
     let principal = Principal {
         id: Uuid::new_v4(),

@@ -45,11 +45,8 @@ pub struct ResultNumberAnswer {
 /// The result number of a time of day.
 #[utoipa::path(get, path = "/v1/tools/result-number", tag = "tools", params(ResultNumberQuery),
     responses((status = 200, body = ResultNumberAnswer), (status = 400, body = crate::error::Problem, content_type = "application/problem+json")))]
-pub async fn result_number(
-    ApiQuery(q): ApiQuery<ResultNumberQuery>,
-) -> ApiResult<Json<ResultNumberAnswer>> {
-    let time = TimeOfDay::parse(&q.time)
-        .map_err(|r| AppError::bad_request("query.time", r.rule, r.detail))?;
+pub async fn result_number(ApiQuery(q): ApiQuery<ResultNumberQuery>) -> ApiResult<Json<ResultNumberAnswer>> {
+    let time = TimeOfDay::parse(&q.time).map_err(|r| AppError::bad_request("query.time", r.rule, r.detail))?;
     let digits = DigitPositions::from_first(q.first_digit.unwrap_or(9)).ok_or_else(|| {
         AppError::bad_request(
             "query.first_digit",
@@ -92,15 +89,8 @@ pub struct ReinforcementAnswer {
 /// The Rebel reinforcement roll.
 #[utoipa::path(get, path = "/v1/tools/reinforcement", tag = "tools", params(ReinforcementQuery),
     responses((status = 200, body = ReinforcementAnswer), (status = 400, body = crate::error::Problem, content_type = "application/problem+json")))]
-pub async fn reinforcement(
-    ApiQuery(q): ApiQuery<ReinforcementQuery>,
-) -> ApiResult<Json<ReinforcementAnswer>> {
+pub async fn reinforcement(ApiQuery(q): ApiQuery<ReinforcementQuery>) -> ApiResult<Json<ReinforcementAnswer>> {
     let roll = ReinforcementRoll::roll(q.ms, q.cities)
         .map_err(|r| AppError::bad_request(format!("query.{}", r.field), r.rule, r.detail))?;
-    Ok(Json(ReinforcementAnswer {
-        ms: roll.ms,
-        cities: roll.cities,
-        remainder: roll.remainder,
-        gains: roll.gains,
-    }))
+    Ok(Json(ReinforcementAnswer { ms: roll.ms, cities: roll.cities, remainder: roll.remainder, gains: roll.gains }))
 }

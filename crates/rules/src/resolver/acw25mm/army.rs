@@ -6,8 +6,8 @@ use serde_json::json;
 
 use super::tables::{
     AVERAGE_DIE, CAVALRY_AND_BATTERY_CLASS, CONFEDERATE_BATTERY_CREW, CONFEDERATE_FOOT, EXTRA_FOOT,
-    FEDERAL_BATTERY_CREW, FEDERAL_FOOT, MIN_BRIGADES, MIN_REGIMENTS_PER_BRIGADE,
-    REGIMENT_BASE_FIGURES, SHARPSHOOTER_CLASS, SHARPSHOOTER_COMPANIES, SHARPSHOOTER_FIGURES,
+    FEDERAL_BATTERY_CREW, FEDERAL_FOOT, MIN_BRIGADES, MIN_REGIMENTS_PER_BRIGADE, REGIMENT_BASE_FIGURES,
+    SHARPSHOOTER_CLASS, SHARPSHOOTER_COMPANIES, SHARPSHOOTER_FIGURES,
 };
 use super::{check_within, Class, Side};
 use crate::resolver::{Lookup, Resolved};
@@ -51,9 +51,7 @@ pub fn average_die(face: u32) -> u32 {
 /// evenly as possible with the larger brigades first: 11 regiments in 3 brigades are 4 4 3.
 pub fn brigade_sizes(regiments: u32, wanted: u32) -> Vec<u32> {
     let brigades = wanted.min(regiments / MIN_REGIMENTS_PER_BRIGADE).max(1);
-    (0..brigades)
-        .map(|i| regiments / brigades + u32::from(i < regiments % brigades))
-        .collect()
+    (0..brigades).map(|i| regiments / brigades + u32::from(i < regiments % brigades)).collect()
 }
 
 pub fn army(input: ArmyInput, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
@@ -76,12 +74,7 @@ pub fn army(input: ArmyInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
     // "throws 1xAverage Dice to see how many extra regiments of foot he gets".
     let face = dice.roll(6, "average die: extra regiments of foot");
     let extra = average_die(face);
-    lookups.push(Lookup::new(
-        "Average Dice",
-        format!("face {face}"),
-        "shows",
-        extra,
-    ));
+    lookups.push(Lookup::new("Average Dice", format!("face {face}"), "shows", extra));
     let upgrade = input.take_b_upgrade && (4..=5).contains(&extra);
 
     let cavalry_rolled = dice.roll(extra_die, format!("D{extra_die}: regiments of cavalry"));
@@ -91,26 +84,17 @@ pub fn army(input: ArmyInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
     let cavalry = cavalry_rolled - u32::from(input.sharpshooter_swap);
 
     let mut foot = Vec::new();
-    let mut regiments: Vec<(String, Class)> = base_foot
-        .iter()
-        .map(|(kind, class)| ((*kind).to_owned(), *class))
-        .collect();
+    let mut regiments: Vec<(String, Class)> =
+        base_foot.iter().map(|(kind, class)| ((*kind).to_owned(), *class)).collect();
     for n in 0..extra {
         // "he can turn 1 Regiment into B Class": the first of the extra regiments.
-        let class = if upgrade && n == 0 {
-            Class::B
-        } else {
-            EXTRA_FOOT.1
-        };
+        let class = if upgrade && n == 0 { Class::B } else { EXTRA_FOOT.1 };
         regiments.push((EXTRA_FOOT.0.to_owned(), class));
     }
     for (i, (kind, class)) in regiments.iter().enumerate() {
         let number = i + 1;
-        let table = if i < base_foot.len() {
-            "Allocation of Foot regiments and Class"
-        } else {
-            "Extra regiments of foot"
-        };
+        let table =
+            if i < base_foot.len() { "Allocation of Foot regiments and Class" } else { "Extra regiments of foot" };
         lookups.push(Lookup::new(
             table,
             format!("{} regiment {number}", side.words()),
@@ -128,12 +112,7 @@ pub fn army(input: ArmyInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
     for number in 1..=cavalry {
         let d6 = dice.roll(6, format!("class, cavalry regiment {number}"));
         let class = CAVALRY_AND_BATTERY_CLASS[(d6 - 1) as usize];
-        lookups.push(Lookup::new(
-            "Cavalry Regiment class",
-            format!("D6 {d6}"),
-            "class",
-            class,
-        ));
+        lookups.push(Lookup::new("Cavalry Regiment class", format!("D6 {d6}"), "class", class));
         let d10 = dice.roll(10, format!("extra figures, cavalry regiment {number}"));
         mounted.push(json!({
             "number": number, "class": class, "class_d6": d6, "d10": d10,
@@ -145,12 +124,7 @@ pub fn army(input: ArmyInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
     for number in 1..=batteries {
         let d6 = dice.roll(6, format!("class, artillery battery {number}"));
         let class = CAVALRY_AND_BATTERY_CLASS[(d6 - 1) as usize];
-        lookups.push(Lookup::new(
-            "Artillery Battery class",
-            format!("D6 {d6}"),
-            "class",
-            class,
-        ));
+        lookups.push(Lookup::new("Artillery Battery class", format!("D6 {d6}"), "class", class));
         guns.push(json!({
             "number": number, "class": class, "class_d6": d6,
             "figures": crew, "guns": 1, "limber_horses": 2,

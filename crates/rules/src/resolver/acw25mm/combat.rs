@@ -6,12 +6,11 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::tables::{
-    artillery_to_hit, cover_row, formation_test_pass, hit_value, kill_score, range_bands,
-    range_column, small_arms_to_hit, KillRow, RangedWeapon, Structure, ARTILLERY_SAVES,
-    BEHIND_HARD_COVER, BEHIND_SOFT_COVER, ENEMY_CAVALRY_WITHIN_30CM, FIELD_GUN_DICE_PER_GUNNER,
-    FORMATION_FAIL, HEAVY_GUN_DICE_PER_GUNNER, INFANTRY_CAVALRY_FIGURES, INFANTRY_CAVALRY_ROUT,
-    NO_FRIENDS_WITHIN_30CM, OFFICER_ATTACHED, OFFICER_FAIL, SAW_ROUT_WITHIN_30CM,
-    SHARPSHOOTERS_ARTILLERY_FIGURES, SHARPSHOOTERS_ARTILLERY_ROUT, SMALL_ARMS_SAVES,
+    artillery_to_hit, cover_row, formation_test_pass, hit_value, kill_score, range_bands, range_column,
+    small_arms_to_hit, KillRow, RangedWeapon, Structure, ARTILLERY_SAVES, BEHIND_HARD_COVER, BEHIND_SOFT_COVER,
+    ENEMY_CAVALRY_WITHIN_30CM, FIELD_GUN_DICE_PER_GUNNER, FORMATION_FAIL, HEAVY_GUN_DICE_PER_GUNNER,
+    INFANTRY_CAVALRY_FIGURES, INFANTRY_CAVALRY_ROUT, NO_FRIENDS_WITHIN_30CM, OFFICER_ATTACHED, OFFICER_FAIL,
+    SAW_ROUT_WITHIN_30CM, SHARPSHOOTERS_ARTILLERY_FIGURES, SHARPSHOOTERS_ARTILLERY_ROUT, SMALL_ARMS_SAVES,
 };
 use super::{check_within, field, Class, Cover, Range};
 use crate::resolver::{Lookup, Resolved};
@@ -131,39 +130,19 @@ pub struct FireInput {
 }
 
 /// The score needed to hit and the modifiers that made it, as lookups.
-pub fn score_to_hit(
-    base: u32,
-    formation_fail: bool,
-    target: FireTarget,
-    lookups: &mut Vec<Lookup>,
-) -> u32 {
+pub fn score_to_hit(base: u32, formation_fail: bool, target: FireTarget, lookups: &mut Vec<Lookup>) -> u32 {
     let mut score = base;
     if formation_fail {
         score += 1;
-        lookups.push(Lookup::new(
-            "Score required to hit",
-            "Formation Fail",
-            "modifier",
-            "+1",
-        ));
+        lookups.push(Lookup::new("Score required to hit", "Formation Fail", "modifier", "+1"));
     }
     if matches!(target, FireTarget::Skirmish | FireTarget::Gunners) {
         score += 1;
-        lookups.push(Lookup::new(
-            "Score required to hit",
-            "firing at Skirmishers",
-            "modifier",
-            "+1",
-        ));
+        lookups.push(Lookup::new("Score required to hit", "firing at Skirmishers", "modifier", "+1"));
     }
     if target == FireTarget::Column {
         score -= 1;
-        lookups.push(Lookup::new(
-            "Score required to hit",
-            "target in Column",
-            "modifier",
-            "-1",
-        ));
+        lookups.push(Lookup::new("Score required to hit", "target in Column", "modifier", "-1"));
     }
     score
 }
@@ -198,17 +177,9 @@ fn fire_validate(input: &FireInput) -> Result<(RangedWeapon, &'static str), Refu
             ));
         }
         if input.weapon.is_some() {
-            return Err(Refusal::new(
-                field("weapon"),
-                "fire.weapon",
-                "a gun fires its own shot: leave weapon out",
-            ));
+            return Err(Refusal::new(field("weapon"), "fire.weapon", "a gun fires its own shot: leave weapon out"));
         }
-        let gun_words = if gun == RangedWeapon::FieldGun {
-            "field gun"
-        } else {
-            "heavy gun"
-        };
+        let gun_words = if gun == RangedWeapon::FieldGun { "field gun" } else { "heavy gun" };
         Ok((gun, gun_words))
     } else {
         check_within(
@@ -228,11 +199,7 @@ fn fire_validate(input: &FireInput) -> Result<(RangedWeapon, &'static str), Refu
             ));
         }
         if input.infantry_crew != 0 {
-            return Err(Refusal::new(
-                field("infantry_crew"),
-                "fire.infantry_crew",
-                "only a gun has an infantry crew",
-            ));
+            return Err(Refusal::new(field("infantry_crew"), "fire.infantry_crew", "only a gun has an infantry crew"));
         }
         match input.weapon {
             Some(arm) => Ok((arm.weapon(), arm.words())),
@@ -265,28 +232,17 @@ pub fn fire(input: FireInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
         return Err(Refusal::new(
             field("range_cm"),
             "fire.range",
-            format!(
-                "the {weapon_words} reaches {reach}cm, the target is {}cm away",
-                input.range_cm
-            ),
+            format!("the {weapon_words} reaches {reach}cm, the target is {}cm away", input.range_cm),
         ));
     };
     let gun = matches!(input.fire_by, FireBy::FieldGun | FireBy::HeavyGun);
     let mut lookups = Vec::new();
 
-    let base = if gun {
-        artillery_to_hit(input.class).unwrap_or(6)
-    } else {
-        small_arms_to_hit(input.class)
-    };
+    let base = if gun { artillery_to_hit(input.class).unwrap_or(6) } else { small_arms_to_hit(input.class) };
     lookups.push(Lookup::new(
         "Score required to hit on 1xD6",
         format!("{} Class", input.class),
-        if gun {
-            "Artillery firing"
-        } else {
-            "Inf/Cav Firing"
-        },
+        if gun { "Artillery firing" } else { "Inf/Cav Firing" },
         format!("+{base}"),
     ));
     let needed = score_to_hit(base, input.formation_fail, input.target, &mut lookups);
@@ -314,11 +270,8 @@ pub fn fire(input: FireInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
             }
         }
         FireBy::FieldGun | FireBy::HeavyGun => {
-            let per_man = if input.fire_by == FireBy::FieldGun {
-                FIELD_GUN_DICE_PER_GUNNER
-            } else {
-                HEAVY_GUN_DICE_PER_GUNNER
-            };
+            let per_man =
+                if input.fire_by == FireBy::FieldGun { FIELD_GUN_DICE_PER_GUNNER } else { HEAVY_GUN_DICE_PER_GUNNER };
             for man in 1..=input.figures {
                 for die in 1..=per_man {
                     to_hit.push(dice.roll(6, format!("to hit, artillery man {man} die {die}")));
@@ -332,21 +285,12 @@ pub fn fire(input: FireInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
     let hits = to_hit.iter().filter(|&&d| d >= needed).count() as u32;
 
     // "Artillery men are classed as skirmishers behind soft cover."
-    let cover = if input.target == FireTarget::Gunners {
-        input.target_cover.max(Cover::Soft)
-    } else {
-        input.target_cover
-    };
+    let cover =
+        if input.target == FireTarget::Gunners { input.target_cover.max(Cover::Soft) } else { input.target_cover };
     let (save_table, save_name) = if gun {
-        (
-            &ARTILLERY_SAVES,
-            "Saves from Field/Heavy Artillery (1xD6 per figure hit)",
-        )
+        (&ARTILLERY_SAVES, "Saves from Field/Heavy Artillery (1xD6 per figure hit)")
     } else {
-        (
-            &SMALL_ARMS_SAVES,
-            "Saves from musket, rifle, bow, shotguns and carbine (1xD6 per figure hit)",
-        )
+        (&SMALL_ARMS_SAVES, "Saves from musket, rifle, bow, shotguns and carbine (1xD6 per figure hit)")
     };
     let save_on = save_table[cover_row(cover)][range_column(range)];
     lookups.push(Lookup::new(
@@ -492,24 +436,13 @@ pub struct MeleeInput {
 pub fn melee_additions(input: &MeleeInput, lookups: &mut Vec<Lookup>) -> u32 {
     // "If you are attacking and have a Formation Fail you get no additions above."
     if input.attacker_formation_fail {
-        lookups.push(Lookup::new(
-            "Scores to Kill",
-            "attacking with a Formation Fail",
-            "additions",
-            "none",
-        ));
+        lookups.push(Lookup::new("Scores to Kill", "attacking with a Formation Fail", "additions", "none"));
         return 0;
     }
     let mut total = 0;
     for (applies, row) in [
-        (
-            input.target_formation_fail,
-            "fighting troops with formation fail",
-        ),
-        (
-            input.target_skirmishers || input.target_is_gunners,
-            "fighting Skirmishers",
-        ),
+        (input.target_formation_fail, "fighting troops with formation fail"),
+        (input.target_skirmishers || input.target_is_gunners, "fighting Skirmishers"),
         (input.charging, "Charging"),
     ] {
         if applies {
@@ -549,23 +482,12 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
         ));
     }
     if input.target_class == MeleeTargetClass::Officer && input.target_figures != 1 {
-        return Err(Refusal::new(
-            field("target_figures"),
-            "melee.officer",
-            "an officer is one figure",
-        ));
+        return Err(Refusal::new(field("target_figures"), "melee.officer", "an officer is one figure"));
     }
     if input.target_is_gunners
-        && !matches!(
-            input.target_class,
-            MeleeTargetClass::A | MeleeTargetClass::B | MeleeTargetClass::C
-        )
+        && !matches!(input.target_class, MeleeTargetClass::A | MeleeTargetClass::B | MeleeTargetClass::C)
     {
-        return Err(Refusal::new(
-            field("target_class"),
-            "melee.artillery_class",
-            "artillery men are class A to C",
-        ));
+        return Err(Refusal::new(field("target_class"), "melee.artillery_class", "artillery men are class A to C"));
     }
 
     if input.target_skirmishers && input.target_class == MeleeTargetClass::D {
@@ -576,29 +498,18 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
         ));
     }
 
-    let cover = if input.target_is_gunners {
-        input.target_cover.max(Cover::Soft)
-    } else {
-        input.target_cover
-    };
+    let cover = if input.target_is_gunners { input.target_cover.max(Cover::Soft) } else { input.target_cover };
     let row = input.target_class.row();
     let base = kill_score(row, cover);
     let row_words = match row {
         KillRow::Class(class) => format!("To Kill {class} Class"),
         KillRow::Officers => "To Kill Officers".to_owned(),
     };
-    let mut lookups = vec![Lookup::new(
-        "Scores to Kill (1xD10)",
-        row_words,
-        cover.words(),
-        format!("{base} to 10"),
-    )];
+    let mut lookups = vec![Lookup::new("Scores to Kill (1xD10)", row_words, cover.words(), format!("{base} to 10"))];
     let additions = melee_additions(&input, &mut lookups);
     // The additions go on the die, so each lowers the score to kill by 1.
     let needed = base.saturating_sub(additions).max(1);
-    let rolls: Vec<u32> = (1..=input.figures)
-        .map(|i| dice.roll(10, format!("to kill, figure {i}")))
-        .collect();
+    let rolls: Vec<u32> = (1..=input.figures).map(|i| dice.roll(10, format!("to kill, figure {i}"))).collect();
     let killing = rolls.iter().filter(|&&d| d >= needed).count() as u32;
     let kills = killing.min(input.target_figures);
     Ok(Resolved {
@@ -641,10 +552,7 @@ pub struct FormationTestInput {
     pub class: Class,
 }
 
-pub fn formation_test(
-    input: FormationTestInput,
-    dice: &mut DiceStream,
-) -> Result<Resolved, Refusal> {
+pub fn formation_test(input: FormationTestInput, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
     let pass_on = formation_test_pass(input.class);
     let d6 = dice.roll(6, "formation fail test");
     let passed = d6 >= pass_on;
@@ -729,26 +637,15 @@ pub fn rout_points(chart: MoraleChart, class: Class, original_figures: u32) -> O
         }
         MoraleChart::SharpshootersArtillery => {
             let column = original_figures.clamp(4, 8);
-            let i = SHARPSHOOTERS_ARTILLERY_FIGURES
-                .iter()
-                .position(|&f| f == column)?;
-            let (_, row) = SHARPSHOOTERS_ARTILLERY_ROUT
-                .iter()
-                .find(|(c, _)| *c == class)?;
+            let i = SHARPSHOOTERS_ARTILLERY_FIGURES.iter().position(|&f| f == column)?;
+            let (_, row) = SHARPSHOOTERS_ARTILLERY_ROUT.iter().find(|(c, _)| *c == class)?;
             Some((column, row[i]))
         }
     }
 }
 
 pub fn morale(input: MoraleInput) -> Result<Resolved, Refusal> {
-    check_within(
-        "original_figures",
-        "morale.figures",
-        input.original_figures,
-        1,
-        40,
-        "a unit's original figures",
-    )?;
+    check_within("original_figures", "morale.figures", input.original_figures, 1, 40, "a unit's original figures")?;
     check_within(
         "figures_present",
         "morale.figures",
@@ -757,8 +654,7 @@ pub fn morale(input: MoraleInput) -> Result<Resolved, Refusal> {
         input.original_figures,
         "figures present cannot exceed the original number",
     )?;
-    let Some((column, routs_at)) = rout_points(input.chart, input.class, input.original_figures)
-    else {
+    let Some((column, routs_at)) = rout_points(input.chart, input.class, input.original_figures) else {
         return Err(Refusal::new(
             field("class"),
             "morale.chart_class",
@@ -773,47 +669,21 @@ pub fn morale(input: MoraleInput) -> Result<Resolved, Refusal> {
     let mut points = input.figures_present as i32;
     let cover = input.cover.unwrap_or(Cover::Open);
     for (applies, row, value) in [
-        (
-            input.no_friends_within_30cm,
-            "No friendly troops within 30cm",
-            NO_FRIENDS_WITHIN_30CM,
-        ),
-        (
-            input.enemy_cavalry_within_30cm,
-            "Enemy Cavalry within 30cm",
-            ENEMY_CAVALRY_WITHIN_30CM,
-        ),
+        (input.no_friends_within_30cm, "No friendly troops within 30cm", NO_FRIENDS_WITHIN_30CM),
+        (input.enemy_cavalry_within_30cm, "Enemy Cavalry within 30cm", ENEMY_CAVALRY_WITHIN_30CM),
         (input.officer_fail, "Officer Fail", OFFICER_FAIL),
         (input.formation_fail, "Formation Fail", FORMATION_FAIL),
-        (
-            input.saw_rout_within_30cm,
-            "seeing a Regiment rout within 30cm",
-            SAW_ROUT_WITHIN_30CM,
-        ),
-        (
-            input.officer_attached,
-            "Officer attached to Regiment",
-            OFFICER_ATTACHED,
-        ),
+        (input.saw_rout_within_30cm, "seeing a Regiment rout within 30cm", SAW_ROUT_WITHIN_30CM),
+        (input.officer_attached, "Officer attached to Regiment", OFFICER_ATTACHED),
         (cover == Cover::Soft, "behind soft cover", BEHIND_SOFT_COVER),
         (cover == Cover::Hard, "behind hard cover", BEHIND_HARD_COVER),
     ] {
         if applies {
             points += value;
-            lookups.push(Lookup::new(
-                "Morale add or subtract",
-                row,
-                "points",
-                format!("{value:+}"),
-            ));
+            lookups.push(Lookup::new("Morale add or subtract", row, "points", format!("{value:+}")));
         }
     }
-    lookups.push(Lookup::new(
-        chart_name,
-        format!("{} Class", input.class),
-        format!("{column} figures"),
-        routs_at,
-    ));
+    lookups.push(Lookup::new(chart_name, format!("{} Class", input.class), format!("{column} figures"), routs_at));
     // "if your regiment, company or Battery is level or below on the points chart that unit
     // will rout off the battlefield and will not come back into play."
     let routs = points <= routs_at;
@@ -823,11 +693,7 @@ pub fn morale(input: MoraleInput) -> Result<Resolved, Refusal> {
             input.class,
             input.original_figures,
             input.figures_present,
-            if routs {
-                "it routs off the battlefield"
-            } else {
-                "it carries on as normal"
-            }
+            if routs { "it routs off the battlefield" } else { "it carries on as normal" }
         ),
         lookups,
         result: json!({
@@ -877,14 +743,7 @@ fn hazard(
     lost_on: u32,
     table: &str,
 ) -> Result<(Vec<u32>, u32, Lookup), Refusal> {
-    check_within(
-        "figures",
-        "hazard.figures",
-        figures,
-        1,
-        MAX_REGIMENT_FIGURES,
-        "a regiment has at most 20 figures",
-    )?;
+    check_within("figures", "hazard.figures", figures, 1, MAX_REGIMENT_FIGURES, "a regiment has at most 20 figures")?;
     let mut rolls = Vec::new();
     for i in 1..=figures {
         rolls.push(dice.roll(6, format!("{purpose}, figure {i}")));
@@ -901,18 +760,10 @@ pub fn jump_obstacle(input: JumpInput, dice: &mut DiceStream) -> Result<Resolved
         Obstacle::Fence => "fence",
         Obstacle::Wall => "wall",
     };
-    let (rolls, killed, lookup) = hazard(
-        input.figures,
-        dice,
-        &format!("jump the {obstacle}"),
-        6,
-        "Jumping fences/walls",
-    )?;
+    let (rolls, killed, lookup) =
+        hazard(input.figures, dice, &format!("jump the {obstacle}"), 6, "Jumping fences/walls")?;
     Ok(Resolved {
-        headline: format!(
-            "{} mounted figures jump the {obstacle}: {killed} killed",
-            input.figures
-        ),
+        headline: format!("{} mounted figures jump the {obstacle}: {killed} killed", input.figures),
         lookups: vec![lookup],
         result: json!({ "dice": rolls, "killed": killed }),
     })
@@ -921,18 +772,9 @@ pub fn jump_obstacle(input: JumpInput, dice: &mut DiceStream) -> Result<Resolved
 /// "Cavalry/Mounted may decide to cross rivers. Throw 1xD6 on a score of 5 6 the
 /// trooper/Indian is drowned."
 pub fn cross_river(input: CrossRiverInput, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
-    let (rolls, drowned, lookup) = hazard(
-        input.figures,
-        dice,
-        "cross the river",
-        5,
-        "Mounted crossing rivers",
-    )?;
+    let (rolls, drowned, lookup) = hazard(input.figures, dice, "cross the river", 5, "Mounted crossing rivers")?;
     Ok(Resolved {
-        headline: format!(
-            "{} mounted figures cross the river: {drowned} drowned",
-            input.figures
-        ),
+        headline: format!("{} mounted figures cross the river: {drowned} drowned", input.figures),
         lookups: vec![lookup],
         result: json!({ "dice": rolls, "drowned": drowned }),
     })
@@ -1039,21 +881,14 @@ pub fn bombard(input: BombardInput, dice: &mut DiceStream) -> Result<Resolved, R
         return Err(Refusal::new(
             field("hits_so_far"),
             "bombard.already_destroyed",
-            format!(
-                "the {} was destroyed at {value} hits",
-                input.structure.words()
-            ),
+            format!("the {} was destroyed at {value} hits", input.structure.words()),
         ));
     }
     let mut lookups = vec![
         Lookup::new(
             "Destruction of: hit values",
             input.structure.words(),
-            if per_six_inches {
-                "hits per 6\""
-            } else {
-                "hits"
-            },
+            if per_six_inches { "hits per 6\"" } else { "hits" },
             value,
         ),
         Lookup::new(

@@ -27,9 +27,7 @@ use crate::{DiceStream, Refusal};
 pub struct Acw25mm;
 
 /// A troop class, A (Zouaves, veterans, guard) down to E (raw infantry, Indians).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum Class {
     A,
     B,
@@ -54,9 +52,7 @@ impl fmt::Display for Class {
 /// Where a target stands: in the open, behind soft cover (fences, low walls, hedges, marshes,
 /// hills, streams) or behind hard cover (field- and earthworks, woods, high walls, rivers,
 /// buildings, bridges, swamps).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Cover {
     Open,
@@ -121,22 +117,11 @@ fn field(name: &str) -> String {
 }
 
 /// Refuses `value` unless it lies in `low..=high`.
-fn check_within(
-    name: &str,
-    rule: &str,
-    value: u32,
-    low: u32,
-    high: u32,
-    why: &str,
-) -> Result<(), Refusal> {
+fn check_within(name: &str, rule: &str, value: u32, low: u32, high: u32, why: &str) -> Result<(), Refusal> {
     if (low..=high).contains(&value) {
         Ok(())
     } else {
-        Err(Refusal::new(
-            field(name),
-            rule,
-            format!("{name} must be {low} to {high} ({why}), not {value}"),
-        ))
+        Err(Refusal::new(field(name), rule, format!("{name} must be {low} to {high} ({why}), not {value}")))
     }
 }
 
@@ -273,12 +258,7 @@ impl Ruleset for Acw25mm {
         ]
     }
 
-    fn resolve(
-        &self,
-        action: &str,
-        inputs: &Value,
-        dice: &mut DiceStream,
-    ) -> Result<Resolved, Refusal> {
+    fn resolve(&self, action: &str, inputs: &Value, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
         match action {
             "choose_sides" => setup::choose_sides(parse_inputs(inputs)?, dice),
             "town" => setup::town(parse_inputs(inputs)?, dice),

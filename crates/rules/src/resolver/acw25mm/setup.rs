@@ -6,8 +6,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::tables::{
-    EARLIEST_HOUR, LATEST_HOUR, POINTS_PER_DAY_PASSED, SPRING_AUTUMN_DUSK, SUMMER_DUSK,
-    TURNS_PER_HOUR,
+    EARLIEST_HOUR, LATEST_HOUR, POINTS_PER_DAY_PASSED, SPRING_AUTUMN_DUSK, SUMMER_DUSK, TURNS_PER_HOUR,
 };
 use super::{check_within, field, Side};
 use crate::resolver::{Lookup, Resolved};
@@ -39,17 +38,10 @@ pub struct ChooseSidesInput {
 
 /// "Pick who wants to be Federal/Confederate or dice for it. Highest picks 1xD6."
 pub fn choose_sides(input: ChooseSidesInput, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
-    for (name, value) in [
-        ("first_player", &input.first_player),
-        ("second_player", &input.second_player),
-    ] {
+    for (name, value) in [("first_player", &input.first_player), ("second_player", &input.second_player)] {
         let length = value.trim().chars().count();
         if !(1..=60).contains(&length) {
-            return Err(Refusal::new(
-                field(name),
-                "setup.player_name",
-                format!("{name} must be 1 to 60 characters"),
-            ));
+            return Err(Refusal::new(field(name), "setup.player_name", format!("{name} must be 1 to 60 characters")));
         }
     }
     if input.first_player.trim() == input.second_player.trim() {
@@ -124,15 +116,8 @@ pub fn river_end(input: RiverEndInput, dice: &mut DiceStream) -> Result<Resolved
     let square = river_end_square(d10);
     let side = input.thrown_by.words();
     Ok(Resolved {
-        headline: format!(
-            "{side} throws {d10}: the river ends at the table edge of {side} square {square}"
-        ),
-        lookups: vec![Lookup::new(
-            "River end",
-            format!("D10 {d10}"),
-            "square",
-            square,
-        )],
+        headline: format!("{side} throws {d10}: the river ends at the table edge of {side} square {square}"),
+        lookups: vec![Lookup::new("River end", format!("D10 {d10}"), "square", square)],
         result: json!({ "d10": d10, "square": square, "side": input.thrown_by }),
     })
 }
@@ -151,14 +136,7 @@ pub struct TerrainInput {
 }
 
 /// "Then each places 2 hills, 1 farm with 2 fields both enclosed, 2 woods, 1 broken ground."
-pub const TERRAIN_PIECES: [&str; 6] = [
-    "hill",
-    "hill",
-    "farm with 2 enclosed fields",
-    "wood",
-    "wood",
-    "broken ground",
-];
+pub const TERRAIN_PIECES: [&str; 6] = ["hill", "hill", "farm with 2 enclosed fields", "wood", "wood", "broken ground"];
 
 pub fn terrain(input: TerrainInput, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
     let mut taken = [false; 11];
@@ -181,11 +159,7 @@ pub fn terrain(input: TerrainInput, dice: &mut DiceStream) -> Result<Resolved, R
         return Err(Refusal::new(
             field("occupied"),
             "terrain.no_room",
-            format!(
-                "{} pieces need {} free squares, only {free} are free",
-                TERRAIN_PIECES.len(),
-                TERRAIN_PIECES.len()
-            ),
+            format!("{} pieces need {} free squares, only {free} are free", TERRAIN_PIECES.len(), TERRAIN_PIECES.len()),
         ));
     }
     let mut placements = Vec::new();
@@ -204,10 +178,7 @@ pub fn terrain(input: TerrainInput, dice: &mut DiceStream) -> Result<Resolved, R
         lookups.push(Lookup::new("Terrain squares", *piece, "square", square));
         placements.push(json!({ "piece": piece, "square": square, "throws": throw }));
     }
-    let summary: Vec<String> = lookups
-        .iter()
-        .map(|l| format!("{} {}", l.row, l.value))
-        .collect();
+    let summary: Vec<String> = lookups.iter().map(|l| format!("{} {}", l.row, l.value)).collect();
     Ok(Resolved {
         headline: format!("{} terrain: {}", input.side.words(), summary.join(", ")),
         lookups,
@@ -259,14 +230,7 @@ pub fn flank_march_arrival(d20: u32, flank: Flank) -> (&'static str, &'static st
 }
 
 pub fn flank_march(input: FlankMarchInput, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
-    check_within(
-        "units",
-        "flank_march.units",
-        input.units,
-        1,
-        2,
-        "up to 2 units can flank march",
-    )?;
+    check_within("units", "flank_march.units", input.units, 1, 2, "up to 2 units can flank march")?;
     let d20 = dice.roll(20, "flank march arrival");
     let (band, whose, square) = flank_march_arrival(d20, input.flank);
     let flank = match input.flank {
@@ -278,12 +242,7 @@ pub fn flank_march(input: FlankMarchInput, dice: &mut DiceStream) -> Result<Reso
             "Flank march ({} unit(s)) throws {d20}: arrives on move {d20} in {whose} square {square}",
             input.units
         ),
-        lookups: vec![Lookup::new(
-            "Flank marches",
-            format!("D20 {band}"),
-            flank,
-            format!("{whose} square {square}"),
-        )],
+        lookups: vec![Lookup::new("Flank marches", format!("D20 {band}"), flank, format!("{whose} square {square}"))],
         result: json!({
             "d20": d20, "arrives_on_move": d20, "whose_squares": if whose == "your" { "own" } else { "opponent" }, "square": square,
             "units": input.units,
@@ -358,10 +317,7 @@ pub fn time_of_day(input: TimeOfDayInput, dice: &mut DiceStream) -> Result<Resol
     let mut throws = Vec::new();
     let hour = loop {
         let n = throws.len() + 1;
-        let sum: u32 = dice
-            .roll_many(3, 6, &format!("time of day, throw {n}"))
-            .iter()
-            .sum();
+        let sum: u32 = dice.roll_many(3, 6, &format!("time of day, throw {n}")).iter().sum();
         throws.push(sum);
         // "A score of 6 or less throw again, a score of 17 or above throw again".
         if (EARLIEST_HOUR..=LATEST_HOUR).contains(&sum) {
@@ -404,12 +360,7 @@ pub fn wind(_input: WindInput, dice: &mut DiceStream) -> Result<Resolved, Refusa
     };
     Ok(Resolved {
         headline: format!("Wind throw {d6}: {words}"),
-        lookups: vec![Lookup::new(
-            "Wind",
-            format!("D6 {d6}"),
-            "wind",
-            if wind { "wind" } else { "no wind" },
-        )],
+        lookups: vec![Lookup::new("Wind", format!("D6 {d6}"), "wind", if wind { "wind" } else { "no wind" })],
         result: json!({ "d6": d6, "wind": wind }),
     })
 }

@@ -170,10 +170,7 @@ pub const KILL_SCORES: [(KillRow, [u32; 3]); 6] = [
 ];
 
 pub fn kill_score(row: KillRow, cover: Cover) -> u32 {
-    KILL_SCORES
-        .iter()
-        .find(|(r, _)| *r == row)
-        .map_or(10, |(_, cells)| cells[cover_row(cover)])
+    KILL_SCORES.iter().find(|(r, _)| *r == row).map_or(10, |(_, cells)| cells[cover_row(cover)])
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -23,9 +23,7 @@ fn resolve(action: &str, inputs: &Value, n: u64) -> Resolution {
 /// The refusal for `inputs`, checking that no die was rolled first.
 fn refused(action: &str, inputs: Value) -> Refusal {
     let mut dice = stream(0);
-    let refusal = Acw25mm
-        .resolve(action, &inputs, &mut dice)
-        .expect_err("the inputs should be refused");
+    let refusal = Acw25mm.resolve(action, &inputs, &mut dice).expect_err("the inputs should be refused");
     assert!(dice.rolls().is_empty(), "{action} rolled before refusing");
     refusal
 }
@@ -38,12 +36,7 @@ fn assert_refused(action: &str, inputs: Value, field: &str, rule: &str) {
 
 /// The dice of a resolution whose purpose starts with `prefix`.
 fn dice_for(resolution: &Resolution, prefix: &str) -> Vec<u32> {
-    resolution
-        .dice
-        .iter()
-        .filter(|d| d.purpose.starts_with(prefix))
-        .map(|d| d.value)
-        .collect()
+    resolution.dice.iter().filter(|d| d.purpose.starts_with(prefix)).map(|d| d.value).collect()
 }
 
 fn count_at_least(dice: &[u32], score: u32) -> u64 {
@@ -53,10 +46,8 @@ fn count_at_least(dice: &[u32], score: u32) -> u64 {
 /// The lowest number of a seed cell such as "+4 +5 +6" or "7 8  9 10", checking the cell
 /// runs without a gap up to the die's top face.
 fn lowest_of(cell: &str, top: u32) -> u32 {
-    let numbers: Vec<u32> = cell
-        .split_whitespace()
-        .map(|n| n.trim_start_matches('+').parse().expect("a number"))
-        .collect();
+    let numbers: Vec<u32> =
+        cell.split_whitespace().map(|n| n.trim_start_matches('+').parse().expect("a number")).collect();
     let low = numbers[0];
     assert_eq!(numbers, (low..=top).collect::<Vec<_>>(), "cell {cell}");
     low
@@ -111,15 +102,9 @@ fn every_action_example_resolves() {
 
 #[test]
 fn input_schemas_carry_the_field_descriptions() {
-    let fire = Acw25mm
-        .actions()
-        .into_iter()
-        .find(|a| a.name == "fire")
-        .expect("fire");
+    let fire = Acw25mm.actions().into_iter().find(|a| a.name == "fire").expect("fire");
     let figures = &fire.input_schema["properties"]["figures"];
-    assert!(figures["description"]
-        .as_str()
-        .is_some_and(|d| d.contains("artillery men")));
+    assert!(figures["description"].as_str().is_some_and(|d| d.contains("artillery men")));
     assert_eq!(figures["minimum"], 1);
     assert_eq!(figures["maximum"], 20);
     assert_eq!(fire.input_schema["additionalProperties"], false);
@@ -134,12 +119,7 @@ fn an_unknown_action_or_field_is_refused() {
     let refusal = refused("formation_test", json!({ "class": "A", "colour": "blue" }));
     assert_eq!(refusal.rule, "resolver.inputs");
     assert!(refusal.detail.contains("colour"), "{refusal}");
-    assert_refused(
-        "formation_test",
-        json!({ "class": "F" }),
-        "body.inputs.class",
-        "resolver.inputs",
-    );
+    assert_refused("formation_test", json!({ "class": "F" }), "body.inputs.class", "resolver.inputs");
     assert_refused(
         "fire",
         json!({ "fire_by": "volley", "class": "A", "figures": 3, "range_cm": 3,
@@ -163,16 +143,12 @@ fn average_die_faces() {
 fn foot_regiment_classes_follow_the_seed_lists() {
     let count = |list: &[(&str, Class)], c: Class| list.iter().filter(|(_, k)| *k == c).count();
     // Federal: 3 A, 1 B, 5 C, 2 D, 1 E.
-    let federal: Vec<usize> = [Class::A, Class::B, Class::C, Class::D, Class::E]
-        .iter()
-        .map(|&c| count(&FEDERAL_FOOT, c))
-        .collect();
+    let federal: Vec<usize> =
+        [Class::A, Class::B, Class::C, Class::D, Class::E].iter().map(|&c| count(&FEDERAL_FOOT, c)).collect();
     assert_eq!(federal, [3, 1, 5, 2, 1]);
     // Confederate: 2 A, 1 B, 3 C, 2 D.
-    let confederate: Vec<usize> = [Class::A, Class::B, Class::C, Class::D, Class::E]
-        .iter()
-        .map(|&c| count(&CONFEDERATE_FOOT, c))
-        .collect();
+    let confederate: Vec<usize> =
+        [Class::A, Class::B, Class::C, Class::D, Class::E].iter().map(|&c| count(&CONFEDERATE_FOOT, c)).collect();
     assert_eq!(confederate, [2, 1, 3, 2, 0]);
     assert_eq!(FEDERAL_FOOT[3], ("Regular Infantry", Class::B));
     assert_eq!(CONFEDERATE_FOOT[2], ("Regular Infantry", Class::B));
@@ -214,10 +190,7 @@ fn ranges_table() {
         assert_eq!(range_band(weapon, reach + 1), None, "{weapon:?}");
         if let Some(long) = long {
             assert_eq!(range_band(weapon, long), Some(Range::Long));
-            assert_eq!(
-                range_band(weapon, short.unwrap_or(0) + 1),
-                Some(Range::Long)
-            );
+            assert_eq!(range_band(weapon, short.unwrap_or(0) + 1), Some(Range::Long));
         }
     }
 }
@@ -225,13 +198,9 @@ fn ranges_table() {
 #[test]
 fn score_required_to_hit() {
     // "Inf/Cav Firing A +2 B +3 C +4 D +5 E +6 / Artillery firing A +2 B +3 C +4"
-    for (letter, small_arms, artillery) in [
-        ("A", 2, Some(2)),
-        ("B", 3, Some(3)),
-        ("C", 4, Some(4)),
-        ("D", 5, None),
-        ("E", 6, None),
-    ] {
+    for (letter, small_arms, artillery) in
+        [("A", 2, Some(2)), ("B", 3, Some(3)), ("C", 4, Some(4)), ("D", 5, None), ("E", 6, None)]
+    {
         assert_eq!(small_arms_to_hit(class(letter)), small_arms);
         assert_eq!(artillery_to_hit(class(letter)), artillery);
     }
@@ -240,37 +209,16 @@ fn score_required_to_hit() {
 #[test]
 fn saving_throw_tables() {
     // Rows Open, Soft Cover, Hard Cover; (short, long), copied from the seed's text.
-    let small_arms = [
-        ("+5 +6", "+4 +5 +6"),
-        ("+4 +5 +6", "+3  +4 +5 +6"),
-        ("+3 +4 +5  +6", "+2 +3 +4 +5 +6"),
-    ];
-    let artillery = [
-        ("+6", "+5  +6"),
-        ("+5 +6", "+4 +5 +6"),
-        ("+4 +5 +6", "+3 +4 +5 +6"),
-    ];
-    for (cover, ((s_short, s_long), (a_short, a_long))) in [Cover::Open, Cover::Soft, Cover::Hard]
-        .into_iter()
-        .zip(small_arms.into_iter().zip(artillery))
+    let small_arms = [("+5 +6", "+4 +5 +6"), ("+4 +5 +6", "+3  +4 +5 +6"), ("+3 +4 +5  +6", "+2 +3 +4 +5 +6")];
+    let artillery = [("+6", "+5  +6"), ("+5 +6", "+4 +5 +6"), ("+4 +5 +6", "+3 +4 +5 +6")];
+    for (cover, ((s_short, s_long), (a_short, a_long))) in
+        [Cover::Open, Cover::Soft, Cover::Hard].into_iter().zip(small_arms.into_iter().zip(artillery))
     {
         let row = cover_row(cover);
-        assert_eq!(
-            SMALL_ARMS_SAVES[row][range_column(Range::Short)],
-            lowest_of(s_short, 6)
-        );
-        assert_eq!(
-            SMALL_ARMS_SAVES[row][range_column(Range::Long)],
-            lowest_of(s_long, 6)
-        );
-        assert_eq!(
-            ARTILLERY_SAVES[row][range_column(Range::Short)],
-            lowest_of(a_short, 6)
-        );
-        assert_eq!(
-            ARTILLERY_SAVES[row][range_column(Range::Long)],
-            lowest_of(a_long, 6)
-        );
+        assert_eq!(SMALL_ARMS_SAVES[row][range_column(Range::Short)], lowest_of(s_short, 6));
+        assert_eq!(SMALL_ARMS_SAVES[row][range_column(Range::Long)], lowest_of(s_long, 6));
+        assert_eq!(ARTILLERY_SAVES[row][range_column(Range::Short)], lowest_of(a_short, 6));
+        assert_eq!(ARTILLERY_SAVES[row][range_column(Range::Long)], lowest_of(a_long, 6));
     }
 }
 
@@ -287,26 +235,10 @@ const SEED_SCORES_TO_KILL: [(&str, &str, &str, &str); 6] = [
 #[test]
 fn scores_to_kill_table() {
     for (row, open, soft, hard) in SEED_SCORES_TO_KILL {
-        let kill_row = if row == "Officers" {
-            KillRow::Officers
-        } else {
-            KillRow::Class(class(row))
-        };
-        assert_eq!(
-            kill_score(kill_row, Cover::Open),
-            lowest_of(open, 10),
-            "{row}"
-        );
-        assert_eq!(
-            kill_score(kill_row, Cover::Soft),
-            lowest_of(soft, 10),
-            "{row}"
-        );
-        assert_eq!(
-            kill_score(kill_row, Cover::Hard),
-            lowest_of(hard, 10),
-            "{row}"
-        );
+        let kill_row = if row == "Officers" { KillRow::Officers } else { KillRow::Class(class(row)) };
+        assert_eq!(kill_score(kill_row, Cover::Open), lowest_of(open, 10), "{row}");
+        assert_eq!(kill_score(kill_row, Cover::Soft), lowest_of(soft, 10), "{row}");
+        assert_eq!(kill_score(kill_row, Cover::Hard), lowest_of(hard, 10), "{row}");
     }
 }
 
@@ -321,11 +253,7 @@ fn melee_action_reads_every_cell() {
                          "target_cover": cover }),
                 1,
             );
-            assert_eq!(
-                resolution.result["score_to_kill"],
-                json!(lowest_of(cell, 10)),
-                "{row} {cover}"
-            );
+            assert_eq!(resolution.result["score_to_kill"], json!(lowest_of(cell, 10)), "{row} {cover}");
         }
     }
 }
@@ -356,20 +284,12 @@ C  Class    2   3   3   4   4";
 
 fn check_chart(text: &str, chart: MoraleChart) {
     let mut lines = text.lines();
-    let header: Vec<u32> = lines
-        .next()
-        .expect("header")
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
+    let header: Vec<u32> = lines.next().expect("header").split_whitespace().filter_map(|w| w.parse().ok()).collect();
     let mut rows = 0;
     for line in lines {
         let words: Vec<&str> = line.split_whitespace().collect();
         let letter = words[0];
-        let cells: Vec<i32> = words[2..]
-            .iter()
-            .map(|w| w.parse().expect("cell"))
-            .collect();
+        let cells: Vec<i32> = words[2..].iter().map(|w| w.parse().expect("cell")).collect();
         assert_eq!(cells.len(), header.len(), "{line}");
         for (&figures, &cell) in header.iter().zip(&cells) {
             assert_eq!(
@@ -386,14 +306,8 @@ fn check_chart(text: &str, chart: MoraleChart) {
 #[test]
 fn morale_charts() {
     check_chart(SEED_INFANTRY_CAVALRY_CHART, MoraleChart::InfantryCavalry);
-    check_chart(
-        SEED_SHARPSHOOTERS_ARTILLERY_CHART,
-        MoraleChart::SharpshootersArtillery,
-    );
-    assert_eq!(
-        rout_points(MoraleChart::SharpshootersArtillery, Class::D, 5),
-        None
-    );
+    check_chart(SEED_SHARPSHOOTERS_ARTILLERY_CHART, MoraleChart::SharpshootersArtillery);
+    assert_eq!(rout_points(MoraleChart::SharpshootersArtillery, Class::D, 5), None);
 }
 
 #[test]
@@ -412,11 +326,7 @@ fn hit_values_for_destruction() {
         (StoneWall, 20, true, false),
         (Fence, 10, true, false),
     ] {
-        assert_eq!(
-            hit_value(structure),
-            (hits, per_six, troops),
-            "{structure:?}"
-        );
+        assert_eq!(hit_value(structure), (hits, per_six, troops), "{structure:?}");
     }
 }
 
@@ -428,15 +338,7 @@ fn worked_example_b_class_hit_score_is_5() {
     // "I.e a B class foot regiment has a formation fail +1 and is firing at skirmishers+1 in
     // the open so the dice score needed to hit would be +5"
     let mut lookups = Vec::new();
-    assert_eq!(
-        score_to_hit(
-            small_arms_to_hit(Class::B),
-            true,
-            FireTarget::Skirmish,
-            &mut lookups
-        ),
-        5
-    );
+    assert_eq!(score_to_hit(small_arms_to_hit(Class::B), true, FireTarget::Skirmish, &mut lookups), 5);
     let resolution = resolve(
         "fire",
         &json!({ "fire_by": "line", "class": "B", "figures": 12, "weapon": "musket",
@@ -445,11 +347,7 @@ fn worked_example_b_class_hit_score_is_5() {
         7,
     );
     assert_eq!(resolution.result["score_needed"], 5);
-    let cells: Vec<&str> = resolution
-        .lookups
-        .iter()
-        .map(|l| l.value.as_str())
-        .collect();
+    let cells: Vec<&str> = resolution.lookups.iter().map(|l| l.value.as_str()).collect();
     assert_eq!(cells[..3], ["+3", "+1", "+1"]);
 }
 
@@ -484,10 +382,7 @@ fn worked_example_morale_five_casualties() {
     assert_eq!(resolution.result["points"], 7);
     assert_eq!(resolution.result["routs_at"], 5);
     assert_eq!(resolution.result["routs"], false);
-    assert_eq!(
-        resolution.lookups.last().map(|l| l.value.as_str()),
-        Some("5")
-    );
+    assert_eq!(resolution.lookups.last().map(|l| l.value.as_str()), Some("5"));
 }
 
 #[test]
@@ -527,11 +422,7 @@ fn worked_example_brigades_4_4_3() {
     // Average Dice giving him a total of 11 Regiments … divide your regiments as follows 4 4 3.
     // You could squeeze 4 or 5 Brigades out if you wanted depending on the Dice throw"
     assert_eq!(brigade_sizes(11, 3), [4, 4, 3]);
-    assert_eq!(
-        brigade_sizes(11, 4),
-        [4, 4, 3],
-        "11 cannot make 4 brigades of 3"
-    );
+    assert_eq!(brigade_sizes(11, 4), [4, 4, 3], "11 cannot make 4 brigades of 3");
     assert_eq!(brigade_sizes(13, 4), [4, 3, 3, 3]);
     assert_eq!(brigade_sizes(17, 5), [4, 4, 3, 3, 3]);
     let threes = (0..100)
@@ -577,11 +468,7 @@ fn worked_example_terrain_hill_on_7() {
     // "1 Hill you throw a 7 so the hill is place in square 7": the first piece goes where its
     // first D10 says when the square is free.
     for n in 0..50 {
-        let terrain = resolve(
-            "terrain",
-            &json!({ "side": "federal", "holds_town": false }),
-            n,
-        );
+        let terrain = resolve("terrain", &json!({ "side": "federal", "holds_town": false }), n);
         let first = terrain.dice[0].value;
         assert_eq!(terrain.result["placements"][0]["square"], first);
     }
@@ -596,19 +483,10 @@ fn army_generation_follows_the_allocation_rules() {
     for n in 0..200 {
         for (side, base, cavalry_die, crew) in [
             ("federal", &FEDERAL_FOOT[..], 3, FEDERAL_BATTERY_CREW),
-            (
-                "confederate",
-                &CONFEDERATE_FOOT[..],
-                2,
-                CONFEDERATE_BATTERY_CREW,
-            ),
+            ("confederate", &CONFEDERATE_FOOT[..], 2, CONFEDERATE_BATTERY_CREW),
         ] {
             let swap = n % 2 == 0;
-            let army = resolve(
-                "army",
-                &json!({ "side": side, "sharpshooter_swap": swap }),
-                n,
-            );
+            let army = resolve("army", &json!({ "side": side, "sharpshooter_swap": swap }), n);
             let r = &army.result;
             assert_eq!(army.dice[0].faces, 6);
             let extra = average_die(army.dice[0].value);
@@ -629,14 +507,8 @@ fn army_generation_follows_the_allocation_rules() {
             assert_eq!(army.dice[1].faces, cavalry_die);
             assert_eq!(army.dice[2].faces, cavalry_die);
             let cavalry = army.dice[1].value - u32::from(swap);
-            assert_eq!(
-                r["cavalry"].as_array().map(Vec::len),
-                Some(cavalry as usize)
-            );
-            assert_eq!(
-                r["batteries"].as_array().map(Vec::len),
-                Some(army.dice[2].value as usize)
-            );
+            assert_eq!(r["cavalry"].as_array().map(Vec::len), Some(cavalry as usize));
+            assert_eq!(r["batteries"].as_array().map(Vec::len), Some(army.dice[2].value as usize));
             for battery in r["batteries"].as_array().expect("batteries") {
                 assert_eq!(battery["figures"], crew);
                 let d6 = battery["class_d6"].as_u64().expect("d6") as usize;
@@ -645,16 +517,10 @@ fn army_generation_follows_the_allocation_rules() {
             for regiment in r["cavalry"].as_array().expect("cavalry") {
                 let d6 = regiment["class_d6"].as_u64().expect("d6") as usize;
                 assert_eq!(regiment["class"], json!(CAVALRY_AND_BATTERY_CLASS[d6 - 1]));
-                assert_eq!(
-                    regiment["figures"],
-                    json!(10 + regiment["d10"].as_u64().unwrap())
-                );
+                assert_eq!(regiment["figures"], json!(10 + regiment["d10"].as_u64().unwrap()));
             }
             if swap {
-                assert_eq!(
-                    r["sharpshooters"],
-                    json!({ "companies": 4, "figures": 8, "class": "B" })
-                );
+                assert_eq!(r["sharpshooters"], json!({ "companies": 4, "figures": 8, "class": "B" }));
             } else {
                 assert_eq!(r["sharpshooters"], Value::Null);
             }
@@ -670,13 +536,7 @@ fn army_generation_follows_the_allocation_rules() {
 #[test]
 fn the_b_upgrade_can_be_declined() {
     let army = (0..100)
-        .map(|n| {
-            resolve(
-                "army",
-                &json!({ "side": "federal", "take_b_upgrade": false }),
-                n,
-            )
-        })
+        .map(|n| resolve("army", &json!({ "side": "federal", "take_b_upgrade": false }), n))
         .find(|a| a.result["average_die"]["extra_regiments"].as_u64() >= Some(4))
         .expect("a 4 or 5 on the average die");
     assert_eq!(army.result["average_die"]["b_upgrade"], false);
@@ -709,10 +569,7 @@ fn dice_per_figure_by_formation_and_arm() {
         let resolution = fire(inputs, 3);
         assert_eq!(resolution.result["dice"], expected, "{fire_by}");
         assert_eq!(dice_for(&resolution, "to hit").len(), expected as usize);
-        assert_eq!(
-            dice_for(&resolution, "to hit, infantry crew").len(),
-            infantry as usize
-        );
+        assert_eq!(dice_for(&resolution, "to hit, infantry crew").len(), infantry as usize);
     }
 }
 
@@ -858,44 +715,14 @@ fn fire_refusals_name_the_field() {
         inputs[key] = value;
         inputs
     };
-    assert_refused(
-        "fire",
-        with("range_cm", json!(31)),
-        "body.inputs.range_cm",
-        "fire.range",
-    );
-    assert_refused(
-        "fire",
-        with("figures", json!(0)),
-        "body.inputs.figures",
-        "fire.figures",
-    );
-    assert_refused(
-        "fire",
-        with("figures", json!(21)),
-        "body.inputs.figures",
-        "fire.figures",
-    );
-    assert_refused(
-        "fire",
-        with("weapon", Value::Null),
-        "body.inputs.weapon",
-        "fire.weapon",
-    );
+    assert_refused("fire", with("range_cm", json!(31)), "body.inputs.range_cm", "fire.range");
+    assert_refused("fire", with("figures", json!(0)), "body.inputs.figures", "fire.figures");
+    assert_refused("fire", with("figures", json!(21)), "body.inputs.figures", "fire.figures");
+    assert_refused("fire", with("weapon", Value::Null), "body.inputs.weapon", "fire.weapon");
     let mut d_skirmish = with("fire_by", json!("skirmish"));
     d_skirmish["class"] = json!("D");
-    assert_refused(
-        "fire",
-        d_skirmish,
-        "body.inputs.fire_by",
-        "fire.formation_permitted",
-    );
-    assert_refused(
-        "fire",
-        with("infantry_crew", json!(1)),
-        "body.inputs.infantry_crew",
-        "fire.infantry_crew",
-    );
+    assert_refused("fire", d_skirmish, "body.inputs.fire_by", "fire.formation_permitted");
+    assert_refused("fire", with("infantry_crew", json!(1)), "body.inputs.infantry_crew", "fire.infantry_crew");
     assert_refused(
         "fire",
         json!({ "fire_by": "skirmish", "class": "A", "figures": 4, "weapon": "shotgun",
@@ -908,33 +735,13 @@ fn fire_refusals_name_the_field() {
                 "infantry_crew": infantry, "range_cm": 50, "target": "line",
                 "target_cover": "open" })
     };
-    assert_refused(
-        "fire",
-        gun("D", 4, 0),
-        "body.inputs.class",
-        "fire.artillery_class",
-    );
-    assert_refused(
-        "fire",
-        gun("A", 0, 3),
-        "body.inputs.figures",
-        "fire.battery_crew",
-    );
-    assert_refused(
-        "fire",
-        gun("A", 4, 2),
-        "body.inputs.infantry_crew",
-        "fire.battery_crew",
-    );
+    assert_refused("fire", gun("D", 4, 0), "body.inputs.class", "fire.artillery_class");
+    assert_refused("fire", gun("A", 0, 3), "body.inputs.figures", "fire.battery_crew");
+    assert_refused("fire", gun("A", 4, 2), "body.inputs.infantry_crew", "fire.battery_crew");
     let mut armed_gun = gun("A", 4, 0);
     armed_gun["weapon"] = json!("rifle");
     assert_refused("fire", armed_gun, "body.inputs.weapon", "fire.weapon");
-    assert_refused(
-        "fire",
-        with("target_cover", json!("trench")),
-        "body.inputs.target_cover",
-        "resolver.inputs",
-    );
+    assert_refused("fire", with("target_cover", json!("trench")), "body.inputs.target_cover", "resolver.inputs");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -954,19 +761,15 @@ fn melee_additions_as_the_seed_shows_them() {
         assert_eq!(melee(inputs).result["score_to_kill"], 6, "{addition}");
     }
     // "If you are attacking and have a Formation Fail you get no additions above."
-    let failed = melee(
-        json!({ "figures": 3, "target_figures": 1, "target_class": "B",
+    let failed = melee(json!({ "figures": 3, "target_figures": 1, "target_class": "B",
                                "target_cover": "open", "charging": true,
                                "target_skirmishers": true,
-                               "attacker_formation_fail": true }),
-    );
+                               "attacker_formation_fail": true }));
     assert_eq!(failed.result["score_to_kill"], 7);
     // All three together.
-    let all = melee(
-        json!({ "figures": 3, "target_figures": 1, "target_class": "B",
+    let all = melee(json!({ "figures": 3, "target_figures": 1, "target_class": "B",
                             "target_cover": "open", "charging": true,
-                            "target_skirmishers": true, "target_formation_fail": true }),
-    );
+                            "target_skirmishers": true, "target_formation_fail": true }));
     assert_eq!(all.result["score_to_kill"], 4);
 }
 
@@ -974,11 +777,9 @@ fn melee_additions_as_the_seed_shows_them() {
 fn melee_at_its_bounds() {
     // E class in the open with every addition: 3 − 3 = 0; every die kills, but no more
     // figures die than are in contact.
-    let easiest = melee(
-        json!({ "figures": 6, "target_figures": 2, "target_class": "E",
+    let easiest = melee(json!({ "figures": 6, "target_figures": 2, "target_class": "E",
                                 "target_cover": "open", "charging": true,
-                                "target_skirmishers": true, "target_formation_fail": true }),
-    );
+                                "target_skirmishers": true, "target_formation_fail": true }));
     assert_eq!(easiest.result["score_to_kill"], 1);
     assert_eq!(easiest.result["killing_dice"], 6);
     assert_eq!(easiest.result["kills"], 2);
@@ -995,10 +796,8 @@ fn melee_at_its_bounds() {
 
 #[test]
 fn gunners_in_melee_are_skirmishers_behind_soft_cover() {
-    let gunners = melee(
-        json!({ "figures": 6, "target_figures": 4, "target_class": "B",
-                                "target_cover": "open", "target_is_gunners": true }),
-    );
+    let gunners = melee(json!({ "figures": 6, "target_figures": 4, "target_class": "B",
+                                "target_cover": "open", "target_is_gunners": true }));
     // B behind soft cover 8, skirmishers +1.
     assert_eq!(gunners.result["score_to_kill"], 7);
     assert_eq!(gunners.result["cover"], "soft");
@@ -1176,11 +975,7 @@ fn morale_refusals_name_the_field() {
 #[test]
 fn jumping_kills_on_a_6_and_rivers_drown_on_5_or_6() {
     for n in 0..30 {
-        let jump = resolve(
-            "jump_obstacle",
-            &json!({ "figures": 15, "obstacle": "wall" }),
-            n,
-        );
+        let jump = resolve("jump_obstacle", &json!({ "figures": 15, "obstacle": "wall" }), n);
         let dice = dice_for(&jump, "jump the wall");
         assert_eq!(dice.len(), 15);
         assert_eq!(jump.result["killed"], count_at_least(&dice, 6));
@@ -1194,12 +989,7 @@ fn jumping_kills_on_a_6_and_rivers_drown_on_5_or_6() {
         "body.inputs.figures",
         "hazard.figures",
     );
-    assert_refused(
-        "cross_river",
-        json!({ "figures": 21 }),
-        "body.inputs.figures",
-        "hazard.figures",
-    );
+    assert_refused("cross_river", json!({ "figures": 21 }), "body.inputs.figures", "hazard.figures");
 }
 
 #[test]
@@ -1218,11 +1008,7 @@ fn flank_march_arrival_squares() {
         let (_, w, s) = flank_march_arrival(d20, flank);
         assert_eq!((w, s), (whose, square), "d20 {d20}");
     }
-    let march = resolve(
-        "flank_march",
-        &json!({ "units": 1, "flank": "squares_5_and_10" }),
-        9,
-    );
+    let march = resolve("flank_march", &json!({ "units": 1, "flank": "squares_5_and_10" }), 9);
     assert_eq!(march.result["arrives_on_move"], march.dice[0].value);
     assert_eq!(march.dice[0].faces, 20);
     assert_refused(
@@ -1237,11 +1023,7 @@ fn flank_march_arrival_squares() {
 fn time_of_day_throws_again_and_counts_days() {
     let mut rethrows = 0;
     for n in 0..150 {
-        let time = resolve(
-            "time_of_day",
-            &json!({ "thrown_by": "confederate", "season": "autumn" }),
-            n,
-        );
+        let time = resolve("time_of_day", &json!({ "thrown_by": "confederate", "season": "autumn" }), n);
         let r = &time.result;
         let throws: Vec<u32> = serde_json::from_value(r["throws"].clone()).unwrap();
         assert_eq!(time.dice.len(), throws.len() * 3);
@@ -1261,11 +1043,8 @@ fn time_of_day_throws_again_and_counts_days() {
         rethrows += days;
     }
     assert!(rethrows > 0);
-    let winter = resolve(
-        "time_of_day",
-        &json!({ "thrown_by": "federal", "season": "winter", "winter_dusk_hour": 17 }),
-        3,
-    );
+    let winter =
+        resolve("time_of_day", &json!({ "thrown_by": "federal", "season": "winter", "winter_dusk_hour": 17 }), 3);
     assert_eq!(winter.result["dusk_hour"], 17);
     assert_refused(
         "time_of_day",
@@ -1305,10 +1084,7 @@ fn the_river_end_square() {
     assert_eq!(squares, [1, 2, 3, 4, 5, 1, 2, 3, 4, 5]);
     let river = resolve("river_end", &json!({ "thrown_by": "federal" }), 2);
     assert_eq!(river.dice[0].faces, 10);
-    assert_eq!(
-        river.result["square"],
-        river_end_square(river.dice[0].value)
-    );
+    assert_eq!(river.result["square"], river_end_square(river.dice[0].value));
 }
 
 #[test]
@@ -1320,26 +1096,15 @@ fn dice_offs_throw_again_on_a_tie() {
         let (last, earlier) = throws.split_last().unwrap();
         assert!(earlier.iter().all(|[f, c]| f == c));
         ties += earlier.len();
-        let holder = if last[0] > last[1] {
-            "federal"
-        } else {
-            "confederate"
-        };
+        let holder = if last[0] > last[1] { "federal" } else { "confederate" };
         assert_eq!(town.result["holder"], holder);
         assert_eq!(town.result["moves_second"], holder);
         assert_ne!(town.result["throws_river_end_and_time_of_day"], holder);
 
-        let sides = resolve(
-            "choose_sides",
-            &json!({ "first_player": "Ann", "second_player": "Ben" }),
-            n,
-        );
+        let sides = resolve("choose_sides", &json!({ "first_player": "Ann", "second_player": "Ben" }), n);
         let throws: Vec<[u32; 2]> = serde_json::from_value(sides.result["throws"].clone()).unwrap();
         let last = throws.last().unwrap();
-        assert_eq!(
-            sides.result["picks"],
-            if last[0] > last[1] { "Ann" } else { "Ben" }
-        );
+        assert_eq!(sides.result["picks"], if last[0] > last[1] { "Ann" } else { "Ben" });
     }
     assert!(ties > 0);
     assert_refused(
@@ -1359,17 +1124,10 @@ fn dice_offs_throw_again_on_a_tie() {
 #[test]
 fn terrain_lands_only_on_free_squares() {
     for n in 0..100 {
-        let terrain = resolve(
-            "terrain",
-            &json!({ "side": "confederate", "holds_town": true, "occupied": [1, 7, 9] }),
-            n,
-        );
-        let squares: Vec<u64> = terrain.result["placements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["square"].as_u64().unwrap())
-            .collect();
+        let terrain =
+            resolve("terrain", &json!({ "side": "confederate", "holds_town": true, "occupied": [1, 7, 9] }), n);
+        let squares: Vec<u64> =
+            terrain.result["placements"].as_array().unwrap().iter().map(|p| p["square"].as_u64().unwrap()).collect();
         assert_eq!(squares.len(), 6);
         let mut sorted = squares.clone();
         sorted.sort_unstable();
@@ -1393,24 +1151,9 @@ fn terrain_lands_only_on_free_squares() {
 
 #[test]
 fn army_refusals_name_the_field() {
-    assert_refused(
-        "army",
-        json!({ "side": "federal", "brigades": 6 }),
-        "body.inputs.brigades",
-        "army.brigades",
-    );
-    assert_refused(
-        "army",
-        json!({ "side": "federal", "brigades": 2 }),
-        "body.inputs.brigades",
-        "army.brigades",
-    );
-    assert_refused(
-        "army",
-        json!({ "side": "union" }),
-        "body.inputs.side",
-        "resolver.inputs",
-    );
+    assert_refused("army", json!({ "side": "federal", "brigades": 6 }), "body.inputs.brigades", "army.brigades");
+    assert_refused("army", json!({ "side": "federal", "brigades": 2 }), "body.inputs.brigades", "army.brigades");
+    assert_refused("army", json!({ "side": "union" }), "body.inputs.side", "resolver.inputs");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1500,11 +1243,7 @@ fn victory_point_count() {
     // 60 + 20 + 20 + 5 + 100 + 10 + 20 = 235; 20 + 155 + 100 + 20 = 295.
     assert_eq!(everything.result["federal"], 235);
     assert_eq!(everything.result["confederate"], 295);
-    let draw = resolve(
-        "victory_points",
-        &json!({ "federal": {}, "confederate": {} }),
-        0,
-    );
+    let draw = resolve("victory_points", &json!({ "federal": {}, "confederate": {} }), 0);
     assert_eq!(draw.result["winner"], Value::Null);
     assert_refused(
         "victory_points",

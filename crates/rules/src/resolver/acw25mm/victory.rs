@@ -5,8 +5,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::tables::{
-    BAGGAGE_WAGON, BRIDGE, FARM, OFFICER_KILLED, POINTS_PER_DAY_PASSED, ROUTED_ENEMY_UNIT,
-    SQUARE_IN_OPPONENTS_HALF, TOWN,
+    BAGGAGE_WAGON, BRIDGE, FARM, OFFICER_KILLED, POINTS_PER_DAY_PASSED, ROUTED_ENEMY_UNIT, SQUARE_IN_OPPONENTS_HALF,
+    TOWN,
 };
 use super::{check_within, field, Side};
 use crate::resolver::{Lookup, Resolved};
@@ -60,14 +60,7 @@ fn validate(side: &str, score: &SideScore) -> Result<(), Refusal> {
         ("officers_killed", score.officers_killed),
         ("baggage_captured", score.baggage_captured),
     ] {
-        check_within(
-            &format!("{side}.{name}"),
-            "victory.count",
-            value,
-            0,
-            MAX_COUNT,
-            "a count of the table's items",
-        )?;
+        check_within(&format!("{side}.{name}"), "victory.count", value, 0, MAX_COUNT, "a count of the table's items")?;
     }
     check_within(
         &format!("{side}.squares_occupied"),
@@ -86,31 +79,14 @@ fn count(side: Side, score: &SideScore, days_points: u32, lookups: &mut Vec<Look
         ("in control of the town", u32::from(score.town), TOWN),
         ("in control of a farm", score.farms, FARM),
         ("in control of a bridge", score.bridges, BRIDGE),
-        (
-            "each routed enemy unit",
-            score.routed_enemy_units,
-            ROUTED_ENEMY_UNIT,
-        ),
-        (
-            "each 30cm square in opponents half occupied",
-            score.squares_occupied,
-            SQUARE_IN_OPPONENTS_HALF,
-        ),
+        ("each routed enemy unit", score.routed_enemy_units, ROUTED_ENEMY_UNIT),
+        ("each 30cm square in opponents half occupied", score.squares_occupied, SQUARE_IN_OPPONENTS_HALF),
         ("each Officer killed", score.officers_killed, OFFICER_KILLED),
-        (
-            "baggage wagon captured",
-            score.baggage_captured,
-            BAGGAGE_WAGON,
-        ),
+        ("baggage wagon captured", score.baggage_captured, BAGGAGE_WAGON),
     ] {
         if number > 0 {
             total += number * each;
-            lookups.push(Lookup::new(
-                "Victory Points",
-                row,
-                side.words(),
-                format!("{number} x {each}"),
-            ));
+            lookups.push(Lookup::new("Victory Points", row, side.words(), format!("{number} x {each}")));
         }
     }
     if days_points > 0 {
@@ -119,10 +95,7 @@ fn count(side: Side, score: &SideScore, days_points: u32, lookups: &mut Vec<Look
             "Victory Points",
             "each day passed (opponent's time throw)",
             side.words(),
-            format!(
-                "{} x {POINTS_PER_DAY_PASSED}",
-                days_points / POINTS_PER_DAY_PASSED
-            ),
+            format!("{} x {POINTS_PER_DAY_PASSED}", days_points / POINTS_PER_DAY_PASSED),
         ));
     }
     total
@@ -132,11 +105,7 @@ pub fn victory_points(input: VictoryInput) -> Result<Resolved, Refusal> {
     validate("federal", &input.federal)?;
     validate("confederate", &input.confederate)?;
     if input.federal.town && input.confederate.town {
-        return Err(Refusal::new(
-            field("confederate.town"),
-            "victory.town",
-            "only one side can control the town",
-        ));
+        return Err(Refusal::new(field("confederate.town"), "victory.town", "only one side can control the town"));
     }
     check_within(
         "days_passed",
@@ -146,16 +115,17 @@ pub fn victory_points(input: VictoryInput) -> Result<Resolved, Refusal> {
         MAX_COUNT,
         "days passed in the time-of-day throw",
     )?;
-    let days_to =
-        match (input.days_passed, input.time_thrown_by) {
-            (0, _) => None,
-            (_, Some(thrower)) => Some(thrower.opponent()),
-            (_, None) => return Err(Refusal::new(
+    let days_to = match (input.days_passed, input.time_thrown_by) {
+        (0, _) => None,
+        (_, Some(thrower)) => Some(thrower.opponent()),
+        (_, None) => {
+            return Err(Refusal::new(
                 field("time_thrown_by"),
                 "victory.days_passed",
                 "days passed score for the opponent of whoever threw the time of day: name them",
-            )),
-        };
+            ))
+        }
+    };
     let days_points = input.days_passed * POINTS_PER_DAY_PASSED;
     let days_for = |side: Side| {
         if days_to == Some(side) {
@@ -165,18 +135,8 @@ pub fn victory_points(input: VictoryInput) -> Result<Resolved, Refusal> {
         }
     };
     let mut lookups = Vec::new();
-    let federal = count(
-        Side::Federal,
-        &input.federal,
-        days_for(Side::Federal),
-        &mut lookups,
-    );
-    let confederate = count(
-        Side::Confederate,
-        &input.confederate,
-        days_for(Side::Confederate),
-        &mut lookups,
-    );
+    let federal = count(Side::Federal, &input.federal, days_for(Side::Federal), &mut lookups);
+    let confederate = count(Side::Confederate, &input.confederate, days_for(Side::Confederate), &mut lookups);
     let winner = match federal.cmp(&confederate) {
         std::cmp::Ordering::Greater => Some(Side::Federal),
         std::cmp::Ordering::Less => Some(Side::Confederate),

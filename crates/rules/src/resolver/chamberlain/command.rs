@@ -62,13 +62,7 @@ pub struct ActivationResult {
 /// Resolves one activation roll.
 pub fn activation(inputs: ActivationInputs, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
     if let Some(needs) = inputs.needs {
-        check_range(
-            "needs",
-            "activation.needs",
-            needs,
-            2..=6,
-            "the score needed",
-        )?;
+        check_range("needs", "activation.needs", needs, 2..=6, "the score needed")?;
     } else if !inputs.free_cavalry {
         return Err(refuse(
             "needs",
@@ -84,11 +78,7 @@ pub fn activation(inputs: ActivationInputs, dice: &mut DiceStream) -> Result<Res
         "the Immobile die's pips",
     )?;
     if inputs.immobile_pips > 0 && !inputs.immobile {
-        return Err(refuse(
-            "immobile_pips",
-            "activation.immobile",
-            "only an Immobile (IMB) CnC has a cool-down die",
-        ));
+        return Err(refuse("immobile_pips", "activation.immobile", "only an Immobile (IMB) CnC has a cool-down die"));
     }
     if inputs.by_command && inputs.immobile && inputs.immobile_pips > 0 {
         return Err(refuse(
@@ -122,11 +112,7 @@ pub fn activation(inputs: ActivationInputs, dice: &mut DiceStream) -> Result<Res
                 "A Game Turn",
                 "2. Movement Phase: Roll to Activate units",
                 format!("needs {needs}+ (referee)"),
-                if first >= needs {
-                    "activated"
-                } else {
-                    "failed"
-                },
+                if first >= needs { "activated" } else { "failed" },
             ));
             if first >= needs {
                 true
@@ -137,11 +123,7 @@ pub fn activation(inputs: ActivationInputs, dice: &mut DiceStream) -> Result<Res
                     "Officer Traits",
                     "Intuitive (INT)",
                     format!("re-roll, needs {needs}+"),
-                    if again >= needs {
-                        "activated"
-                    } else {
-                        "failed"
-                    },
+                    if again >= needs { "activated" } else { "failed" },
                 ));
                 again >= needs
             } else {
@@ -175,19 +157,11 @@ pub fn activation(inputs: ActivationInputs, dice: &mut DiceStream) -> Result<Res
         (None, _, _) => "Activation: the Commander's cavalry unit activates for free".to_owned(),
         (Some(first), None, Some(needs)) => format!(
             "Activation: rolled {first} needing {needs}+: {}",
-            if activated {
-                "activated"
-            } else {
-                "not activated"
-            }
+            if activated { "activated" } else { "not activated" }
         ),
         (Some(first), Some(again), Some(needs)) => format!(
             "Activation: rolled {first} needing {needs}+, Intuitive re-roll {again}: {}",
-            if activated {
-                "activated"
-            } else {
-                "not activated"
-            }
+            if activated { "activated" } else { "not activated" }
         ),
         (Some(_), _, None) => "Activation".to_owned(),
     };
@@ -207,11 +181,7 @@ pub fn activation(inputs: ActivationInputs, dice: &mut DiceStream) -> Result<Res
         immobile_pips,
         revealed,
     };
-    Ok(Resolved {
-        headline,
-        lookups,
-        result: to_result(&result),
-    })
+    Ok(Resolved { headline, lookups, result: to_result(&result) })
 }
 
 /// "Rally (Roll to Rally 3+)".
@@ -248,27 +218,14 @@ pub struct RallyResult {
 /// Resolves one rally.
 pub fn rally(inputs: RallyInputs, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
     if !inputs.activated {
-        return Err(refuse(
-            "activated",
-            "rally.activated",
-            "\"Unit must be activated\" to rally",
-        ));
+        return Err(refuse("activated", "rally.activated", "\"Unit must be activated\" to rally"));
     }
-    check_range(
-        "fatigue",
-        "rally.fatigue",
-        inputs.fatigue,
-        0..=MAX_FATIGUE,
-        "fatigue",
-    )?;
+    check_range("fatigue", "rally.fatigue", inputs.fatigue, 0..=MAX_FATIGUE, "fatigue")?;
     if inputs.fatigue < 2 {
         return Err(refuse(
             "fatigue",
             "rally.not_to_fresh",
-            format!(
-                "rally removes 1 fatigue \"(not to fresh)\": a unit with {} fatigue cannot rally",
-                inputs.fatigue
-            ),
+            format!("rally removes 1 fatigue \"(not to fresh)\": a unit with {} fatigue cannot rally", inputs.fatigue),
         ));
     }
     if inputs.enemy_within_2bw && !inputs.hero_attached {
@@ -285,11 +242,7 @@ pub fn rally(inputs: RallyInputs, dice: &mut DiceStream) -> Result<Resolved, Ref
         "Rally (Roll to Rally 3+)",
         "If roll successful remove 1 fatigue (not to fresh)",
         format!("rolled {roll}"),
-        if rallied {
-            "remove 1 fatigue"
-        } else {
-            "no change"
-        },
+        if rallied { "remove 1 fatigue" } else { "no change" },
     ));
     lookups.push(Lookup::new(
         "Rally (Roll to Rally 3+)",
@@ -297,11 +250,7 @@ pub fn rally(inputs: RallyInputs, dice: &mut DiceStream) -> Result<Resolved, Ref
         "",
         "moved",
     ));
-    let fatigue_after = if rallied {
-        inputs.fatigue - 1
-    } else {
-        inputs.fatigue
-    };
+    let fatigue_after = if rallied { inputs.fatigue - 1 } else { inputs.fatigue };
     let hero_at_risk = (inputs.hero_attached && inputs.enemy_within_2bw).then(|| {
         lookups.push(Lookup::new(
             "“Hero” (H)",
@@ -321,26 +270,12 @@ pub fn rally(inputs: RallyInputs, dice: &mut DiceStream) -> Result<Resolved, Ref
         }
     );
     if let Some(check) = hero_at_risk {
-        headline.push_str(if check.killed {
-            "; the Hero is killed"
-        } else {
-            "; the Hero survives"
-        });
+        headline.push_str(if check.killed { "; the Hero is killed" } else { "; the Hero survives" });
     }
     headline.push_str("; the unit counts as having moved.");
-    let result = RallyResult {
-        roll,
-        needs: tables::RALLY_NEEDS,
-        rallied,
-        fatigue_after,
-        counts_as_moved: true,
-        hero_at_risk,
-    };
-    Ok(Resolved {
-        headline,
-        lookups,
-        result: to_result(&result),
-    })
+    let result =
+        RallyResult { roll, needs: tables::RALLY_NEEDS, rallied, fatigue_after, counts_as_moved: true, hero_at_risk };
+    Ok(Resolved { headline, lookups, result: to_result(&result) })
 }
 
 /// "Commander at Risk".
@@ -361,15 +296,7 @@ pub fn commander_at_risk(inputs: AtRiskInputs, dice: &mut DiceStream) -> Result<
         check.roll,
         check.killed_on,
         if check.killed_on < 6 { "-6" } else { "" },
-        if check.killed {
-            "killed, replace with an average officer"
-        } else {
-            "survives"
-        }
+        if check.killed { "killed, replace with an average officer" } else { "survives" }
     );
-    Ok(Resolved {
-        headline,
-        lookups,
-        result: to_result(&check),
-    })
+    Ok(Resolved { headline, lookups, result: to_result(&check) })
 }

@@ -8,10 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::tables::{self, FireBonus, FirePenalty, FireRange, Weapon, WeaponEffect};
-use super::{
-    at_risk_check, check_range, count_hits, refuse, to_result, Arm, AtRiskCheck, Rounding,
-    MAX_RATING,
-};
+use super::{at_risk_check, check_range, count_hits, refuse, to_result, Arm, AtRiskCheck, Rounding, MAX_RATING};
 use crate::resolver::{Lookup, Resolved};
 use crate::{DiceStream, Refusal};
 
@@ -170,18 +167,10 @@ pub fn validate(inputs: &FireInputs) -> Result<(), Refusal> {
     let artillery = firer.arm.is_artillery();
     if artillery {
         if firer.elan.is_some() {
-            return Err(refuse(
-                "firer.elan",
-                "fire.dice",
-                "artillery rolls its ammo, not élan: give `ammo`",
-            ));
+            return Err(refuse("firer.elan", "fire.dice", "artillery rolls its ammo, not élan: give `ammo`"));
         }
         let Some(ammo) = firer.ammo else {
-            return Err(refuse(
-                "firer.ammo",
-                "fire.dice",
-                "artillery rolls #D6 equal to its ammo: give `ammo`",
-            ));
+            return Err(refuse("firer.ammo", "fire.dice", "artillery rolls #D6 equal to its ammo: give `ammo`"));
         };
         if ammo == 0 {
             return Err(refuse(
@@ -193,11 +182,7 @@ pub fn validate(inputs: &FireInputs) -> Result<(), Refusal> {
         check_range("firer.ammo", "fire.dice", ammo, 1..=MAX_RATING, "ammo")?;
     } else {
         if firer.ammo.is_some() {
-            return Err(refuse(
-                "firer.ammo",
-                "fire.dice",
-                "infantry and cavalry roll élan, not ammo: give `elan`",
-            ));
+            return Err(refuse("firer.ammo", "fire.dice", "infantry and cavalry roll élan, not ammo: give `elan`"));
         }
         let Some(elan) = firer.elan else {
             return Err(refuse(
@@ -209,11 +194,7 @@ pub fn validate(inputs: &FireInputs) -> Result<(), Refusal> {
         check_range("firer.elan", "fire.dice", elan, 1..=MAX_RATING, "élan")?;
     }
     if firer.mounted && !firer.arm.can_be_mounted() {
-        return Err(refuse(
-            "firer.mounted",
-            "fire.mounted",
-            format!("{} cannot be mounted", firer.arm.label()),
-        ));
+        return Err(refuse("firer.mounted", "fire.mounted", format!("{} cannot be mounted", firer.arm.label())));
     }
     if inputs.target.mounted && !inputs.target.arm.can_be_mounted() {
         return Err(refuse(
@@ -224,18 +205,10 @@ pub fn validate(inputs: &FireInputs) -> Result<(), Refusal> {
     }
     if artillery {
         if !matches!(inputs.range, FireRange::Canister | FireRange::Long) {
-            return Err(refuse(
-                "range",
-                "fire.range",
-                "artillery fires at `canister` (2 BW) or `long` (8 BW) range",
-            ));
+            return Err(refuse("range", "fire.range", "artillery fires at `canister` (2 BW) or `long` (8 BW) range"));
         }
         let infantry_only = [
-            (
-                "firer.weapon",
-                firer.weapon != Weapon::Standard,
-                "a weapon mark",
-            ),
+            ("firer.weapon", firer.weapon != Weapon::Standard, "a weapon mark"),
             ("firer.impetuous", firer.impetuous, "the Impetuous penalty"),
             ("firer.sharpshooters", firer.sharpshooters, "sharpshooters"),
         ];
@@ -265,25 +238,13 @@ pub fn validate(inputs: &FireInputs) -> Result<(), Refusal> {
         }
         let artillery_only = [
             ("firer.rh", firer.rh, "an RH battery"),
-            (
-                "firer.range_trait",
-                firer.range_trait,
-                "the Artillery Range Trait",
-            ),
-            (
-                "firer.artillery_officer",
-                firer.artillery_officer,
-                "an Artillery (A) officer laying the guns",
-            ),
+            ("firer.range_trait", firer.range_trait, "the Artillery Range Trait"),
+            ("firer.artillery_officer", firer.artillery_officer, "an Artillery (A) officer laying the guns"),
             ("overhead", inputs.overhead, "over-head fire"),
         ];
         for (field, given, what) in artillery_only {
             if given {
-                return Err(refuse(
-                    field,
-                    "fire.artillery_only",
-                    format!("{what} belongs to artillery fire"),
-                ));
+                return Err(refuse(field, "fire.artillery_only", format!("{what} belongs to artillery fire")));
             }
         }
         if weapon_effect(firer.weapon, inputs.range) == WeaponEffect::MayNotFire {
@@ -404,18 +365,10 @@ pub fn fire_pool(inputs: &FireInputs) -> FirePool {
             }
         }
         bonus_dice = dice;
-        hits_on = if effect == WeaponEffect::HitsOnFiveSix {
-            tables::REPEATERS_HIT_ON
-        } else {
-            tables::FIRE_HITS_ON
-        };
+        hits_on = if effect == WeaponEffect::HitsOnFiveSix { tables::REPEATERS_HIT_ON } else { tables::FIRE_HITS_ON };
     }
     let halved = !penalties.is_empty();
-    let after_halving = if halved {
-        inputs.halves_round.halve(base)
-    } else {
-        base
-    };
+    let after_halving = if halved { inputs.halves_round.halve(base) } else { base };
     FirePool {
         base,
         penalties,
@@ -459,18 +412,9 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
         ("Infantry Fire Range", &tables::INFANTRY_FIRE_RANGE)
     };
     if let Some((_, words, bw)) = ranges.iter().find(|(r, _, _)| *r == inputs.range) {
-        lookups.push(Lookup::new(
-            range_table,
-            *words,
-            "range",
-            format!("{bw} BW"),
-        ));
+        lookups.push(Lookup::new(range_table, *words, "range", format!("{bw} BW")));
     }
-    let penalty_table = if artillery {
-        "Artillery Penalties: (1/2 once)"
-    } else {
-        "Infantry Penalties (1/2 once)"
-    };
+    let penalty_table = if artillery { "Artillery Penalties: (1/2 once)" } else { "Infantry Penalties (1/2 once)" };
     for words in &pool.penalties {
         lookups.push(Lookup::new(penalty_table, *words, "penalty", "1/2"));
     }
@@ -482,11 +426,7 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
             format!("{} dice", pool.after_halving),
         ));
     }
-    let bonus_table = if artillery {
-        "Artillery Bonus (Only one)"
-    } else {
-        "Infantry & Cavalry Bonus"
-    };
+    let bonus_table = if artillery { "Artillery Bonus (Only one)" } else { "Infantry & Cavalry Bonus" };
     for words in &pool.bonuses {
         lookups.push(Lookup::new(bonus_table, *words, "bonus", "+1d6"));
     }
@@ -514,27 +454,16 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
         format!("hits on {}+", pool.hits_on),
     ));
 
-    let rolls: Vec<u32> = (1..=pool.dice)
-        .map(|i| dice.roll(6, format!("fire, die {i} of {}", pool.dice)))
-        .collect();
+    let rolls: Vec<u32> = (1..=pool.dice).map(|i| dice.roll(6, format!("fire, die {i} of {}", pool.dice))).collect();
     let hits = count_hits(&rolls, pool.hits_on);
 
     let mut artillery_target = None;
     let mut target_fatigue = 0;
     if target.arm.is_artillery() {
         if hits > 0 {
-            let row = if hits == 1 {
-                tables::ARTILLERY_HIT[0]
-            } else {
-                tables::ARTILLERY_HIT[1]
-            };
+            let row = if hits == 1 { tables::ARTILLERY_HIT[0] } else { tables::ARTILLERY_HIT[1] };
             artillery_target = Some(row.1);
-            lookups.push(Lookup::new(
-                "If Defending artillery is hit",
-                format!("{hits} hit(s)"),
-                "artillery",
-                row.1,
-            ));
+            lookups.push(Lookup::new("If Defending artillery is hit", format!("{hits} hit(s)"), "artillery", row.1));
         }
     } else {
         target_fatigue = hits;
@@ -571,12 +500,7 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
             "officer attached",
             "5’s & 6’s to kill",
         ));
-        at_risk_check(
-            dice,
-            true,
-            "at risk, officer attached to the target",
-            &mut lookups,
-        )
+        at_risk_check(dice, true, "at risk, officer attached to the target", &mut lookups)
     });
 
     let mut headline = format!(
@@ -587,35 +511,19 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
         if artillery { "ammo" } else { "élan" },
         pool.base,
         if pool.halved {
-            format!(
-                " halved to {}: {}",
-                pool.after_halving,
-                pool.penalties.join(", ")
-            )
+            format!(" halved to {}: {}", pool.after_halving, pool.penalties.join(", "))
         } else {
             String::new()
         },
         if pool.bonus_dice > 0 {
-            let only_one = if pool.bonuses.len() as u32 > pool.bonus_dice {
-                " (only one of)"
-            } else {
-                ""
-            };
-            format!(
-                "; +{}{only_one}: {}",
-                pool.bonus_dice,
-                pool.bonuses.join(", ")
-            )
+            let only_one = if pool.bonuses.len() as u32 > pool.bonus_dice { " (only one of)" } else { "" };
+            format!("; +{}{only_one}: {}", pool.bonus_dice, pool.bonuses.join(", "))
         } else {
             String::new()
         },
         if target.mounted { "mounted " } else { "" },
         target.arm.label(),
-        if pool.hits_on < 6 {
-            "5-6 hit"
-        } else {
-            "6s hit"
-        },
+        if pool.hits_on < 6 { "5-6 hit" } else { "6s hit" },
         hits,
         if hits == 1 { "" } else { "s" },
     );
@@ -653,11 +561,7 @@ pub fn resolve(inputs: FireInputs, dice: &mut DiceStream) -> Result<Resolved, Re
         ammo_left,
         officer_at_risk,
     };
-    Ok(Resolved {
-        headline,
-        lookups,
-        result: to_result(&result),
-    })
+    Ok(Resolved { headline, lookups, result: to_result(&result) })
 }
 
 impl Firer {
@@ -665,8 +569,7 @@ impl Firer {
         if artillery {
             "artillery".to_owned()
         } else {
-            tables::weapon_row(self.weapon)
-                .map_or_else(|| "no weapon mark".to_owned(), |row| row.name.to_owned())
+            tables::weapon_row(self.weapon).map_or_else(|| "no weapon mark".to_owned(), |row| row.name.to_owned())
         }
     }
 }

@@ -8,10 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::tables::{self, AttackHindrance, MeleeOutcome, Weapon, WeaponEffect};
-use super::{
-    at_risk_check, check_range, count_hits, refuse, to_result, Arm, AtRiskCheck, MAX_FATIGUE,
-    MAX_RATING,
-};
+use super::{at_risk_check, check_range, count_hits, refuse, to_result, Arm, AtRiskCheck, MAX_FATIGUE, MAX_RATING};
 use crate::resolver::{Lookup, Resolved};
 use crate::{DiceStream, Refusal};
 
@@ -143,19 +140,11 @@ fn validate_unit(unit: &MeleeUnit, side: &str) -> Result<(), Refusal> {
             ));
         }
         let Some(ammo) = unit.ammo else {
-            return Err(refuse(
-                &field("ammo"),
-                "melee.dice",
-                "\"Artillery = Ammo ± Modifiers\": give `ammo`",
-            ));
+            return Err(refuse(&field("ammo"), "melee.dice", "\"Artillery = Ammo ± Modifiers\": give `ammo`"));
         };
         check_range(&field("ammo"), "melee.dice", ammo, 0..=MAX_RATING, "ammo")?;
         if unit.weapon != Weapon::Standard {
-            return Err(refuse(
-                &field("weapon"),
-                "melee.weapon",
-                "artillery has no weapon mark",
-            ));
+            return Err(refuse(&field("weapon"), "melee.weapon", "artillery has no weapon mark"));
         }
         if unit.breaks_at.is_some() {
             return Err(refuse(
@@ -174,37 +163,18 @@ fn validate_unit(unit: &MeleeUnit, side: &str) -> Result<(), Refusal> {
             ));
         }
         let Some(elan) = unit.elan else {
-            return Err(refuse(
-                &field("elan"),
-                "melee.dice",
-                "\"Elan ± Modifiers\": give `elan`",
-            ));
+            return Err(refuse(&field("elan"), "melee.dice", "\"Elan ± Modifiers\": give `elan`"));
         };
         check_range(&field("elan"), "melee.dice", elan, 1..=MAX_RATING, "élan")?;
     }
-    check_range(
-        &field("fatigue"),
-        "melee.fatigue",
-        unit.fatigue,
-        0..=MAX_FATIGUE,
-        "fatigue",
-    )?;
+    check_range(&field("fatigue"), "melee.fatigue", unit.fatigue, 0..=MAX_FATIGUE, "fatigue")?;
     if let Some(breaks_at) = unit.breaks_at {
-        check_range(
-            &field("breaks_at"),
-            "melee.fatigue",
-            breaks_at,
-            1..=MAX_FATIGUE,
-            "breaks_at",
-        )?;
+        check_range(&field("breaks_at"), "melee.fatigue", breaks_at, 1..=MAX_FATIGUE, "breaks_at")?;
         if unit.fatigue >= breaks_at {
             return Err(refuse(
                 &field("fatigue"),
                 "melee.already_broken",
-                format!(
-                    "a unit with {} fatigues is already broken (it breaks at {breaks_at})",
-                    unit.fatigue
-                ),
+                format!("a unit with {} fatigues is already broken (it breaks at {breaks_at})", unit.fatigue),
             ));
         }
     }
@@ -264,8 +234,7 @@ fn base_dice(unit: &MeleeUnit) -> u32 {
 }
 
 fn battle_cry_words(unit: &MeleeUnit) -> Option<&'static str> {
-    unit.battle_cry
-        .then_some("Yankee Hurrah! (YH) & Or Rebel Yell! (RY)")
+    unit.battle_cry.then_some("Yankee Hurrah! (YH) & Or Rebel Yell! (RY)")
 }
 
 /// Modifiers both sides share: battle cry, Inspiring, the weapon's "+1" at contact.
@@ -290,37 +259,17 @@ fn common_modifiers(unit: &MeleeUnit, plus: &mut Vec<&'static str>, na: &mut Vec
     }
 }
 
-fn pool(
-    base: u32,
-    plus: Vec<&'static str>,
-    minus: Vec<&'static str>,
-    na: Vec<&'static str>,
-) -> MeleePool {
-    let minus_dice = if minus.is_empty() {
-        0
-    } else {
-        tables::MELEE_MINUS_DICE
-    };
+fn pool(base: u32, plus: Vec<&'static str>, minus: Vec<&'static str>, na: Vec<&'static str>) -> MeleePool {
+    let minus_dice = if minus.is_empty() { 0 } else { tables::MELEE_MINUS_DICE };
     let dice = (base + plus.len() as u32).saturating_sub(minus_dice);
-    MeleePool {
-        base,
-        plus,
-        minus,
-        not_applicable: na,
-        dice,
-        rolled: dice,
-        rerolls_successes: None,
-    }
+    MeleePool { base, plus, minus, not_applicable: na, dice, rolled: dice, rerolls_successes: None }
 }
 
 /// The attacker re-rolls its successes when cavalry or mounted infantry attack infantry or
 /// artillery frontally.
 fn cavalry_frontal(inputs: &MeleeInputs) -> bool {
     matches!(inputs.attacker.arm, Arm::Cavalry | Arm::MountedInfantry)
-        && matches!(
-            inputs.defender.arm,
-            Arm::Infantry | Arm::Artillery | Arm::HorseArtillery
-        )
+        && matches!(inputs.defender.arm, Arm::Infantry | Arm::Artillery | Arm::HorseArtillery)
         && !inputs.flanked
 }
 
@@ -389,16 +338,13 @@ pub fn outcome(attacker_score: u32, defender_score: u32) -> MeleeOutcome {
 /// Rolls a side's dice; with re-rolls, each success is rolled again and the new die stands.
 fn roll_side(dice: &mut DiceStream, pool: &MeleePool, side: &str) -> (Vec<u32>, Vec<u32>, u32) {
     let n = pool.rolled;
-    let first: Vec<u32> = (1..=n)
-        .map(|i| dice.roll(6, format!("{side}, die {i} of {n}")))
-        .collect();
+    let first: Vec<u32> = (1..=n).map(|i| dice.roll(6, format!("{side}, die {i} of {n}"))).collect();
     let successes = count_hits(&first, tables::MELEE_HITS_ON);
     if pool.rerolls_successes.is_none() {
         return (first, Vec::new(), successes);
     }
-    let again: Vec<u32> = (1..=successes)
-        .map(|i| dice.roll(6, format!("{side}, re-roll of success {i} of {successes}")))
-        .collect();
+    let again: Vec<u32> =
+        (1..=successes).map(|i| dice.roll(6, format!("{side}, re-roll of success {i} of {successes}"))).collect();
     let score = count_hits(&again, tables::MELEE_HITS_ON);
     (first, again, score)
 }
@@ -417,12 +363,7 @@ fn defender_outcome(
     let unit = &inputs.defender;
     let row = tables::resolution_row(outcome);
     if unit.arm.is_artillery() {
-        lookups.push(Lookup::new(
-            "Defender Is Artillery",
-            row.heading,
-            "artillery defender",
-            row.artillery_defender,
-        ));
+        lookups.push(Lookup::new("Defender Is Artillery", row.heading, "artillery defender", row.artillery_defender));
         let ammo = unit.ammo.unwrap_or(0);
         let ammo_left = ammo.saturating_sub(tables::ARTILLERY_MELEE_AMMO_SPENT);
         let (broken, retreat, ammo_left, summary) = match outcome {
@@ -431,17 +372,11 @@ fn defender_outcome(
                 Some(false),
                 Some(tables::MELEE_RETREAT_BW),
                 Some(ammo_left),
-                format!(
-                    "the battery retreats {} BW with {ammo_left} ammo left",
-                    tables::MELEE_RETREAT_BW
-                ),
+                format!("the battery retreats {} BW with {ammo_left} ammo left", tables::MELEE_RETREAT_BW),
             ),
-            MeleeOutcome::DefenderHolds => (
-                Some(false),
-                None,
-                Some(ammo_left),
-                format!("the battery wins the combat with {ammo_left} ammo left"),
-            ),
+            MeleeOutcome::DefenderHolds => {
+                (Some(false), None, Some(ammo_left), format!("the battery wins the combat with {ammo_left} ammo left"))
+            }
         };
         return SideOutcome {
             fatigue_taken: 0,
@@ -457,16 +392,9 @@ fn defender_outcome(
     }
     let taken = match outcome {
         MeleeOutcome::DefenderHolds => tables::DEFENDER_HOLDS_FATIGUE,
-        MeleeOutcome::DefenderOutscored | MeleeOutcome::DefenderDoubled => {
-            attacker_score - defender_score
-        }
+        MeleeOutcome::DefenderOutscored | MeleeOutcome::DefenderDoubled => attacker_score - defender_score,
     };
-    lookups.push(Lookup::new(
-        "Combat Resolution",
-        row.heading,
-        "DEFENDER",
-        row.defender,
-    ));
+    lookups.push(Lookup::new("Combat Resolution", row.heading, "DEFENDER", row.defender));
     let fatigue_after = unit.fatigue + taken;
     let broken = broken(unit, fatigue_after);
     let steadfast = unit.steadfast_officer && is_infantry(unit);
@@ -476,19 +404,11 @@ fn defender_outcome(
     } else if broken == Some(true) {
         format!("the defender takes {taken} fatigue and breaks")
     } else if steadfast && outcome != MeleeOutcome::DefenderDoubled {
-        lookups.push(Lookup::new(
-            "Officer Traits",
-            "“Steadfast” (SF)",
-            "not doubled",
-            "Unit does not retreat",
-        ));
+        lookups.push(Lookup::new("Officer Traits", "“Steadfast” (SF)", "not doubled", "Unit does not retreat"));
         format!("the defender takes {taken} fatigue and, Steadfast, stands")
     } else {
         retreat = Some(tables::MELEE_RETREAT_BW);
-        format!(
-            "the defender takes {taken} fatigue and retreats {} BW facing away",
-            tables::MELEE_RETREAT_BW
-        )
+        format!("the defender takes {taken} fatigue and retreats {} BW facing away", tables::MELEE_RETREAT_BW)
     };
     SideOutcome {
         fatigue_taken: taken,
@@ -503,28 +423,15 @@ fn defender_outcome(
     }
 }
 
-fn attacker_outcome(
-    inputs: &MeleeInputs,
-    outcome: MeleeOutcome,
-    lookups: &mut Vec<Lookup>,
-) -> SideOutcome {
+fn attacker_outcome(inputs: &MeleeInputs, outcome: MeleeOutcome, lookups: &mut Vec<Lookup>) -> SideOutcome {
     let unit = &inputs.attacker;
     let row = tables::resolution_row(outcome);
-    lookups.push(Lookup::new(
-        "Combat Resolution",
-        row.heading,
-        "ATTACKER",
-        row.attacker,
-    ));
+    lookups.push(Lookup::new("Combat Resolution", row.heading, "ATTACKER", row.attacker));
     let taken = row.attacker_fatigue;
     let fatigue_after = unit.fatigue + taken;
     let broken = broken(unit, fatigue_after);
     let (retreat, advance, summary) = if broken == Some(true) {
-        (
-            None,
-            None,
-            format!("the attacker takes {taken} fatigues and breaks"),
-        )
+        (None, None, format!("the attacker takes {taken} fatigues and breaks"))
     } else if outcome == MeleeOutcome::DefenderHolds {
         (
             Some(tables::MELEE_RETREAT_BW),
@@ -549,10 +456,7 @@ fn attacker_outcome(
         (
             None,
             Some(advance),
-            format!(
-                "the attacker takes {taken} fatigue and {advance} up to {} BW",
-                tables::ADVANCE_BW
-            ),
+            format!("the attacker takes {taken} fatigue and {advance} up to {} BW", tables::ADVANCE_BW),
         )
     };
     SideOutcome {
@@ -576,12 +480,7 @@ fn pool_lookups(pool: &MeleePool, unit: &MeleeUnit, side: &str, lookups: &mut Ve
         Arm::Artillery | Arm::HorseArtillery => "Artillery",
     };
     if let Some((row, _, cell)) = tables::MELEE_DICE.iter().find(|(r, _, _)| *r == arm) {
-        lookups.push(Lookup::new(
-            "How Many Dice & Hits (Hit 4+)",
-            *row,
-            side,
-            format!("{cell}: {}", pool.base),
-        ));
+        lookups.push(Lookup::new("How Many Dice & Hits (Hit 4+)", *row, side, format!("{cell}: {}", pool.base)));
     }
     for words in &pool.plus {
         lookups.push(Lookup::new("Combat Modifiers", *words, side, "+1D6"));
@@ -598,12 +497,7 @@ fn pool_lookups(pool: &MeleePool, unit: &MeleeUnit, side: &str, lookups: &mut Ve
         ));
     }
     if let Some(why) = pool.rerolls_successes {
-        lookups.push(Lookup::new(
-            "Combat Modifiers",
-            why,
-            side,
-            "Re-roll successes",
-        ));
+        lookups.push(Lookup::new("Combat Modifiers", why, side, "Re-roll successes"));
     }
 }
 
@@ -625,37 +519,19 @@ pub fn resolve(inputs: MeleeInputs, dice: &mut DiceStream) -> Result<Resolved, R
     pool_lookups(&attacker_pool, &inputs.attacker, "attacker", &mut lookups);
 
     // "2. Calculate defense scores 3. Calculate attack scores".
-    let (defender_dice, defender_rerolls, defender_score) =
-        roll_side(dice, &defender_pool, "defence");
-    let (attacker_dice, attacker_rerolls, attacker_score) =
-        roll_side(dice, &attacker_pool, "attack");
+    let (defender_dice, defender_rerolls, defender_score) = roll_side(dice, &defender_pool, "defence");
+    let (attacker_dice, attacker_rerolls, attacker_score) = roll_side(dice, &attacker_pool, "attack");
 
     let outcome = outcome(attacker_score, defender_score);
-    let mut defender = defender_outcome(
-        &inputs,
-        outcome,
-        attacker_score,
-        defender_score,
-        &mut lookups,
-    );
+    let mut defender = defender_outcome(&inputs, outcome, attacker_score, defender_score, &mut lookups);
     let mut attacker = attacker_outcome(&inputs, outcome, &mut lookups);
 
     // The Inspiring and Steadfast officers are "At risk" in the combats their die counts in.
     if officer_at_risk(&inputs.defender, true) {
-        defender.officer_at_risk = Some(at_risk_check(
-            dice,
-            false,
-            "at risk, the defender's officer",
-            &mut lookups,
-        ));
+        defender.officer_at_risk = Some(at_risk_check(dice, false, "at risk, the defender's officer", &mut lookups));
     }
     if officer_at_risk(&inputs.attacker, false) {
-        attacker.officer_at_risk = Some(at_risk_check(
-            dice,
-            false,
-            "at risk, the attacker's officer",
-            &mut lookups,
-        ));
+        attacker.officer_at_risk = Some(at_risk_check(dice, false, "at risk, the attacker's officer", &mut lookups));
     }
 
     let officer = |side: &SideOutcome, whose: &str| match side.officer_at_risk {
@@ -690,9 +566,5 @@ pub fn resolve(inputs: MeleeInputs, dice: &mut DiceStream) -> Result<Resolved, R
         defender,
         attacker,
     };
-    Ok(Resolved {
-        headline,
-        lookups,
-        result: to_result(&result),
-    })
+    Ok(Resolved { headline, lookups, result: to_result(&result) })
 }

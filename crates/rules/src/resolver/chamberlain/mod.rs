@@ -101,11 +101,7 @@ pub(crate) fn check_range(
         Err(Refusal::new(
             format!("body.inputs.{field}"),
             rule,
-            format!(
-                "{what} must be {} to {}, not {value}",
-                range.start(),
-                range.end()
-            ),
+            format!("{what} must be {} to {}, not {value}", range.start(), range.end()),
         ))
     }
 }
@@ -131,32 +127,16 @@ pub(crate) fn at_risk_check(
     purpose: &str,
     lookups: &mut Vec<Lookup>,
 ) -> AtRiskCheck {
-    let killed_on = if sharpshooters {
-        tables::AT_RISK_KILLED_ON_SHARPSHOOTERS
-    } else {
-        tables::AT_RISK_KILLED_ON
-    };
+    let killed_on = if sharpshooters { tables::AT_RISK_KILLED_ON_SHARPSHOOTERS } else { tables::AT_RISK_KILLED_ON };
     let roll = dice.roll(6, purpose);
     let killed = roll >= killed_on;
     lookups.push(Lookup::new(
         "Commander at Risk",
-        if sharpshooters {
-            "Firer is (SS): 5,6 = killed"
-        } else {
-            "“At Risk” 1D6: 6 = Killed"
-        },
+        if sharpshooters { "Firer is (SS): 5,6 = killed" } else { "“At Risk” 1D6: 6 = Killed" },
         format!("rolled {roll}"),
-        if killed {
-            "Killed, replace with average Officer"
-        } else {
-            "survives"
-        },
+        if killed { "Killed, replace with average Officer" } else { "survives" },
     ));
-    AtRiskCheck {
-        roll,
-        killed_on,
-        killed,
-    }
+    AtRiskCheck { roll, killed_on, killed }
 }
 
 pub(crate) fn to_result<T: Serialize>(result: &T) -> Value {
@@ -231,12 +211,7 @@ impl Ruleset for Chamberlain {
         ]
     }
 
-    fn resolve(
-        &self,
-        action: &str,
-        inputs: &Value,
-        dice: &mut DiceStream,
-    ) -> Result<Resolved, Refusal> {
+    fn resolve(&self, action: &str, inputs: &Value, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
         match action {
             "fire" => fire::resolve(parse_inputs(inputs)?, dice),
             "melee" => melee::resolve(parse_inputs(inputs)?, dice),

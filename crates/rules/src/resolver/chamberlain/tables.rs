@@ -60,10 +60,8 @@ pub const ARTILLERY_PENALTIES: [(FirePenalty, &str); 6] = [
 ];
 
 /// Movement sheet: "Optional Over-head Artillery fire: … All fire half strength."
-pub const OVERHEAD_FIRE: (FirePenalty, &str) = (
-    FirePenalty::OverheadFire,
-    "Optional Over-head Artillery fire: All fire half strength",
-);
+pub const OVERHEAD_FIRE: (FirePenalty, &str) =
+    (FirePenalty::OverheadFire, "Optional Over-head Artillery fire: All fire half strength");
 
 /// A bonus die in fire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,28 +79,18 @@ pub enum FireBonus {
 
 /// "Artillery Bonus (Only one)": each "+1d6", but a battery takes only one of them.
 pub const ARTILLERY_BONUSES: [(FireBonus, &str, u32); 5] = [
-    (
-        FireBonus::RhCounterBattery,
-        "RH firing Counter battery (CB)",
-        1,
-    ),
+    (FireBonus::RhCounterBattery, "RH firing Counter battery (CB)", 1),
     (FireBonus::Canister, "Firing Cannister", 1),
     (FireBonus::ArtilleryFlank, "Firing at Flank", 1),
     (FireBonus::RangeTrait, "Artillery Range Trait", 1),
-    (
-        FireBonus::ArtilleryOfficer,
-        "Attached Artillery (A) officer",
-        1,
-    ),
+    (FireBonus::ArtilleryOfficer, "Attached Artillery (A) officer", 1),
 ];
 /// "Artillery Bonus (Only one)".
 pub const ARTILLERY_BONUS_LIMIT: u32 = 1;
 
 /// "Infantry & Cavalry Bonus": "Firing at Flank = +1d6 & (+1/0, or +1/-) = +1d6" (they add).
-pub const INFANTRY_BONUSES: [(FireBonus, &str, u32); 2] = [
-    (FireBonus::InfantryFlank, "Firing at Flank", 1),
-    (FireBonus::VolleyWeapon, "(+1/0, or +1/-)", 1),
-];
+pub const INFANTRY_BONUSES: [(FireBonus, &str, u32); 2] =
+    [(FireBonus::InfantryFlank, "Firing at Flank", 1), (FireBonus::VolleyWeapon, "(+1/0, or +1/-)", 1)];
 
 /// A range band of the sheet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -119,16 +107,12 @@ pub enum FireRange {
 }
 
 /// "Infantry Fire Range" (infantry and cavalry).
-pub const INFANTRY_FIRE_RANGE: [(FireRange, &str, u32); 2] = [
-    (FireRange::Volley, "Volley", 1),
-    (FireRange::Skirmish, "Skirmish", 2),
-];
+pub const INFANTRY_FIRE_RANGE: [(FireRange, &str, u32); 2] =
+    [(FireRange::Volley, "Volley", 1), (FireRange::Skirmish, "Skirmish", 2)];
 
 /// "Artillery Fire Range".
-pub const ARTILLERY_FIRE_RANGE: [(FireRange, &str, u32); 2] = [
-    (FireRange::Canister, "Cannister", 2),
-    (FireRange::Long, "Long Range", 8),
-];
+pub const ARTILLERY_FIRE_RANGE: [(FireRange, &str, u32); 2] =
+    [(FireRange::Canister, "Cannister", 2), (FireRange::Long, "Long Range", 8)];
 
 /// A unit's weapon mark.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -304,21 +288,15 @@ pub const MELEE_MINUS_ONE: [(AttackHindrance, &str); 6] = [
     (AttackHindrance::DifficultTerrain, "in Difficult Terrain"),
     (AttackHindrance::HastyWorks, "Attacking Hasty works"),
     (AttackHindrance::StreamsAndCrossing, "Streams & Crossing"),
-    (
-        AttackHindrance::LightWoodsAndOrchards,
-        "Light Woods & Orchards",
-    ),
+    (AttackHindrance::LightWoodsAndOrchards, "Light Woods & Orchards"),
     (AttackHindrance::Entrenchment, "Attacking Entrenchment"),
 ];
 /// The "-1D6" row's die.
 pub const MELEE_MINUS_DICE: u32 = 1;
 
 /// "+1D6 Yankee Hurrah! (YH) & Or Rebel Yell! (RY) & Or Defender with Steadfast leader (SF)".
-pub const MELEE_PLUS_ONE: [&str; 3] = [
-    "Yankee Hurrah! (YH)",
-    "Rebel Yell! (RY)",
-    "Defender with Steadfast leader (SF)",
-];
+pub const MELEE_PLUS_ONE: [&str; 3] =
+    ["Yankee Hurrah! (YH)", "Rebel Yell! (RY)", "Defender with Steadfast leader (SF)"];
 /// "Defending in Frontal Melee +1d6".
 pub const FRONTAL_DEFENCE: &str = "Defending in Frontal Melee +1d6";
 /// "Flanked": "Attacking unit is not in Engagement zone & Center point is behind defenders'
@@ -430,18 +408,9 @@ pub const OFFICER_TRAITS: [(&str, &str); 5] = [
         "When units activated by command, place 1d6 showing 3 pips beside CnC. In status phase, \
          reduce the # of pips by 1. When the last pip removed, may activate by CnC again.",
     ),
-    (
-        "Intuitive (INT)",
-        "May reroll any one Failed activation roll this turn.",
-    ),
-    (
-        "“Inspiring” (I)",
-        "Infantry unit to which attached receives a +1D6 in all combats. “At risk”",
-    ),
-    (
-        "“Artillery” (A)",
-        "2) Lays the guns: Artillery Officer attached +1d6 (Does not modify melees)",
-    ),
+    ("Intuitive (INT)", "May reroll any one Failed activation roll this turn."),
+    ("“Inspiring” (I)", "Infantry unit to which attached receives a +1D6 in all combats. “At risk”"),
+    ("“Artillery” (A)", "2) Lays the guns: Artillery Officer attached +1d6 (Does not modify melees)"),
     (
         "“Steadfast” (SF)",
         "Infantry it attached to gets a +1D6 when defending in all combats. Unit does not \

@@ -23,12 +23,8 @@ fn sheet_text() -> String {
             _ => {}
         }
     }
-    let out = out
-        .replace('|', " ")
-        .replace("&amp;", "&")
-        .replace("&gt;", ">")
-        .replace("\\pm", "±")
-        .replace("$\\geq$", "≥");
+    let out =
+        out.replace('|', " ").replace("&amp;", "&").replace("&gt;", ">").replace("\\pm", "±").replace("$\\geq$", "≥");
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -43,9 +39,8 @@ fn stream(n: u32) -> DiceStream {
 
 fn run(action: &str, inputs: &Value, n: u32) -> (Resolved, Vec<DieRoll>) {
     let mut dice = stream(n);
-    let resolved = Chamberlain
-        .resolve(action, inputs, &mut dice)
-        .unwrap_or_else(|refusal| panic!("{action} refused: {refusal}"));
+    let resolved =
+        Chamberlain.resolve(action, inputs, &mut dice).unwrap_or_else(|refusal| panic!("{action} refused: {refusal}"));
     (resolved, dice.into_rolls())
 }
 
@@ -62,9 +57,7 @@ fn find(action: &str, inputs: &Value, wanted: impl Fn(&Value) -> bool) -> (Resol
 
 fn refused(action: &str, inputs: Value) -> Refusal {
     let mut dice = stream(0);
-    let refusal = Chamberlain
-        .resolve(action, &inputs, &mut dice)
-        .expect_err("the inputs are refused");
+    let refusal = Chamberlain.resolve(action, &inputs, &mut dice).expect_err("the inputs are refused");
     assert!(dice.rolls().is_empty(), "a refusal comes before any die");
     refusal
 }
@@ -76,11 +69,7 @@ fn assert_refused(action: &str, inputs: Value, field: &str, rule: &str) {
 }
 
 fn values(rolls: &[DieRoll], purpose_starts: &str) -> Vec<u32> {
-    rolls
-        .iter()
-        .filter(|r| r.purpose.starts_with(purpose_starts))
-        .map(|r| r.value)
-        .collect()
+    rolls.iter().filter(|r| r.purpose.starts_with(purpose_starts)).map(|r| r.value).collect()
 }
 
 fn u(value: &Value) -> u32 {
@@ -109,14 +98,7 @@ fn fire_penalty_tables_are_the_sheets_lists_in_order() {
     let artillery: Vec<&str> = ARTILLERY_PENALTIES.iter().map(|(_, w)| *w).collect();
     assert_eq!(
         artillery,
-        [
-            "Is in cover",
-            "Is concealed",
-            "Is uphill",
-            "Moving Fire (HS)",
-            "Is obstructed",
-            "Is Counter Battery",
-        ]
+        ["Is in cover", "Is concealed", "Is uphill", "Moving Fire (HS)", "Is obstructed", "Is Counter Battery",]
     );
     for words in infantry.iter().chain(artillery.iter()) {
         assert_on_sheet(words);
@@ -154,24 +136,9 @@ fn fire_bonus_tables_are_the_sheets_lists_in_order() {
 
 #[test]
 fn fire_ranges_and_hit_numbers_are_the_sheets() {
-    assert_eq!(
-        INFANTRY_FIRE_RANGE,
-        [
-            (FireRange::Volley, "Volley", 1),
-            (FireRange::Skirmish, "Skirmish", 2)
-        ]
-    );
-    assert_eq!(
-        ARTILLERY_FIRE_RANGE,
-        [
-            (FireRange::Canister, "Cannister", 2),
-            (FireRange::Long, "Long Range", 8)
-        ]
-    );
-    for (_, words, bw) in INFANTRY_FIRE_RANGE
-        .iter()
-        .chain(ARTILLERY_FIRE_RANGE.iter())
-    {
+    assert_eq!(INFANTRY_FIRE_RANGE, [(FireRange::Volley, "Volley", 1), (FireRange::Skirmish, "Skirmish", 2)]);
+    assert_eq!(ARTILLERY_FIRE_RANGE, [(FireRange::Canister, "Cannister", 2), (FireRange::Long, "Long Range", 8)]);
+    for (_, words, bw) in INFANTRY_FIRE_RANGE.iter().chain(ARTILLERY_FIRE_RANGE.iter()) {
         assert_on_sheet(&format!("{words} {bw} BW"));
     }
     assert_eq!((FIRE_HITS_ON, REPEATERS_HIT_ON), (6, 5));
@@ -187,41 +154,15 @@ fn fire_ranges_and_hit_numbers_are_the_sheets() {
 #[test]
 fn weapon_marks_are_the_sheets() {
     use WeaponEffect::*;
-    let rows: Vec<(&str, &str, WeaponEffect, WeaponEffect, bool)> = WEAPONS
-        .iter()
-        .map(|r| (r.name, r.mark, r.volley, r.skirmish, r.repeater))
-        .collect();
+    let rows: Vec<(&str, &str, WeaponEffect, WeaponEffect, bool)> =
+        WEAPONS.iter().map(|r| (r.name, r.mark, r.volley, r.skirmish, r.repeater)).collect();
     assert_eq!(
         rows,
         [
-            (
-                "Repeating Carbine (RR)",
-                "5,6/0 Repeater (Range 1Bw)",
-                HitsOnFiveSix,
-                NoChange,
-                true
-            ),
-            (
-                "Repeating Rifle (RR)",
-                "5,6 Repeater (Range 2Bw)",
-                HitsOnFiveSix,
-                HitsOnFiveSix,
-                true
-            ),
-            (
-                "Breechloading Carbine (RR)",
-                "5,6/0 Repeater (Range 1Bw)",
-                HitsOnFiveSix,
-                NoChange,
-                true
-            ),
-            (
-                "Breechloading Rifle (RR)",
-                "5,6 Repeater (Range 2Bw)",
-                HitsOnFiveSix,
-                HitsOnFiveSix,
-                true
-            ),
+            ("Repeating Carbine (RR)", "5,6/0 Repeater (Range 1Bw)", HitsOnFiveSix, NoChange, true),
+            ("Repeating Rifle (RR)", "5,6 Repeater (Range 2Bw)", HitsOnFiveSix, HitsOnFiveSix, true),
+            ("Breechloading Carbine (RR)", "5,6/0 Repeater (Range 1Bw)", HitsOnFiveSix, NoChange, true),
+            ("Breechloading Rifle (RR)", "5,6 Repeater (Range 2Bw)", HitsOnFiveSix, HitsOnFiveSix, true),
             ("Smoothbore Muskets", "+1/-", ExtraDie, MayNotFire, false),
             ("Shot guns", "+1/0", ExtraDie, NoChange, false),
         ]
@@ -236,10 +177,7 @@ fn weapon_marks_are_the_sheets() {
 fn melee_tables_are_the_sheets() {
     assert_eq!(MELEE_HITS_ON, 4);
     assert_on_sheet("How Many Dice & Hits (Hit 4+)");
-    let dice: Vec<String> = MELEE_DICE
-        .iter()
-        .map(|(row, _, cell)| format!("{row} = {cell}"))
-        .collect();
+    let dice: Vec<String> = MELEE_DICE.iter().map(|(row, _, cell)| format!("{row} = {cell}")).collect();
     assert_eq!(
         dice,
         [
@@ -274,24 +212,13 @@ fn melee_tables_are_the_sheets() {
     assert_on_sheet(FRONTAL_DEFENCE);
     assert_on_sheet("Cavalry & Mounted Infantry vs. Infantry & Artillery");
     assert_on_sheet("Frontally Attacking Infantry & Artillery • Re-roll successes");
-    assert_on_sheet(
-        "behind defenders' front line at contact with the enemy unit. • Re-roll successes",
-    );
+    assert_on_sheet("behind defenders' front line at contact with the enemy unit. • Re-roll successes");
 }
 
 #[test]
 fn the_resolution_table_is_the_sheets() {
-    let rows: Vec<(MeleeOutcome, &str, &str, u32)> = RESOLUTION
-        .iter()
-        .map(|r| {
-            (
-                r.outcome,
-                r.artillery_defender,
-                r.attacker,
-                r.attacker_fatigue,
-            )
-        })
-        .collect();
+    let rows: Vec<(MeleeOutcome, &str, &str, u32)> =
+        RESOLUTION.iter().map(|r| (r.outcome, r.artillery_defender, r.attacker, r.attacker_fatigue)).collect();
     assert_eq!(
         rows,
         [
@@ -307,12 +234,7 @@ fn the_resolution_table_is_the_sheets() {
                 "Take 1 fatigue & May advance",
                 1
             ),
-            (
-                MeleeOutcome::DefenderDoubled,
-                "Doubled, it breaks",
-                "Take 1 fatigue & May advance",
-                1
-            ),
+            (MeleeOutcome::DefenderDoubled, "Doubled, it breaks", "Take 1 fatigue & May advance", 1),
         ]
     );
     for row in &RESOLUTION {
@@ -324,27 +246,15 @@ fn the_resolution_table_is_the_sheets() {
     assert_on_sheet("DEFENDER's score ≥");
     assert_on_sheet("• Takes 1 fatigue");
     assert_on_sheet("Takes Difference in Fatigues");
-    assert_on_sheet(
-        "If not broken, retreat 2BW Facing away unless Steadfast which must be doubled.",
-    );
-    assert_eq!(
-        (
-            DEFENDER_HOLDS_FATIGUE,
-            MELEE_RETREAT_BW,
-            ADVANCE_BW,
-            ARTILLERY_MELEE_AMMO_SPENT
-        ),
-        (1, 2, 1, 1)
-    );
+    assert_on_sheet("If not broken, retreat 2BW Facing away unless Steadfast which must be doubled.");
+    assert_eq!((DEFENDER_HOLDS_FATIGUE, MELEE_RETREAT_BW, ADVANCE_BW, ARTILLERY_MELEE_AMMO_SPENT), (1, 2, 1, 1));
     assert_on_sheet("Move up to 1BW directly forward, no enemy contact");
 }
 
 #[test]
 fn activation_sheet_numbers_are_the_sheets() {
     assert_eq!((AT_RISK_KILLED_ON, AT_RISK_KILLED_ON_SHARPSHOOTERS), (6, 5));
-    assert_on_sheet(
-        "“At Risk” 1D6; 6 = Killed, Replace with average Officer Or 5,6 = killed if Firer is (SS)",
-    );
+    assert_on_sheet("“At Risk” 1D6; 6 = Killed, Replace with average Officer Or 5,6 = killed if Firer is (SS)");
     assert_on_sheet("(5’s & 6’s to kill)");
     assert_eq!(RALLY_NEEDS, 3);
     assert_on_sheet("Rally (Roll to Rally 3+)");
@@ -352,16 +262,7 @@ fn activation_sheet_numbers_are_the_sheets() {
     assert_on_sheet("Not Within 2 BW of Enemy (except attached Hero)");
     assert_eq!(IMMOBILE_PIPS, 3);
     let names: Vec<&str> = OFFICER_TRAITS.iter().map(|(n, _)| *n).collect();
-    assert_eq!(
-        names,
-        [
-            "Immobile (IMB)",
-            "Intuitive (INT)",
-            "“Inspiring” (I)",
-            "“Artillery” (A)",
-            "“Steadfast” (SF)"
-        ]
-    );
+    assert_eq!(names, ["Immobile (IMB)", "Intuitive (INT)", "“Inspiring” (I)", "“Artillery” (A)", "“Steadfast” (SF)"]);
     for (name, text) in OFFICER_TRAITS {
         assert_on_sheet(name);
         assert_on_sheet(text);
@@ -380,13 +281,7 @@ fn fire_pool_of(inputs: &Value) -> fire::FirePool {
 
 /// (base, after halving, bonus dice, dice rolled, hits on)
 fn pool_sizes(pool: &fire::FirePool) -> (u32, u32, u32, u32, u32) {
-    (
-        pool.base,
-        pool.after_halving,
-        pool.bonus_dice,
-        pool.dice,
-        pool.hits_on,
-    )
+    (pool.base, pool.after_halving, pool.bonus_dice, pool.dice, pool.hits_on)
 }
 
 fn infantry_fire(elan: u32) -> Value {
@@ -440,26 +335,14 @@ fn each_infantry_penalty_halves_elan_once() {
         // "Firing unit moved (RR)" at skirmish range has two penalties: still halved once.
         assert!(pool.penalties.contains(&words), "{words}: {pool:?}");
         assert!(pool.halved);
-        assert_eq!(
-            (pool.base, pool.after_halving, pool.dice),
-            (6, 3, 3),
-            "{words}"
-        );
+        assert_eq!((pool.base, pool.after_halving, pool.dice), (6, 3, 3), "{words}");
         let mut odd = inputs.clone();
         odd["firer"]["elan"] = json!(5);
         let pool = fire_pool_of(&odd);
-        assert_eq!(
-            (pool.base, pool.after_halving, pool.dice),
-            (5, 3, 3),
-            "{words}"
-        );
+        assert_eq!((pool.base, pool.after_halving, pool.dice), (5, 3, 3), "{words}");
         odd["halves_round"] = json!("down");
         let pool = fire_pool_of(&odd);
-        assert_eq!(
-            (pool.base, pool.after_halving, pool.dice),
-            (5, 2, 2),
-            "{words}"
-        );
+        assert_eq!((pool.base, pool.after_halving, pool.dice), (5, 2, 2), "{words}");
     }
 }
 
@@ -478,7 +361,8 @@ fn many_penalties_still_halve_only_once() {
 
 #[test]
 fn halving_one_die_rounds_as_asked() {
-    let mut inputs = json!({"firer": {"arm": "infantry", "elan": 1}, "target": {"arm": "infantry"}, "range": "skirmish"});
+    let mut inputs =
+        json!({"firer": {"arm": "infantry", "elan": 1}, "target": {"arm": "infantry"}, "range": "skirmish"});
     assert_eq!(pool_sizes(&fire_pool_of(&inputs)), (1, 1, 0, 1, 6));
     inputs["halves_round"] = json!("down");
     assert_eq!(pool_sizes(&fire_pool_of(&inputs)), (1, 0, 0, 0, 6));
@@ -532,11 +416,7 @@ fn repeaters_hit_on_five_at_their_range() {
         let inputs = json!({"firer": {"arm": "infantry", "elan": 6, "weapon": weapon}, "target": {"arm": "infantry"}, "range": range});
         let pool = fire_pool_of(&inputs);
         let after = if range == "skirmish" { 3 } else { 6 };
-        assert_eq!(
-            pool_sizes(&pool),
-            (6, after, 0, after, hits_on),
-            "{weapon} {range}"
-        );
+        assert_eq!(pool_sizes(&pool), (6, after, 0, after, hits_on), "{weapon} {range}");
     }
 }
 
@@ -546,21 +426,12 @@ fn artillery_fire(ammo: u32, range: &str) -> Value {
 
 #[test]
 fn artillery_rolls_ammo_and_canister_adds_a_die() {
-    assert_eq!(
-        pool_sizes(&fire_pool_of(&artillery_fire(4, "long"))),
-        (4, 4, 0, 4, 6)
-    );
+    assert_eq!(pool_sizes(&fire_pool_of(&artillery_fire(4, "long"))), (4, 4, 0, 4, 6));
     let pool = fire_pool_of(&artillery_fire(4, "canister"));
     assert_eq!(pool_sizes(&pool), (4, 4, 1, 5, 6));
     assert_eq!(pool.bonuses, ["Firing Cannister"]);
-    assert_eq!(
-        pool_sizes(&fire_pool_of(&artillery_fire(1, "long"))),
-        (1, 1, 0, 1, 6)
-    );
-    assert_eq!(
-        pool_sizes(&fire_pool_of(&artillery_fire(12, "long"))),
-        (12, 12, 0, 12, 6)
-    );
+    assert_eq!(pool_sizes(&fire_pool_of(&artillery_fire(1, "long"))), (1, 1, 0, 1, 6));
+    assert_eq!(pool_sizes(&fire_pool_of(&artillery_fire(12, "long"))), (12, 12, 0, 12, 6));
 }
 
 #[test]
@@ -615,11 +486,7 @@ fn each_artillery_bonus_adds_one_die() {
             json!({"firer": {"arm": "artillery", "ammo": 6, "rh": true}, "target": {"arm": "artillery"}, "range": "long"}),
             (6, 3, 1, 4, 6),
         ),
-        (
-            "Firing Cannister",
-            artillery_fire(6, "canister"),
-            (6, 6, 1, 7, 6),
-        ),
+        ("Firing Cannister", artillery_fire(6, "canister"), (6, 6, 1, 7, 6)),
         (
             "Firing at Flank",
             json!({"firer": {"arm": "artillery", "ammo": 6}, "target": {"arm": "infantry"}, "range": "long", "at_flank": true}),
@@ -642,7 +509,8 @@ fn each_artillery_bonus_adds_one_die() {
         assert_eq!(pool_sizes(&pool), sizes, "{words}");
     }
     // An RH battery firing at infantry is not counter-battery fire: no bonus.
-    let rh = json!({"firer": {"arm": "artillery", "ammo": 6, "rh": true}, "target": {"arm": "infantry"}, "range": "long"});
+    let rh =
+        json!({"firer": {"arm": "artillery", "ammo": 6, "rh": true}, "target": {"arm": "infantry"}, "range": "long"});
     assert_eq!(pool_sizes(&fire_pool_of(&rh)), (6, 6, 0, 6, 6));
 }
 
@@ -674,10 +542,7 @@ fn situations_the_sheet_does_not_penalise_are_noted_not_applied() {
     });
     let pool = fire_pool_of(&infantry);
     assert_eq!(pool_sizes(&pool), (6, 6, 0, 6, 6));
-    assert_eq!(
-        pool.not_applicable,
-        ["Is in cover", "Is concealed", "Is uphill", "Is obstructed"]
-    );
+    assert_eq!(pool.not_applicable, ["Is in cover", "Is concealed", "Is uphill", "Is obstructed"]);
     let artillery = json!({"firer": {"arm": "artillery", "ammo": 6}, "target": {"arm": "infantry", "on_crest": true}, "range": "long"});
     let pool = fire_pool_of(&artillery);
     assert_eq!(pool_sizes(&pool), (6, 6, 0, 6, 6));
@@ -702,11 +567,7 @@ fn fire_rolls_the_pool_and_counts_hits() {
         assert_eq!(u(&resolved.result["target_fatigue"]), hits);
         assert_eq!(resolved.result["dice"], json!(faces));
         assert!(resolved.result["artillery_target"].is_null());
-        assert!(
-            resolved.headline.contains(&format!("{hits} hit")),
-            "{}",
-            resolved.headline
-        );
+        assert!(resolved.headline.contains(&format!("{hits} hit")), "{}", resolved.headline);
     }
 }
 
@@ -837,54 +698,14 @@ fn each_attack_hindrance_costs_one_die_and_together_only_one() {
 fn each_plus_one_modifier_adds_a_die() {
     // (side, unit changes, words expected among the plus modifiers, attacker sizes, defender sizes)
     let cases = [
-        (
-            "attacker",
-            json!({"battle_cry": true}),
-            "Yankee Hurrah! (YH) & Or Rebel Yell! (RY)",
-            (5, 6, 6),
-        ),
-        (
-            "attacker",
-            json!({"inspiring_officer": true}),
-            "“Inspiring” (I): +1D6 in all combats",
-            (5, 6, 6),
-        ),
-        (
-            "attacker",
-            json!({"weapon": "smoothbore_muskets"}),
-            "Smoothbore Muskets",
-            (5, 6, 6),
-        ),
-        (
-            "attacker",
-            json!({"weapon": "shot_guns"}),
-            "Shot guns",
-            (5, 6, 6),
-        ),
-        (
-            "defender",
-            json!({"battle_cry": true}),
-            "Yankee Hurrah! (YH) & Or Rebel Yell! (RY)",
-            (4, 6, 6),
-        ),
-        (
-            "defender",
-            json!({"steadfast_officer": true}),
-            "Defender with Steadfast leader (SF)",
-            (4, 6, 6),
-        ),
-        (
-            "defender",
-            json!({"inspiring_officer": true}),
-            "“Inspiring” (I): +1D6 in all combats",
-            (4, 6, 6),
-        ),
-        (
-            "defender",
-            json!({"weapon": "shot_guns"}),
-            "Shot guns",
-            (4, 6, 6),
-        ),
+        ("attacker", json!({"battle_cry": true}), "Yankee Hurrah! (YH) & Or Rebel Yell! (RY)", (5, 6, 6)),
+        ("attacker", json!({"inspiring_officer": true}), "“Inspiring” (I): +1D6 in all combats", (5, 6, 6)),
+        ("attacker", json!({"weapon": "smoothbore_muskets"}), "Smoothbore Muskets", (5, 6, 6)),
+        ("attacker", json!({"weapon": "shot_guns"}), "Shot guns", (5, 6, 6)),
+        ("defender", json!({"battle_cry": true}), "Yankee Hurrah! (YH) & Or Rebel Yell! (RY)", (4, 6, 6)),
+        ("defender", json!({"steadfast_officer": true}), "Defender with Steadfast leader (SF)", (4, 6, 6)),
+        ("defender", json!({"inspiring_officer": true}), "“Inspiring” (I): +1D6 in all combats", (4, 6, 6)),
+        ("defender", json!({"weapon": "shot_guns"}), "Shot guns", (4, 6, 6)),
     ];
     for (side, changes, words, sizes) in cases {
         let mut value = plain_melee();
@@ -892,11 +713,7 @@ fn each_plus_one_modifier_adds_a_die() {
             value[side][key] = v.clone();
         }
         let inputs = melee_inputs(&value);
-        let pool = if side == "attacker" {
-            melee::attacker_pool(&inputs)
-        } else {
-            melee::defender_pool(&inputs)
-        };
+        let pool = if side == "attacker" { melee::attacker_pool(&inputs) } else { melee::defender_pool(&inputs) };
         assert!(pool.plus.contains(&words), "{words}: {pool:?}");
         assert_eq!(melee_sizes(&pool), sizes, "{side} {words}");
     }
@@ -955,42 +772,12 @@ fn flanked_defenders_lose_the_frontal_die_and_re_roll_successes() {
 #[test]
 fn cavalry_frontally_attacking_infantry_or_artillery_re_rolls_successes() {
     for (attacker, defender, flanked, rerolls) in [
-        (
-            "cavalry",
-            json!({"arm": "infantry", "elan": 4}),
-            false,
-            true,
-        ),
-        (
-            "mounted_infantry",
-            json!({"arm": "artillery", "ammo": 3}),
-            false,
-            true,
-        ),
-        (
-            "cavalry",
-            json!({"arm": "horse_artillery", "ammo": 3}),
-            false,
-            true,
-        ),
-        (
-            "cavalry",
-            json!({"arm": "infantry", "elan": 4}),
-            true,
-            false,
-        ),
-        (
-            "cavalry",
-            json!({"arm": "cavalry", "elan": 4}),
-            false,
-            false,
-        ),
-        (
-            "infantry",
-            json!({"arm": "infantry", "elan": 4}),
-            false,
-            false,
-        ),
+        ("cavalry", json!({"arm": "infantry", "elan": 4}), false, true),
+        ("mounted_infantry", json!({"arm": "artillery", "ammo": 3}), false, true),
+        ("cavalry", json!({"arm": "horse_artillery", "ammo": 3}), false, true),
+        ("cavalry", json!({"arm": "infantry", "elan": 4}), true, false),
+        ("cavalry", json!({"arm": "cavalry", "elan": 4}), false, false),
+        ("infantry", json!({"arm": "infantry", "elan": 4}), false, false),
     ] {
         let value = json!({"attacker": {"arm": attacker, "elan": 5}, "defender": defender, "flanked": flanked});
         let pool = melee::attacker_pool(&melee_inputs(&value));
@@ -1007,17 +794,9 @@ fn the_attacker_allocates_dice_from_its_pool() {
     let pool = melee::attacker_pool(&melee_inputs(&value));
     assert_eq!(melee_sizes(&pool), (5, 6, 2));
     value["allocated_dice"] = json!(6);
-    assert_eq!(
-        melee_sizes(&melee::attacker_pool(&melee_inputs(&value))),
-        (5, 6, 6)
-    );
+    assert_eq!(melee_sizes(&melee::attacker_pool(&melee_inputs(&value))), (5, 6, 6));
     value["allocated_dice"] = json!(7);
-    assert_refused(
-        "melee",
-        value,
-        "body.inputs.allocated_dice",
-        "melee.allocated_dice",
-    );
+    assert_refused("melee", value, "body.inputs.allocated_dice", "melee.allocated_dice");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1038,11 +817,7 @@ fn outcome_reads_the_resolution_table() {
         ((6, 3), DefenderDoubled),
     ];
     for ((attack, defence), expected) in cases {
-        assert_eq!(
-            melee::outcome(attack, defence),
-            expected,
-            "{attack} v {defence}"
-        );
+        assert_eq!(melee::outcome(attack, defence), expected, "{attack} v {defence}");
     }
 }
 
@@ -1053,12 +828,8 @@ fn melee_rolls_defence_then_attack_and_hits_on_four() {
         let (resolved, rolls) = run("melee", &value, n);
         // Defender 4 + frontal = 5 dice first, then the attacker's 5.
         assert_eq!(rolls.len(), 10);
-        assert!(rolls[..5]
-            .iter()
-            .all(|r| r.purpose.starts_with("defence, die")));
-        assert!(rolls[5..]
-            .iter()
-            .all(|r| r.purpose.starts_with("attack, die")));
+        assert!(rolls[..5].iter().all(|r| r.purpose.starts_with("defence, die")));
+        assert!(rolls[5..].iter().all(|r| r.purpose.starts_with("attack, die")));
         let defence = values(&rolls, "defence");
         let attack = values(&rolls, "attack");
         let d = defence.iter().filter(|&&f| f >= 4).count() as u32;
@@ -1072,7 +843,8 @@ fn melee_rolls_defence_then_attack_and_hits_on_four() {
 
 #[test]
 fn re_rolled_successes_score_only_if_they_hit_again() {
-    let value = json!({"attacker": {"arm": "cavalry", "elan": 6}, "defender": {"arm": "infantry", "elan": 5}, "flanked": true});
+    let value =
+        json!({"attacker": {"arm": "cavalry", "elan": 6}, "defender": {"arm": "infantry", "elan": 5}, "flanked": true});
     for n in 0..50 {
         let (resolved, rolls) = run("melee", &value, n);
         let first = values(&rolls, "defence, die");
@@ -1085,17 +857,11 @@ fn re_rolled_successes_score_only_if_they_hit_again() {
         assert!(values(&rolls, "attack, re-roll").is_empty());
     }
     let frontal = json!({"attacker": {"arm": "cavalry", "elan": 6}, "defender": {"arm": "infantry", "elan": 5}});
-    let (resolved, rolls) = find("melee", &frontal, |r| {
-        r["attacker_dice"]
-            .as_array()
-            .is_some_and(|d| d.iter().any(|f| u(f) >= 4))
-    });
+    let (resolved, rolls) =
+        find("melee", &frontal, |r| r["attacker_dice"].as_array().is_some_and(|d| d.iter().any(|f| u(f) >= 4)));
     let again = values(&rolls, "attack, re-roll");
     assert!(!again.is_empty());
-    assert_eq!(
-        u(&resolved.result["attacker_score"]),
-        again.iter().filter(|&&f| f >= 4).count() as u32
-    );
+    assert_eq!(u(&resolved.result["attacker_score"]), again.iter().filter(|&&f| f >= 4).count() as u32);
 }
 
 #[test]
@@ -1263,10 +1029,7 @@ fn rally_removes_one_fatigue_on_three_or_more() {
         let rallied = rolls[0].value >= 3;
         seen[usize::from(rallied)] = true;
         assert_eq!(resolved.result["rallied"], rallied);
-        assert_eq!(
-            resolved.result["fatigue_after"],
-            if rallied { 1 } else { 2 }
-        );
+        assert_eq!(resolved.result["fatigue_after"], if rallied { 1 } else { 2 });
         assert_eq!(resolved.result["counts_as_moved"], true);
     }
     assert_eq!(seen, [true, true]);
@@ -1274,15 +1037,11 @@ fn rally_removes_one_fatigue_on_three_or_more() {
 
 #[test]
 fn a_hero_rallies_within_two_bw_at_risk() {
-    let near =
-        json!({"fatigue": 4, "activated": true, "enemy_within_2bw": true, "hero_attached": true});
+    let near = json!({"fatigue": 4, "activated": true, "enemy_within_2bw": true, "hero_attached": true});
     let (resolved, rolls) = run("rally", &near, 5);
     assert_eq!(rolls.len(), 2);
     assert_eq!(rolls[1].purpose, "at risk, the Hero");
-    assert_eq!(
-        resolved.result["hero_at_risk"]["killed"],
-        rolls[1].value == 6
-    );
+    assert_eq!(resolved.result["hero_at_risk"]["killed"], rolls[1].value == 6);
     let far = json!({"fatigue": 4, "activated": true, "hero_attached": true});
     let (resolved, rolls) = run("rally", &far, 5);
     assert_eq!(rolls.len(), 1);
@@ -1295,11 +1054,7 @@ fn commander_at_risk_kills_on_six_or_five_against_sharpshooters() {
         let killed_on = if sharpshooters { 5 } else { 6 };
         let mut seen = [false; 2];
         for n in 0..100 {
-            let (resolved, rolls) = run(
-                "commander_at_risk",
-                &json!({"sharpshooters": sharpshooters}),
-                n,
-            );
+            let (resolved, rolls) = run("commander_at_risk", &json!({"sharpshooters": sharpshooters}), n);
             assert_eq!(rolls.len(), 1);
             let killed = rolls[0].value >= killed_on;
             seen[usize::from(killed)] = true;
@@ -1319,10 +1074,7 @@ fn the_ruleset_is_registered() {
     let ruleset = resolver::ruleset("chamberlain-acw").expect("registered");
     assert_eq!(ruleset.seed(), "004_e6390402a3065789.txt");
     let names: Vec<&str> = ruleset.actions().iter().map(|a| a.name).collect();
-    assert_eq!(
-        names,
-        ["fire", "melee", "activation", "rally", "commander_at_risk"]
-    );
+    assert_eq!(names, ["fire", "melee", "activation", "rally", "commander_at_risk"]);
 }
 
 #[test]
@@ -1344,14 +1096,8 @@ fn input_schemas_describe_the_fields() {
     let text = fire.input_schema.to_string();
     assert!(text.contains("Firing unit is Impetuous"));
     assert!(text.contains("\"skirmish\""));
-    let activation = actions
-        .iter()
-        .find(|a| a.name == "activation")
-        .expect("activation");
-    assert!(activation
-        .input_schema
-        .to_string()
-        .contains("gives no number"));
+    let activation = actions.iter().find(|a| a.name == "activation").expect("activation");
+    assert!(activation.input_schema.to_string().contains("gives no number"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1362,174 +1108,90 @@ fn input_schemas_describe_the_fields() {
 fn fire_refusals_name_the_field() {
     let inf = |firer: Value, target: Value, range: &str| json!({"firer": firer, "target": target, "range": range});
     let cases = [
+        (inf(json!({"arm": "infantry"}), json!({"arm": "infantry"}), "volley"), "body.inputs.firer.elan", "fire.dice"),
         (
-            inf(
-                json!({"arm": "infantry"}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "infantry", "elan": 0}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.firer.elan",
             "fire.dice",
         ),
         (
-            inf(
-                json!({"arm": "infantry", "elan": 0}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "infantry", "elan": 13}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.firer.elan",
             "fire.dice",
         ),
         (
-            inf(
-                json!({"arm": "infantry", "elan": 13}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
-            "body.inputs.firer.elan",
-            "fire.dice",
-        ),
-        (
-            inf(
-                json!({"arm": "infantry", "elan": 4, "ammo": 3}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "infantry", "elan": 4, "ammo": 3}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.firer.ammo",
             "fire.dice",
         ),
         (
-            inf(
-                json!({"arm": "artillery", "elan": 4}),
-                json!({"arm": "infantry"}),
-                "long",
-            ),
+            inf(json!({"arm": "artillery", "elan": 4}), json!({"arm": "infantry"}), "long"),
             "body.inputs.firer.elan",
             "fire.dice",
         ),
+        (inf(json!({"arm": "artillery"}), json!({"arm": "infantry"}), "long"), "body.inputs.firer.ammo", "fire.dice"),
         (
-            inf(
-                json!({"arm": "artillery"}),
-                json!({"arm": "infantry"}),
-                "long",
-            ),
-            "body.inputs.firer.ammo",
-            "fire.dice",
-        ),
-        (
-            inf(
-                json!({"arm": "artillery", "ammo": 0}),
-                json!({"arm": "infantry"}),
-                "long",
-            ),
+            inf(json!({"arm": "artillery", "ammo": 0}), json!({"arm": "infantry"}), "long"),
             "body.inputs.firer.ammo",
             "fire.no_ammo",
         ),
         (
-            inf(
-                json!({"arm": "artillery", "ammo": 13}),
-                json!({"arm": "infantry"}),
-                "long",
-            ),
+            inf(json!({"arm": "artillery", "ammo": 13}), json!({"arm": "infantry"}), "long"),
             "body.inputs.firer.ammo",
             "fire.dice",
         ),
         (
-            inf(
-                json!({"arm": "infantry", "elan": 4, "mounted": true}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "infantry", "elan": 4, "mounted": true}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.firer.mounted",
             "fire.mounted",
         ),
         (
-            inf(
-                json!({"arm": "infantry", "elan": 4}),
-                json!({"arm": "artillery", "mounted": true}),
-                "volley",
-            ),
+            inf(json!({"arm": "infantry", "elan": 4}), json!({"arm": "artillery", "mounted": true}), "volley"),
             "body.inputs.target.mounted",
             "fire.mounted",
         ),
         (
-            inf(
-                json!({"arm": "artillery", "ammo": 4}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "artillery", "ammo": 4}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.range",
             "fire.range",
         ),
         (
-            inf(
-                json!({"arm": "infantry", "elan": 4}),
-                json!({"arm": "infantry"}),
-                "canister",
-            ),
+            inf(json!({"arm": "infantry", "elan": 4}), json!({"arm": "infantry"}), "canister"),
             "body.inputs.range",
             "fire.range",
         ),
         (
-            inf(
-                json!({"arm": "artillery", "ammo": 4, "weapon": "shot_guns"}),
-                json!({"arm": "infantry"}),
-                "long",
-            ),
+            inf(json!({"arm": "artillery", "ammo": 4, "weapon": "shot_guns"}), json!({"arm": "infantry"}), "long"),
             "body.inputs.firer.weapon",
             "fire.infantry_only",
         ),
         (
-            inf(
-                json!({"arm": "artillery", "ammo": 4, "impetuous": true}),
-                json!({"arm": "infantry"}),
-                "long",
-            ),
+            inf(json!({"arm": "artillery", "ammo": 4, "impetuous": true}), json!({"arm": "infantry"}), "long"),
             "body.inputs.firer.impetuous",
             "fire.infantry_only",
         ),
         (
-            inf(
-                json!({"arm": "artillery", "ammo": 4, "sharpshooters": true}),
-                json!({"arm": "infantry"}),
-                "long",
-            ),
+            inf(json!({"arm": "artillery", "ammo": 4, "sharpshooters": true}), json!({"arm": "infantry"}), "long"),
             "body.inputs.firer.sharpshooters",
             "fire.infantry_only",
         ),
         (
-            inf(
-                json!({"arm": "artillery", "ammo": 4, "moved": true}),
-                json!({"arm": "infantry"}),
-                "long",
-            ),
+            inf(json!({"arm": "artillery", "ammo": 4, "moved": true}), json!({"arm": "infantry"}), "long"),
             "body.inputs.firer.moved",
             "fire.moved",
         ),
         (
-            inf(
-                json!({"arm": "infantry", "elan": 4, "rh": true}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "infantry", "elan": 4, "rh": true}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.firer.rh",
             "fire.artillery_only",
         ),
         (
-            inf(
-                json!({"arm": "infantry", "elan": 4, "range_trait": true}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "infantry", "elan": 4, "range_trait": true}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.firer.range_trait",
             "fire.artillery_only",
         ),
         (
-            inf(
-                json!({"arm": "infantry", "elan": 4, "artillery_officer": true}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "infantry", "elan": 4, "artillery_officer": true}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.firer.artillery_officer",
             "fire.artillery_only",
         ),
@@ -1543,71 +1205,39 @@ fn fire_refusals_name_the_field() {
             "fire.weapon_range",
         ),
         (
-            inf(
-                json!({"arm": "infantry", "elan": 4, "moved": true}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "infantry", "elan": 4, "moved": true}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.firer.moved",
             "fire.moved",
         ),
         (
-            inf(
-                json!({"arm": "infantry", "elan": 4, "weapon": "musket"}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "infantry", "elan": 4, "weapon": "musket"}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.firer.weapon",
             "resolver.inputs",
         ),
         (
-            inf(
-                json!({"arm": "dragoons", "elan": 4}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "dragoons", "elan": 4}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.firer.arm",
             "resolver.inputs",
         ),
         (
-            inf(
-                json!({"arm": "infantry", "elan": 4, "morale": 3}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "infantry", "elan": 4, "morale": 3}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.firer",
             "resolver.inputs",
         ),
         (
-            inf(
-                json!({"arm": "infantry", "elan": -1}),
-                json!({"arm": "infantry"}),
-                "volley",
-            ),
+            inf(json!({"arm": "infantry", "elan": -1}), json!({"arm": "infantry"}), "volley"),
             "body.inputs.firer.elan",
             "resolver.inputs",
         ),
-        (
-            json!({"firer": {"arm": "infantry", "elan": 4}, "range": "volley"}),
-            "body.inputs",
-            "resolver.inputs",
-        ),
+        (json!({"firer": {"arm": "infantry", "elan": 4}, "range": "volley"}), "body.inputs", "resolver.inputs"),
     ];
     for (inputs, field, rule) in cases {
         let refusal = refused("fire", inputs.clone());
-        assert!(
-            refusal.field.starts_with(field) && refusal.rule == rule,
-            "{inputs}: {refusal:?}"
-        );
+        assert!(refusal.field.starts_with(field) && refusal.rule == rule, "{inputs}: {refusal:?}");
     }
     let mut overhead = infantry_fire(4);
     overhead["overhead"] = json!(true);
-    assert_refused(
-        "fire",
-        overhead,
-        "body.inputs.overhead",
-        "fire.artillery_only",
-    );
+    assert_refused("fire", overhead, "body.inputs.overhead", "fire.artillery_only");
 }
 
 #[test]
@@ -1696,108 +1326,46 @@ fn melee_refusals_name_the_field() {
     ];
     for (inputs, field, rule) in cases {
         let refusal = refused("melee", inputs.clone());
-        assert!(
-            refusal.field.starts_with(field) && refusal.rule == rule,
-            "{inputs}: {refusal:?}"
-        );
+        assert!(refusal.field.starts_with(field) && refusal.rule == rule, "{inputs}: {refusal:?}");
     }
 }
 
 #[test]
 fn command_refusals_name_the_field() {
     let cases = [
-        (
-            "activation",
-            json!({}),
-            "body.inputs.needs",
-            "activation.needs",
-        ),
-        (
-            "activation",
-            json!({"needs": 1}),
-            "body.inputs.needs",
-            "activation.needs",
-        ),
-        (
-            "activation",
-            json!({"needs": 7}),
-            "body.inputs.needs",
-            "activation.needs",
-        ),
+        ("activation", json!({}), "body.inputs.needs", "activation.needs"),
+        ("activation", json!({"needs": 1}), "body.inputs.needs", "activation.needs"),
+        ("activation", json!({"needs": 7}), "body.inputs.needs", "activation.needs"),
         (
             "activation",
             json!({"needs": 4, "immobile": true, "immobile_pips": 4}),
             "body.inputs.immobile_pips",
             "activation.immobile",
         ),
-        (
-            "activation",
-            json!({"needs": 4, "immobile_pips": 2}),
-            "body.inputs.immobile_pips",
-            "activation.immobile",
-        ),
-        (
-            "activation",
-            json!({"needs": 4, "intuitive": "yes"}),
-            "body.inputs.intuitive",
-            "resolver.inputs",
-        ),
-        (
-            "rally",
-            json!({"fatigue": 3, "activated": false}),
-            "body.inputs.activated",
-            "rally.activated",
-        ),
-        (
-            "rally",
-            json!({"fatigue": 3}),
-            "body.inputs",
-            "resolver.inputs",
-        ),
-        (
-            "rally",
-            json!({"fatigue": 1, "activated": true}),
-            "body.inputs.fatigue",
-            "rally.not_to_fresh",
-        ),
-        (
-            "rally",
-            json!({"fatigue": 0, "activated": true}),
-            "body.inputs.fatigue",
-            "rally.not_to_fresh",
-        ),
-        (
-            "rally",
-            json!({"fatigue": 13, "activated": true}),
-            "body.inputs.fatigue",
-            "rally.fatigue",
-        ),
+        ("activation", json!({"needs": 4, "immobile_pips": 2}), "body.inputs.immobile_pips", "activation.immobile"),
+        ("activation", json!({"needs": 4, "intuitive": "yes"}), "body.inputs.intuitive", "resolver.inputs"),
+        ("rally", json!({"fatigue": 3, "activated": false}), "body.inputs.activated", "rally.activated"),
+        ("rally", json!({"fatigue": 3}), "body.inputs", "resolver.inputs"),
+        ("rally", json!({"fatigue": 1, "activated": true}), "body.inputs.fatigue", "rally.not_to_fresh"),
+        ("rally", json!({"fatigue": 0, "activated": true}), "body.inputs.fatigue", "rally.not_to_fresh"),
+        ("rally", json!({"fatigue": 13, "activated": true}), "body.inputs.fatigue", "rally.fatigue"),
         (
             "rally",
             json!({"fatigue": 3, "activated": true, "enemy_within_2bw": true}),
             "body.inputs.enemy_within_2bw",
             "rally.enemy_near",
         ),
-        (
-            "commander_at_risk",
-            json!({"sharpshooter": true}),
-            "body.inputs",
-            "resolver.inputs",
-        ),
+        ("commander_at_risk", json!({"sharpshooter": true}), "body.inputs", "resolver.inputs"),
     ];
     for (action, inputs, field, rule) in cases {
         let refusal = refused(action, inputs.clone());
-        assert!(
-            refusal.field.starts_with(field) && refusal.rule == rule,
-            "{action} {inputs}: {refusal:?}"
-        );
+        assert!(refusal.field.starts_with(field) && refusal.rule == rule, "{action} {inputs}: {refusal:?}");
     }
 }
 
 #[test]
 fn an_unknown_action_is_refused() {
-    let refusal = resolver::resolve(&Chamberlain, "bombard", &json!({}), stream(0))
-        .expect_err("no such action");
+    let refusal = resolver::resolve(&Chamberlain, "bombard", &json!({}), stream(0)).expect_err("no such action");
     assert_eq!(refusal.field, "body.action");
 }
 
@@ -1810,23 +1378,12 @@ fn documented_stream() -> DiceStream {
 }
 
 fn example_of(action: &str) -> Value {
-    Chamberlain
-        .actions()
-        .into_iter()
-        .find(|a| a.name == action)
-        .map(|a| a.example)
-        .expect("the action exists")
+    Chamberlain.actions().into_iter().find(|a| a.name == action).map(|a| a.example).expect("the action exists")
 }
 
 #[test]
 fn the_documented_worked_examples() {
-    let fire = resolver::resolve(
-        &Chamberlain,
-        "fire",
-        &example_of("fire"),
-        documented_stream(),
-    )
-    .expect("resolves");
+    let fire = resolver::resolve(&Chamberlain, "fire", &example_of("fire"), documented_stream()).expect("resolves");
     let faces: Vec<u32> = fire.dice.iter().map(|d| d.value).collect();
     let bytes: Vec<u8> = fire.dice.iter().map(|d| d.byte).collect();
     assert_eq!(bytes, [192, 228, 245]);
@@ -1836,27 +1393,12 @@ fn the_documented_worked_examples() {
     assert_eq!(fire.result["hits"], 1);
     assert_eq!(fire.result["target_fatigue"], 1);
 
-    let melee = resolver::resolve(
-        &Chamberlain,
-        "melee",
-        &example_of("melee"),
-        documented_stream(),
-    )
-    .expect("resolves");
+    let melee = resolver::resolve(&Chamberlain, "melee", &example_of("melee"), documented_stream()).expect("resolves");
     let faces: Vec<u32> = melee.dice.iter().map(|d| d.value).collect();
     assert_eq!(faces, [1, 1, 6, 6, 6, 2, 2, 1, 1, 4]);
     let r = &melee.result;
-    assert_eq!(
-        (
-            r["attacker_pool"]["dice"].clone(),
-            r["defender_pool"]["dice"].clone()
-        ),
-        (json!(5), json!(5))
-    );
-    assert_eq!(
-        (r["defender_score"].clone(), r["attacker_score"].clone()),
-        (json!(3), json!(1))
-    );
+    assert_eq!((r["attacker_pool"]["dice"].clone(), r["defender_pool"]["dice"].clone()), (json!(5), json!(5)));
+    assert_eq!((r["defender_score"].clone(), r["attacker_score"].clone()), (json!(3), json!(1)));
     assert_eq!(r["outcome"], "defender_holds");
     assert_eq!(r["defender"]["fatigue_taken"], 1);
     assert_eq!(r["attacker"]["fatigue_taken"], 2);

@@ -9,12 +9,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::tables::{
-    melee_row_for, range_column, WeaponClass, WeaponRow, BATTLE_TIME_DIVISOR, BATTLE_TIME_FLOOR_OP,
-    DENSITY_BASE_MEN, DENSITY_CAP_PERCENT, DENSITY_MEN_PER_PERCENT, FLANK_MODIFIER_TO_ATTACKER,
-    FLANK_MODIFIER_TO_DEFENDER, FORTIFICATION_PER_LEVEL, MELEE_DIFFERENTIAL_DIVISOR,
-    MELEE_LOSS_DIE, MODE_MODIFIERS, RANDOM_MODIFIER_DIE, RANDOM_MODIFIER_OFFSET, RANGE_COLUMNS,
-    SMALL_ARMS_MEN_PER_ROW, TERRAIN_BRIDGE_FORD, TERRAIN_CLEAR, TERRAIN_CORNFIELD,
-    TERRAIN_HIGHER_ELEVATION, TERRAIN_MODIFIERS, TERRAIN_TOWN, TERRAIN_WOODS, WEAPONS,
+    melee_row_for, range_column, WeaponClass, WeaponRow, BATTLE_TIME_DIVISOR, BATTLE_TIME_FLOOR_OP, DENSITY_BASE_MEN,
+    DENSITY_CAP_PERCENT, DENSITY_MEN_PER_PERCENT, FLANK_MODIFIER_TO_ATTACKER, FLANK_MODIFIER_TO_DEFENDER,
+    FORTIFICATION_PER_LEVEL, MELEE_DIFFERENTIAL_DIVISOR, MELEE_LOSS_DIE, MODE_MODIFIERS, RANDOM_MODIFIER_DIE,
+    RANDOM_MODIFIER_OFFSET, RANGE_COLUMNS, SMALL_ARMS_MEN_PER_ROW, TERRAIN_BRIDGE_FORD, TERRAIN_CLEAR,
+    TERRAIN_CORNFIELD, TERRAIN_HIGHER_ELEVATION, TERRAIN_MODIFIERS, TERRAIN_TOWN, TERRAIN_WOODS, WEAPONS,
 };
 use super::{decimal, percent_check, refuse, seed_decimal};
 use crate::resolver::{Lookup, Resolved};
@@ -186,19 +185,12 @@ struct Factor {
 }
 
 fn factors_json(factors: &[Factor]) -> Value {
-    Value::Array(
-        factors
-            .iter()
-            .map(|f| json!({ "modifier": f.name, "value": decimal(f.hundredths) }))
-            .collect(),
-    )
+    Value::Array(factors.iter().map(|f| json!({ "modifier": f.name, "value": decimal(f.hundredths) })).collect())
 }
 
 /// `count × Π factors` as an exact fraction (numerator, denominator).
 fn product(count: u128, factors: &[Factor]) -> (u128, u128) {
-    factors.iter().fold((count, 1), |(num, den), f| {
-        (num * u128::from(f.hundredths), den * 100)
-    })
+    factors.iter().fold((count, 1), |(num, den), f| (num * u128::from(f.hundredths), den * 100))
 }
 
 /// A leader bonus given as a decimal (1.10), in hundredths.
@@ -208,9 +200,7 @@ fn leader_hundredths(field: &str, bonus: f64) -> Result<u32, Refusal> {
         return Err(refuse(
             field,
             "modifiers.leader_bonus",
-            format!(
-                "a leader bonus is a direct modifier from 0.50 to 2.00 in hundredths (1.10), not {bonus}"
-            ),
+            format!("a leader bonus is a direct modifier from 0.50 to 2.00 in hundredths (1.10), not {bonus}"),
         ));
     }
     Ok(hundredths as u32)
@@ -225,26 +215,15 @@ fn mode_factor(mode: Mode, melee: bool, lookups: &mut Vec<Lookup>) -> Factor {
         if melee { "MELEE" } else { "FIRE" },
         seed_decimal(value),
     ));
-    Factor {
-        name: "mode",
-        hundredths: value,
-    }
+    Factor { name: "mode", hundredths: value }
 }
 
 fn terrain_row_factor(row: usize, melee: bool, lookups: &mut Vec<Lookup>) -> Factor {
     let (name, fire, melee_mod) = TERRAIN_MODIFIERS[row];
     let value = if melee { melee_mod } else { fire };
-    let shown = if melee && row == TERRAIN_BRIDGE_FORD {
-        format!("{}*", seed_decimal(value))
-    } else {
-        seed_decimal(value)
-    };
-    lookups.push(Lookup::new(
-        TERRAIN_TABLE,
-        name,
-        if melee { "MELEE MOD." } else { "FIRE MOD." },
-        shown,
-    ));
+    let shown =
+        if melee && row == TERRAIN_BRIDGE_FORD { format!("{}*", seed_decimal(value)) } else { seed_decimal(value) };
+    lookups.push(Lookup::new(TERRAIN_TABLE, name, if melee { "MELEE MOD." } else { "FIRE MOD." }, shown));
     Factor {
         name: if row == TERRAIN_HIGHER_ELEVATION {
             "higher elevation"
@@ -258,16 +237,8 @@ fn terrain_row_factor(row: usize, melee: bool, lookups: &mut Vec<Lookup>) -> Fac
 }
 
 fn leader_factor(hundredths: u32, lookups: &mut Vec<Lookup>) -> Factor {
-    lookups.push(Lookup::new(
-        OTHER_TABLE,
-        "Leader Bonus",
-        "Direct Modifier",
-        decimal(hundredths),
-    ));
-    Factor {
-        name: "leader",
-        hundredths,
-    }
+    lookups.push(Lookup::new(OTHER_TABLE, "Leader Bonus", "Direct Modifier", decimal(hundredths)));
+    Factor { name: "leader", hundredths }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -320,8 +291,7 @@ const HIGHEST_FORTIFICATION_LEVEL: u32 = 9;
 pub fn density_hundredths(men_in_square: u32) -> u32 {
     let difference = i64::from(men_in_square) - i64::from(DENSITY_BASE_MEN);
     // Whole steps of 12 men, counted toward 650 (661 men is +0%, 662 is +1%).
-    let percent = (difference / i64::from(DENSITY_MEN_PER_PERCENT))
-        .clamp(-DENSITY_CAP_PERCENT, DENSITY_CAP_PERCENT);
+    let percent = (difference / i64::from(DENSITY_MEN_PER_PERCENT)).clamp(-DENSITY_CAP_PERCENT, DENSITY_CAP_PERCENT);
     (100 + percent) as u32
 }
 
@@ -345,10 +315,7 @@ fn validate_fire(input: &FireInput) -> Result<(u32, Option<u32>), Refusal> {
         return Err(refuse(
             other_field,
             "fire.strength",
-            format!(
-                "{} ({}) counts {count_field}, not {other_field}",
-                row.weapon_type, row.abbreviation
-            ),
+            format!("{} ({}) counts {count_field}, not {other_field}", row.weapon_type, row.abbreviation),
         ));
     }
     let count = match count {
@@ -364,19 +331,12 @@ fn validate_fire(input: &FireInput) -> Result<(u32, Option<u32>), Refusal> {
             return Err(refuse(
                 count_field,
                 "fire.strength",
-                format!(
-                    "{} ({}) needs the number of {count_field} firing",
-                    row.weapon_type, row.abbreviation
-                ),
+                format!("{} ({}) needs the number of {count_field} firing", row.weapon_type, row.abbreviation),
             ))
         }
     };
     if input.range == 0 {
-        return Err(refuse(
-            "range",
-            "fire.range",
-            "range is counted in squares from 1 (the adjacent square)",
-        ));
+        return Err(refuse("range", "fire.range", "range is counted in squares from 1 (the adjacent square)"));
     }
     let mode_ok = match row.class {
         WeaponClass::SmallArms => !input.firer_mode.is_artillery(),
@@ -384,29 +344,18 @@ fn validate_fire(input: &FireInput) -> Result<(u32, Option<u32>), Refusal> {
     };
     if !mode_ok {
         let detail = if input.firer_mode == Mode::Limbered {
-            "limbered artillery cannot fire (Operation Costs Table: Fire phase / LIMB. ART. is P)"
-                .to_owned()
+            "limbered artillery cannot fire (Operation Costs Table: Fire phase / LIMB. ART. is P)".to_owned()
         } else {
-            format!(
-                "a unit firing {} cannot be in {} mode",
-                row.abbreviation,
-                input.firer_mode.words()
-            )
+            format!("a unit firing {} cannot be in {} mode", row.abbreviation, input.firer_mode.words())
         };
         return Err(refuse("firer_mode", "fire.mode", detail));
     }
-    let leader = input
-        .leader_bonus
-        .map(|bonus| leader_hundredths("leader_bonus", bonus))
-        .transpose()?;
+    let leader = input.leader_bonus.map(|bonus| leader_hundredths("leader_bonus", bonus)).transpose()?;
     if !(1..=MOST_FIRERS).contains(&input.men_in_target_square) {
         return Err(refuse(
             "men_in_target_square",
             "fire.density",
-            format!(
-                "the defender's square holds 1 to {MOST_FIRERS} men, not {}",
-                input.men_in_target_square
-            ),
+            format!("the defender's square holds 1 to {MOST_FIRERS} men, not {}", input.men_in_target_square),
         ));
     }
     if input.operation_points_remaining > MOST_OPERATION_POINTS {
@@ -445,17 +394,9 @@ pub fn fire(input: FireInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
         table_value,
     )];
 
-    let mut factors = vec![terrain_row_factor(
-        input.target_terrain.row(),
-        false,
-        &mut lookups,
-    )];
+    let mut factors = vec![terrain_row_factor(input.target_terrain.row(), false, &mut lookups)];
     if input.target_higher_elevation {
-        factors.push(terrain_row_factor(
-            TERRAIN_HIGHER_ELEVATION,
-            false,
-            &mut lookups,
-        ));
+        factors.push(terrain_row_factor(TERRAIN_HIGHER_ELEVATION, false, &mut lookups));
     }
     factors.push(mode_factor(input.firer_mode, false, &mut lookups));
     if let Some(leader) = leader {
@@ -468,10 +409,7 @@ pub fn fire(input: FireInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
             "modifier",
             seed_decimal(FLANK_MODIFIER_TO_ATTACKER),
         ));
-        factors.push(Factor {
-            name: "flank",
-            hundredths: FLANK_MODIFIER_TO_ATTACKER,
-        });
+        factors.push(Factor { name: "flank", hundredths: FLANK_MODIFIER_TO_ATTACKER });
     }
     let density = density_hundredths(input.men_in_target_square);
     lookups.push(Lookup::new(
@@ -480,25 +418,11 @@ pub fn fire(input: FireInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
         format!("{} men in the square", input.men_in_target_square),
         decimal(density),
     ));
-    factors.push(Factor {
-        name: "density",
-        hundredths: density,
-    });
-    let face = dice.roll(
-        RANDOM_MODIFIER_DIE,
-        "random modifier (d101: 0.49 + face/100)",
-    );
+    factors.push(Factor { name: "density", hundredths: density });
+    let face = dice.roll(RANDOM_MODIFIER_DIE, "random modifier (d101: 0.49 + face/100)");
     let random = RANDOM_MODIFIER_OFFSET + face;
-    lookups.push(Lookup::new(
-        OTHER_TABLE,
-        "Random Modifier",
-        format!("d101 showed {face}"),
-        decimal(random),
-    ));
-    factors.push(Factor {
-        name: "random",
-        hundredths: random,
-    });
+    lookups.push(Lookup::new(OTHER_TABLE, "Random Modifier", format!("d101 showed {face}"), decimal(random)));
+    factors.push(Factor { name: "random", hundredths: random });
     let battle_time = battle_time_hundredths(input.operation_points_remaining);
     lookups.push(Lookup::new(
         OTHER_TABLE,
@@ -506,18 +430,11 @@ pub fn fire(input: FireInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
         format!(
             "{} OP remaining{}",
             input.operation_points_remaining,
-            if input.operation_points_remaining < BATTLE_TIME_FLOOR_OP {
-                " (counted as 5)"
-            } else {
-                ""
-            }
+            if input.operation_points_remaining < BATTLE_TIME_FLOOR_OP { " (counted as 5)" } else { "" }
         ),
         decimal(battle_time),
     ));
-    factors.push(Factor {
-        name: "battle time",
-        hundredths: battle_time,
-    });
+    factors.push(Factor { name: "battle time", hundredths: battle_time });
     if input.target_fortification_level > 0 {
         let fortification = fortification_hundredths(input.target_fortification_level);
         lookups.push(Lookup::new(
@@ -526,17 +443,11 @@ pub fn fire(input: FireInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
             format!("level {}", input.target_fortification_level),
             decimal(fortification),
         ));
-        factors.push(Factor {
-            name: "fortification",
-            hundredths: fortification,
-        });
+        factors.push(Factor { name: "fortification", hundredths: fortification });
     }
 
     let (per, unit) = match row.class {
-        WeaponClass::SmallArms => (
-            u128::from(SMALL_ARMS_MEN_PER_ROW),
-            if count == 1 { "man" } else { "men" },
-        ),
+        WeaponClass::SmallArms => (u128::from(SMALL_ARMS_MEN_PER_ROW), if count == 1 { "man" } else { "men" }),
         WeaponClass::Artillery => (1, if count == 1 { "gun" } else { "guns" }),
     };
     let (numerator, denominator) = product(u128::from(table_value) * u128::from(count), &factors);
@@ -612,15 +523,10 @@ fn validate_unit(side: &str, unit: &MeleeUnit) -> Result<Option<u32>, Refusal> {
         return Err(refuse(
             &format!("{side}.men"),
             "melee.strength",
-            format!(
-                "a unit in melee has 1 to {MOST_FIRERS} men, not {}",
-                unit.men
-            ),
+            format!("a unit in melee has 1 to {MOST_FIRERS} men, not {}", unit.men),
         ));
     }
-    unit.leader_bonus
-        .map(|bonus| leader_hundredths(&format!("{side}.leader_bonus"), bonus))
-        .transpose()
+    unit.leader_bonus.map(|bonus| leader_hundredths(&format!("{side}.leader_bonus"), bonus)).transpose()
 }
 
 /// Modified strength as an exact fraction, and the factors behind it.
@@ -633,11 +539,7 @@ struct Strength {
 impl Strength {
     fn new(men: u32, factors: Vec<Factor>) -> Self {
         let (numerator, denominator) = product(u128::from(men), &factors);
-        Self {
-            factors,
-            numerator,
-            denominator,
-        }
+        Self { factors, numerator, denominator }
     }
 
     fn value(&self) -> f64 {
@@ -685,23 +587,12 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
             "MELEE MOD.",
             "1.00 (the .80* is for an attacker on a bridge/ford)",
         ));
-        attacker_factors.push(Factor {
-            name: "terrain",
-            hundredths: 100,
-        });
+        attacker_factors.push(Factor { name: "terrain", hundredths: 100 });
     } else {
-        attacker_factors.push(terrain_row_factor(
-            input.defender_terrain.row(),
-            true,
-            &mut lookups,
-        ));
+        attacker_factors.push(terrain_row_factor(input.defender_terrain.row(), true, &mut lookups));
     }
     if input.defender_higher_elevation {
-        attacker_factors.push(terrain_row_factor(
-            TERRAIN_HIGHER_ELEVATION,
-            true,
-            &mut lookups,
-        ));
+        attacker_factors.push(terrain_row_factor(TERRAIN_HIGHER_ELEVATION, true, &mut lookups));
     }
     if input.attacker_on_bridge_or_ford {
         attacker_factors.push(terrain_row_factor(TERRAIN_BRIDGE_FORD, true, &mut lookups));
@@ -713,10 +604,7 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
             "modifier",
             seed_decimal(FLANK_MODIFIER_TO_ATTACKER),
         ));
-        attacker_factors.push(Factor {
-            name: "flank",
-            hundredths: FLANK_MODIFIER_TO_ATTACKER,
-        });
+        attacker_factors.push(Factor { name: "flank", hundredths: FLANK_MODIFIER_TO_ATTACKER });
     }
     let mut defender_factors = vec![mode_factor(input.defender.mode, true, &mut lookups)];
     if let Some(leader) = defender_leader {
@@ -729,30 +617,15 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
             "modifier",
             seed_decimal(FLANK_MODIFIER_TO_DEFENDER),
         ));
-        defender_factors.push(Factor {
-            name: "flank",
-            hundredths: FLANK_MODIFIER_TO_DEFENDER,
-        });
+        defender_factors.push(Factor { name: "flank", hundredths: FLANK_MODIFIER_TO_DEFENDER });
     }
     let attacker = Strength::new(input.attacker.men, attacker_factors);
     let defender = Strength::new(input.defender.men, defender_factors);
-    let differential = melee_differential_of(
-        (attacker.numerator, attacker.denominator),
-        (defender.numerator, defender.denominator),
-    );
+    let differential =
+        melee_differential_of((attacker.numerator, attacker.denominator), (defender.numerator, defender.denominator));
     let row = melee_row_for(differential);
-    lookups.push(Lookup::new(
-        MELEE_TABLE,
-        row.differential,
-        "ATT. LOSSES",
-        row.attacker_losses_text(),
-    ));
-    lookups.push(Lookup::new(
-        MELEE_TABLE,
-        row.differential,
-        "DEF. LOSSES",
-        row.defender_losses_text(),
-    ));
+    lookups.push(Lookup::new(MELEE_TABLE, row.differential, "ATT. LOSSES", row.attacker_losses_text()));
+    lookups.push(Lookup::new(MELEE_TABLE, row.differential, "DEF. LOSSES", row.defender_losses_text()));
 
     let attacker_die = dice.roll(MELEE_LOSS_DIE, "attacker's losses, random of 25 (d25)");
     let defender_die = dice.roll(MELEE_LOSS_DIE, "defender's losses, random of 25 (d25)");
@@ -773,10 +646,7 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
     let (defender_roll, defender_retreats) = percent_check(
         dice,
         row.defender_retreat_percent,
-        &format!(
-            "defender's retreat, {}% (d100)",
-            row.defender_retreat_percent
-        ),
+        &format!("defender's retreat, {}% (d100)", row.defender_retreat_percent),
     );
     let either_routed = input.attacker.mode == Mode::Routed || input.defender.mode == Mode::Routed;
     let attacker_check = if defender_retreats && !either_routed {
@@ -791,10 +661,7 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
         Some(percent_check(
             dice,
             row.attacker_retreat_percent,
-            &format!(
-                "attacker's retreat, {}% (d100)",
-                row.attacker_retreat_percent
-            ),
+            &format!("attacker's retreat, {}% (d100)", row.attacker_retreat_percent),
         ))
     };
     let attacker_retreats = attacker_check.is_some_and(|(_, retreats)| retreats);

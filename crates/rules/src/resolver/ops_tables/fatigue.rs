@@ -6,8 +6,7 @@ use serde_json::json;
 
 use super::refuse;
 use super::tables::{
-    FATIGUE_FULL_GAIN_UP_TO_MEN, FATIGUE_GAIN, FATIGUE_MEN_PER_CASUALTY_STEP,
-    FATIGUE_REDUCTION_STOPS_AT_MEN,
+    FATIGUE_FULL_GAIN_UP_TO_MEN, FATIGUE_GAIN, FATIGUE_MEN_PER_CASUALTY_STEP, FATIGUE_REDUCTION_STOPS_AT_MEN,
 };
 use crate::resolver::{Lookup, Resolved};
 use crate::Refusal;
@@ -75,11 +74,7 @@ pub fn fatigue_gain(input: FatigueGainInput) -> Result<Resolved, Refusal> {
         (_, men) => men,
     };
     if men == Some(0) {
-        return Err(refuse(
-            "unit_men",
-            "fatigue.unit_men",
-            "a unit has at least 1 man",
-        ));
+        return Err(refuse("unit_men", "fatigue.unit_men", "a unit has at least 1 man"));
     }
 
     let counts = [
@@ -113,9 +108,8 @@ pub fn fatigue_gain(input: FatigueGainInput) -> Result<Resolved, Refusal> {
             let men = men.unwrap_or_default();
             let fatigue = casualty_fatigue(input.casualties, men);
             lookups.push(Lookup::new(TABLE, *action, "FATIGUE GAIN", gain));
-            let per =
-                f64::from(men.clamp(FATIGUE_FULL_GAIN_UP_TO_MEN, FATIGUE_REDUCTION_STOPS_AT_MEN))
-                    / f64::from(FATIGUE_MEN_PER_CASUALTY_STEP);
+            let per = f64::from(men.clamp(FATIGUE_FULL_GAIN_UP_TO_MEN, FATIGUE_REDUCTION_STOPS_AT_MEN))
+                / f64::from(FATIGUE_MEN_PER_CASUALTY_STEP);
             lookups.push(Lookup::new(
                 TABLE,
                 "NOTE: units over 600 men",
@@ -123,10 +117,7 @@ pub fn fatigue_gain(input: FatigueGainInput) -> Result<Resolved, Refusal> {
                 format!("1 per {per} men lost"),
             ));
             parts.push(json!({ "for": action, "count": input.casualties, "fatigue": fatigue, "men_per_point": per }));
-            said.push(format!(
-                "{fatigue} for {} {} (1 per {per} men lost)",
-                input.casualties, words[index]
-            ));
+            said.push(format!("{fatigue} for {} {} (1 per {per} men lost)", input.casualties, words[index]));
             fatigue
         } else {
             if count == 0 {

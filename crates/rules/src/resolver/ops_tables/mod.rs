@@ -104,12 +104,7 @@ impl Ruleset for OpsTables {
         ]
     }
 
-    fn resolve(
-        &self,
-        action: &str,
-        inputs: &Value,
-        dice: &mut DiceStream,
-    ) -> Result<Resolved, Refusal> {
+    fn resolve(&self, action: &str, inputs: &Value, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
         match action {
             "operation_cost" => operations::operation_cost(parse_inputs(inputs)?),
             "ammo_resupply" => resupply::ammo_resupply(parse_inputs(inputs)?, dice),

@@ -6,8 +6,7 @@ use serde_json::json;
 
 use super::refuse;
 use super::tables::{
-    Cost, CostRow, CAVALRY_ARTILLERY_MODE_CHANGE, OPERATION_COSTS, ROAD_BONUS_HIGHER_ELEVATION,
-    UNIT_COLUMNS,
+    Cost, CostRow, CAVALRY_ARTILLERY_MODE_CHANGE, OPERATION_COSTS, ROAD_BONUS_HIGHER_ELEVATION, UNIT_COLUMNS,
 };
 use crate::resolver::{Lookup, Resolved};
 use crate::Refusal;
@@ -61,10 +60,7 @@ impl UnitType {
     }
 
     fn is_artillery(self) -> bool {
-        matches!(
-            self,
-            UnitType::LimberedArtillery | UnitType::UnlimberedArtillery
-        )
+        matches!(self, UnitType::LimberedArtillery | UnitType::UnlimberedArtillery)
     }
 
     fn words(self) -> &'static str {
@@ -151,10 +147,7 @@ fn cell(row: CostRow, unit: UnitType) -> (Cost, Lookup) {
     let (row_name, cells) = OPERATION_COSTS[row as usize];
     let column = unit.column();
     let cost = cells[column];
-    (
-        cost,
-        Lookup::new(TABLE, row_name, UNIT_COLUMNS[column], cost),
-    )
+    (cost, Lookup::new(TABLE, row_name, UNIT_COLUMNS[column], cost))
 }
 
 fn prohibited(field: &str, row: CostRow, unit: UnitType) -> Refusal {
@@ -162,10 +155,7 @@ fn prohibited(field: &str, row: CostRow, unit: UnitType) -> Refusal {
     refuse(
         field,
         "operation_costs.prohibited",
-        format!(
-            "the Operation Costs Table reads P (prohibited) for {row_name} / {}",
-            UNIT_COLUMNS[unit.column()]
-        ),
+        format!("the Operation Costs Table reads P (prohibited) for {row_name} / {}", UNIT_COLUMNS[unit.column()]),
     )
 }
 
@@ -175,10 +165,7 @@ pub fn operation_cost(input: OperationCostInput) -> Result<Resolved, Refusal> {
         return Err(refuse(
             "cavalry_artillery",
             "operation_costs.cavalry_artillery",
-            format!(
-                "only artillery can be cavalry artillery, not {}",
-                input.unit.words().to_lowercase()
-            ),
+            format!("only artillery can be cavalry artillery, not {}", input.unit.words().to_lowercase()),
         ));
     }
     let Some((row, action)) = action_row(input.operation) else {
@@ -219,12 +206,7 @@ pub fn operation_cost(input: OperationCostInput) -> Result<Resolved, Refusal> {
         }
     };
     let points = if row == CostRow::ChangeMode && input.cavalry_artillery {
-        lookups.push(Lookup::new(
-            TABLE,
-            "Note (5)",
-            "CAV ART",
-            CAVALRY_ARTILLERY_MODE_CHANGE,
-        ));
+        lookups.push(Lookup::new(TABLE, "Note (5)", "CAV ART", CAVALRY_ARTILLERY_MODE_CHANGE));
         CAVALRY_ARTILLERY_MODE_CHANGE
     } else {
         points
@@ -233,11 +215,7 @@ pub fn operation_cost(input: OperationCostInput) -> Result<Resolved, Refusal> {
     if row == CostRow::MeleeAttack {
         notes.push("A unit must fire at the square it is to melee.");
     }
-    let who = if input.cavalry_artillery {
-        "Cavalry artillery"
-    } else {
-        input.unit.words()
-    };
+    let who = if input.cavalry_artillery { "Cavalry artillery" } else { input.unit.words() };
     Ok(Resolved {
         headline: format!("{who} {action}: {points} operation point{}", plural(points)),
         lookups,
@@ -334,11 +312,7 @@ fn enter_square(input: &OperationCostInput) -> Result<Resolved, Refusal> {
         let (cost, lookup) = cell(CostRow::EnterHigherElevation, unit);
         lookups.push(lookup);
         let Cost::Plus(surcharge) = cost else {
-            return Err(prohibited(
-                "higher_elevation",
-                CostRow::EnterHigherElevation,
-                unit,
-            ));
+            return Err(prohibited("higher_elevation", CostRow::EnterHigherElevation, unit));
         };
         if road_bonus {
             // "Units using the road bonus pay only 1 operation point to enter a higher
@@ -369,10 +343,7 @@ fn enter_square(input: &OperationCostInput) -> Result<Resolved, Refusal> {
         total += surcharge;
     }
 
-    let terrain_words = OPERATION_COSTS[terrain.row() as usize]
-        .0
-        .trim_end_matches(" (1)")
-        .to_lowercase();
+    let terrain_words = OPERATION_COSTS[terrain.row() as usize].0.trim_end_matches(" (1)").to_lowercase();
     let mut how = Vec::new();
     if diagonal {
         how.push("diagonally".to_owned());
@@ -388,16 +359,8 @@ fn enter_square(input: &OperationCostInput) -> Result<Resolved, Refusal> {
         ZocMove::EnterOrLeave => how.push("entering or leaving an enemy ZOC".to_owned()),
         ZocMove::ZocToZoc => how.push("from one enemy ZOC to another".to_owned()),
     }
-    let how = if how.is_empty() {
-        String::new()
-    } else {
-        format!(" {}", how.join(", "))
-    };
-    let sum = parts
-        .iter()
-        .map(|(_, p)| p.to_string())
-        .collect::<Vec<_>>()
-        .join(" + ");
+    let how = if how.is_empty() { String::new() } else { format!(" {}", how.join(", ")) };
+    let sum = parts.iter().map(|(_, p)| p.to_string()).collect::<Vec<_>>().join(" + ");
     Ok(Resolved {
         headline: format!(
             "{} entering {terrain_words}{how}: {total} operation point{} ({sum})",

@@ -4,9 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::tables::{
-    Eligibility, ELIGIBILITY, FLAT_ELIGIBILITY_PERCENT, RESUPPLY, RESUPPLY_COLUMNS,
-};
+use super::tables::{Eligibility, ELIGIBILITY, FLAT_ELIGIBILITY_PERCENT, RESUPPLY, RESUPPLY_COLUMNS};
 use super::{percent_check, refuse};
 use crate::resolver::{Lookup, Resolved};
 use crate::{DiceStream, Refusal};
@@ -89,11 +87,7 @@ impl AmmoResupplyInput {
 /// Resolves `ammo_resupply`.
 pub fn ammo_resupply(input: AmmoResupplyInput, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
     if input.evans_brigade && input.side == Side::Union {
-        return Err(refuse(
-            "evans_brigade",
-            "ammo_resupply.evans_brigade",
-            "Evans' Brigade is Confederate",
-        ));
+        return Err(refuse("evans_brigade", "ammo_resupply.evans_brigade", "Evans' Brigade is Confederate"));
     }
     let flat = input.flat_eligibility();
     let range = match (flat, input.range_to_division_leader) {
@@ -127,17 +121,8 @@ pub fn ammo_resupply(input: AmmoResupplyInput, dice: &mut DiceStream) -> Result<
             let range = range.unwrap_or_default();
             // Range 7 reads "Auto - No Resupply"; a division leader further away is no nearer.
             let (row, cell) = ELIGIBILITY[usize::try_from(range).unwrap_or(7).min(7)];
-            let row = if range > 7 {
-                format!("{row} (range {range})")
-            } else {
-                row.to_string()
-            };
-            lookups.push(Lookup::new(
-                ELIGIBILITY_TABLE,
-                row,
-                "PERCENT CHANCE OF GOING TO RESUPPLY TABLE",
-                cell,
-            ));
+            let row = if range > 7 { format!("{row} (range {range})") } else { row.to_string() };
+            lookups.push(Lookup::new(ELIGIBILITY_TABLE, row, "PERCENT CHANCE OF GOING TO RESUPPLY TABLE", cell));
             cell
         }
     };
@@ -145,10 +130,8 @@ pub fn ammo_resupply(input: AmmoResupplyInput, dice: &mut DiceStream) -> Result<
         Eligibility::AutoResupply => None,
         Eligibility::AutoNoResupply => Some(false),
         Eligibility::Percent(percent) => {
-            let (roll, eligible) =
-                percent_check(dice, percent, &format!("eligibility, {percent}% (d100)"));
-            eligibility_roll =
-                Some(json!({ "percent": percent, "roll": roll, "eligible": eligible }));
+            let (roll, eligible) = percent_check(dice, percent, &format!("eligibility, {percent}% (d100)"));
+            eligibility_roll = Some(json!({ "percent": percent, "roll": roll, "eligible": eligible }));
             Some(eligible)
         }
     };
@@ -167,22 +150,11 @@ pub fn ammo_resupply(input: AmmoResupplyInput, dice: &mut DiceStream) -> Result<
                 Side::Confederate => 1,
             };
             let cell = cells[column];
-            lookups.push(Lookup::new(
-                RESUPPLY_TABLE,
-                row_name,
-                RESUPPLY_COLUMNS[column],
-                cell,
-            ));
-            let percent = if input.mid_turn {
-                cell.mid_turn
-            } else {
-                cell.full
-            };
+            lookups.push(Lookup::new(RESUPPLY_TABLE, row_name, RESUPPLY_COLUMNS[column], cell));
+            let percent = if input.mid_turn { cell.mid_turn } else { cell.full };
             let when = if input.mid_turn { "mid turn " } else { "" };
-            let (roll, resupplied) =
-                percent_check(dice, percent, &format!("resupply, {when}{percent}% (d100)"));
-            resupply_roll =
-                Some(json!({ "percent": percent, "roll": roll, "resupplied": resupplied }));
+            let (roll, resupplied) = percent_check(dice, percent, &format!("resupply, {when}{percent}% (d100)"));
+            resupply_roll = Some(json!({ "percent": percent, "roll": roll, "resupplied": resupplied }));
             resupplied
         }
     };
@@ -198,17 +170,10 @@ pub fn ammo_resupply(input: AmmoResupplyInput, dice: &mut DiceStream) -> Result<
         (_, None, _) => String::new(),
     };
     let range_words = match (flat, range) {
-        (None, Some(range)) => format!(
-            " {range} square{} from its division leader",
-            if range == 1 { "" } else { "s" }
-        ),
+        (None, Some(range)) => format!(" {range} square{} from its division leader", if range == 1 { "" } else { "s" }),
         _ => String::new(),
     };
-    let outcome = if resupplied {
-        "RESUPPLIED"
-    } else {
-        "not resupplied"
-    };
+    let outcome = if resupplied { "RESUPPLIED" } else { "not resupplied" };
     Ok(Resolved {
         headline: format!("{unit}{range_words}: {outcome} — {how}"),
         lookups,

@@ -71,49 +71,20 @@ pub const OPERATION_COSTS: [(&str, [Cost; 4]); 18] = [
     ("Clear", [Move(2, 3), Move(1, 2), Move(2, 3), Prohibited]),
     ("Town", [Move(6, 9), Move(3, 5), Move(3, 5), Prohibited]),
     ("Woods", [Move(5, 7), Move(2, 3), Move(2, 3), Prohibited]),
-    (
-        "Cornfield",
-        [Move(3, 5), Move(2, 3), Move(2, 3), Prohibited],
-    ),
+    ("Cornfield", [Move(3, 5), Move(2, 3), Move(2, 3), Prohibited]),
     ("River", [Prohibited, Prohibited, Prohibited, Prohibited]),
     ("Stream", [Prohibited, Prohibited, Prohibited, Prohibited]),
     ("Ford", [Move(4, 6), Move(1, 2), Move(3, 5), Prohibited]),
-    (
-        "Bridge (1)",
-        [Move(2, 3), Move(1, 2), Move(2, 3), Prohibited],
-    ),
-    (
-        "Road bonus (2)",
-        [
-            OrthogonalOnly(1),
-            OrthogonalOnly(1),
-            OrthogonalOnly(1),
-            Prohibited,
-        ],
-    ),
-    (
-        "Enter higher elevation (3)",
-        [Plus(2), Plus(1), Plus(3), Prohibited],
-    ),
-    (
-        "Enter or leave enemy ZOC",
-        [Plus(2), Plus(1), Plus(3), Prohibited],
-    ),
-    (
-        "Move ZOC to ZOC",
-        [Plus(8), Plus(5), Prohibited, Prohibited],
-    ),
+    ("Bridge (1)", [Move(2, 3), Move(1, 2), Move(2, 3), Prohibited]),
+    ("Road bonus (2)", [OrthogonalOnly(1), OrthogonalOnly(1), OrthogonalOnly(1), Prohibited]),
+    ("Enter higher elevation (3)", [Plus(2), Plus(1), Plus(3), Prohibited]),
+    ("Enter or leave enemy ZOC", [Plus(2), Plus(1), Plus(3), Prohibited]),
+    ("Move ZOC to ZOC", [Plus(8), Plus(5), Prohibited, Prohibited]),
     ("Change mode (5)", [Flat(2), Flat(2), Flat(4), Flat(4)]),
-    (
-        "Unlimber in ZOC",
-        [NotApplicable, NotApplicable, Flat(8), NotApplicable],
-    ),
+    ("Unlimber in ZOC", [NotApplicable, NotApplicable, Flat(8), NotApplicable]),
     ("Fortify", [Flat(12), Prohibited, Prohibited, Prohibited]),
     ("Fire phase", [Flat(2), Flat(2), Prohibited, Flat(4)]),
-    (
-        "Melee: Att. (4)",
-        [Flat(2), Flat(2), Prohibited, Prohibited],
-    ),
+    ("Melee: Att. (4)", [Flat(2), Flat(2), Prohibited, Prohibited]),
     ("Melee: Def.", [Flat(1), Flat(1), Flat(2), Flat(2)]),
 ];
 
@@ -243,8 +214,7 @@ pub const MELEE_CRT: [MeleeRow; 5] = [
 
 impl MeleeRow {
     pub fn holds(&self, differential: i64) -> bool {
-        self.lowest.is_none_or(|low| differential >= low)
-            && self.highest.is_none_or(|high| differential <= high)
+        self.lowest.is_none_or(|low| differential >= low) && self.highest.is_none_or(|high| differential <= high)
     }
 
     /// The "ATT. LOSSES" cell as printed.
@@ -268,14 +238,11 @@ fn loss_text(random: &str, addition: u32) -> String {
 
 /// The row holding `differential` (the rows cover every integer).
 pub fn melee_row_for(differential: i64) -> &'static MeleeRow {
-    MELEE_CRT
-        .iter()
-        .find(|row| row.holds(differential))
-        .unwrap_or(if differential < 0 {
-            &MELEE_CRT[0]
-        } else {
-            &MELEE_CRT[4]
-        })
+    MELEE_CRT.iter().find(|row| row.holds(differential)).unwrap_or(if differential < 0 {
+        &MELEE_CRT[0]
+    } else {
+        &MELEE_CRT[4]
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -314,30 +281,12 @@ pub struct WeaponRow {
     pub casualties: [u32; 7],
 }
 
-const fn small_arms(
-    weapon_type: &'static str,
-    abbreviation: &'static str,
-    casualties: [u32; 7],
-) -> WeaponRow {
-    WeaponRow {
-        weapon_type,
-        abbreviation,
-        class: WeaponClass::SmallArms,
-        casualties,
-    }
+const fn small_arms(weapon_type: &'static str, abbreviation: &'static str, casualties: [u32; 7]) -> WeaponRow {
+    WeaponRow { weapon_type, abbreviation, class: WeaponClass::SmallArms, casualties }
 }
 
-const fn gun(
-    weapon_type: &'static str,
-    abbreviation: &'static str,
-    casualties: [u32; 7],
-) -> WeaponRow {
-    WeaponRow {
-        weapon_type,
-        abbreviation,
-        class: WeaponClass::Artillery,
-        casualties,
-    }
+const fn gun(weapon_type: &'static str, abbreviation: &'static str, casualties: [u32; 7]) -> WeaponRow {
+    WeaponRow { weapon_type, abbreviation, class: WeaponClass::Artillery, casualties }
 }
 
 /// "WEAPON/RANGE CASUALTY TABLE", range in squares 1, 2, 3, 4-6, 7-10, 11-15, (beyond).

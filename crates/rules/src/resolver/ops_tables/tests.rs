@@ -3,9 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::combat::{
-    battle_time_hundredths, density_hundredths, fortification_hundredths, melee_differential_of,
-};
+use super::combat::{battle_time_hundredths, density_hundredths, fortification_hundredths, melee_differential_of};
 use super::fatigue::casualty_fatigue;
 use super::tables::*;
 use super::{seed_decimal, OpsTables, Weapon};
@@ -30,21 +28,11 @@ fn seed_section(name: &str, header_rows: usize) -> Vec<Vec<&'static str>> {
 fn seed_header(name: &str) -> Vec<&'static str> {
     let marker = format!("== {name}\n");
     let start = SEED_TABLES.find(&marker).expect("section exists") + marker.len();
-    SEED_TABLES[start..]
-        .lines()
-        .next()
-        .expect("header")
-        .split('\t')
-        .collect()
+    SEED_TABLES[start..].lines().next().expect("header").split('\t').collect()
 }
 
 fn run(action: &str, inputs: Value, text: &str) -> Result<Resolution, Refusal> {
-    resolver::resolve(
-        &OpsTables,
-        action,
-        &inputs,
-        DiceStream::from_text(text.to_owned()),
-    )
+    resolver::resolve(&OpsTables, action, &inputs, DiceStream::from_text(text.to_owned()))
 }
 
 fn ok(action: &str, inputs: Value) -> Resolution {
@@ -54,9 +42,7 @@ fn ok(action: &str, inputs: Value) -> Resolution {
 /// Refuses, and before any die is rolled.
 fn refused(action: &str, inputs: Value) -> Refusal {
     let mut dice = DiceStream::from_text("ops-tables/refusal".to_owned());
-    let refusal = OpsTables
-        .resolve(action, &inputs, &mut dice)
-        .expect_err("refused");
+    let refusal = OpsTables.resolve(action, &inputs, &mut dice).expect_err("refused");
     assert!(dice.rolls().is_empty(), "a refusal must not depend on dice");
     refusal
 }
@@ -74,9 +60,7 @@ fn stream_where(faces: &[u32], wanted: impl Fn(&[u32]) -> bool) -> String {
 }
 
 fn points(resolution: &Resolution) -> u64 {
-    resolution.result["operation_points"]
-        .as_u64()
-        .expect("operation points")
+    resolution.result["operation_points"].as_u64().expect("operation points")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -187,10 +171,7 @@ fn melee_rows_cover_every_differential_exactly_once() {
 fn weapon_range_table_matches_the_seed_cell_by_cell() {
     let header = &seed_section("WEAPONS", 1)[0];
     assert_eq!(header[2..8], RANGE_COLUMNS[..6]);
-    assert_eq!(
-        header[8], "",
-        "the seventh range heading is blank in the seed"
-    );
+    assert_eq!(header[8], "", "the seventh range heading is blank in the seed");
     let rows = seed_section("WEAPONS", 2);
     assert_eq!(rows.len(), WEAPONS.len());
     for (seed_row, weapon) in rows.iter().zip(WEAPONS) {
@@ -201,11 +182,7 @@ fn weapon_range_table_matches_the_seed_cell_by_cell() {
     }
     // The first ten rows are small arms, the last seven guns (the seed's blank line).
     for (index, weapon) in WEAPONS.iter().enumerate() {
-        let class = if index < 10 {
-            WeaponClass::SmallArms
-        } else {
-            WeaponClass::Artillery
-        };
+        let class = if index < 10 { WeaponClass::SmallArms } else { WeaponClass::Artillery };
         assert_eq!(weapon.class, class, "{}", weapon.abbreviation);
     }
 }
@@ -254,15 +231,8 @@ fn terrain_modifiers_match_the_seed_cell_by_cell() {
     let rows = seed_section("TERRAIN MODIFIERS", 1);
     assert_eq!(rows.len(), TERRAIN_MODIFIERS.len());
     for (seed_row, (terrain, fire, melee)) in rows.iter().zip(TERRAIN_MODIFIERS) {
-        let melee = if terrain == "Bridge/Ford" {
-            format!("{}*", seed_decimal(melee))
-        } else {
-            seed_decimal(melee)
-        };
-        assert_eq!(
-            seed_row[..],
-            [terrain.to_owned(), seed_decimal(fire), melee]
-        );
+        let melee = if terrain == "Bridge/Ford" { format!("{}*", seed_decimal(melee)) } else { seed_decimal(melee) };
+        assert_eq!(seed_row[..], [terrain.to_owned(), seed_decimal(fire), melee]);
     }
     for (index, name) in [
         (TERRAIN_CLEAR, "Clear"),
@@ -281,15 +251,7 @@ fn mode_modifiers_match_the_seed_cell_by_cell() {
     let rows = seed_section("MODE MODIFIERS", 1);
     assert_eq!(rows.len(), MODE_MODIFIERS.len());
     for (seed_row, (mode, unit_type, fire, melee)) in rows.iter().zip(MODE_MODIFIERS) {
-        assert_eq!(
-            seed_row[..],
-            [
-                mode.to_owned(),
-                unit_type.to_owned(),
-                seed_decimal(fire),
-                seed_decimal(melee)
-            ]
-        );
+        assert_eq!(seed_row[..], [mode.to_owned(), unit_type.to_owned(), seed_decimal(fire), seed_decimal(melee)]);
     }
 }
 
@@ -297,14 +259,7 @@ fn mode_modifiers_match_the_seed_cell_by_cell() {
 fn other_modifiers_are_the_seeds_numbers() {
     assert_eq!(FLANK_MODIFIER_TO_ATTACKER, 150);
     assert_eq!(FLANK_MODIFIER_TO_DEFENDER, 50);
-    assert_eq!(
-        (
-            DENSITY_BASE_MEN,
-            DENSITY_MEN_PER_PERCENT,
-            DENSITY_CAP_PERCENT
-        ),
-        (650, 12, 25)
-    );
+    assert_eq!((DENSITY_BASE_MEN, DENSITY_MEN_PER_PERCENT, DENSITY_CAP_PERCENT), (650, 12, 25));
     assert_eq!((BATTLE_TIME_DIVISOR, BATTLE_TIME_FLOOR_OP), (10, 5));
     assert_eq!(FORTIFICATION_PER_LEVEL, 10);
     assert_eq!(SMALL_ARMS_MEN_PER_ROW, 100);
@@ -341,7 +296,8 @@ fn entering_each_terrain_costs_its_cell_orthogonally_and_diagonally() {
         for (terrain, row) in TERRAINS {
             let cell = OPERATION_COSTS[row as usize].1[column];
             for diagonal in [false, true] {
-                let inputs = json!({ "operation": "enter_square", "unit": unit, "terrain": terrain, "diagonal": diagonal });
+                let inputs =
+                    json!({ "operation": "enter_square", "unit": unit, "terrain": terrain, "diagonal": diagonal });
                 match cell {
                     Cost::Move(orthogonal, diagonal_cost) => {
                         let r = ok("operation_cost", inputs);
@@ -353,11 +309,8 @@ fn entering_each_terrain_costs_its_cell_orthogonally_and_diagonally() {
                     Cost::Prohibited => {
                         let refusal = refused("operation_cost", inputs);
                         assert_eq!(refusal.rule, "operation_costs.prohibited");
-                        let field = if unit == "unlimbered_artillery" {
-                            "body.inputs.unit"
-                        } else {
-                            "body.inputs.terrain"
-                        };
+                        let field =
+                            if unit == "unlimbered_artillery" { "body.inputs.unit" } else { "body.inputs.terrain" };
                         assert_eq!(refusal.field, field, "{unit} {terrain}");
                     }
                     other => panic!("terrain cell {other}"),
@@ -390,40 +343,23 @@ fn higher_elevation_and_zoc_surcharges_by_unit() {
         ("limbered_artillery", 3, 3, None),
     ] {
         let base = |extra: Value| {
-            let mut inputs =
-                json!({ "operation": "enter_square", "unit": unit, "terrain": "clear" });
+            let mut inputs = json!({ "operation": "enter_square", "unit": unit, "terrain": "clear" });
             for (k, v) in extra.as_object().unwrap() {
                 inputs[k] = v.clone();
             }
             inputs
         };
         let clear = points(&ok("operation_cost", base(json!({}))));
+        assert_eq!(points(&ok("operation_cost", base(json!({ "higher_elevation": true })))), clear + elevation);
+        assert_eq!(points(&ok("operation_cost", base(json!({ "zoc": "enter_or_leave" })))), clear + zoc);
         assert_eq!(
-            points(&ok(
-                "operation_cost",
-                base(json!({ "higher_elevation": true }))
-            )),
-            clear + elevation
-        );
-        assert_eq!(
-            points(&ok(
-                "operation_cost",
-                base(json!({ "zoc": "enter_or_leave" }))
-            )),
-            clear + zoc
-        );
-        assert_eq!(
-            points(&ok(
-                "operation_cost",
-                base(json!({ "higher_elevation": true, "zoc": "enter_or_leave" }))
-            )),
+            points(&ok("operation_cost", base(json!({ "higher_elevation": true, "zoc": "enter_or_leave" })))),
             clear + elevation + zoc
         );
         match zoc_to_zoc {
-            Some(surcharge) => assert_eq!(
-                points(&ok("operation_cost", base(json!({ "zoc": "zoc_to_zoc" })))),
-                clear + surcharge
-            ),
+            Some(surcharge) => {
+                assert_eq!(points(&ok("operation_cost", base(json!({ "zoc": "zoc_to_zoc" })))), clear + surcharge)
+            }
             None => {
                 let refusal = refused("operation_cost", base(json!({ "zoc": "zoc_to_zoc" })));
                 assert_eq!(refusal.field, "body.inputs.zoc");
@@ -435,28 +371,18 @@ fn higher_elevation_and_zoc_surcharges_by_unit() {
 
 #[test]
 fn the_road_bonus_costs_1_whatever_the_terrain_even_uphill() {
-    for (unit, column_mode) in [
-        ("infantry", Some(true)),
-        ("dismounted_cavalry", None),
-        ("cavalry", None),
-        ("limbered_artillery", None),
-    ] {
+    for (unit, column_mode) in
+        [("infantry", Some(true)), ("dismounted_cavalry", None), ("cavalry", None), ("limbered_artillery", None)]
+    {
         for terrain in ["clear", "town", "woods", "cornfield", "ford", "bridge"] {
-            let mut inputs = json!({ "operation": "enter_square", "unit": unit, "terrain": terrain, "road_bonus": true });
+            let mut inputs =
+                json!({ "operation": "enter_square", "unit": unit, "terrain": terrain, "road_bonus": true });
             if let Some(column) = column_mode {
                 inputs["column_mode"] = json!(column);
             }
-            assert_eq!(
-                points(&ok("operation_cost", inputs.clone())),
-                1,
-                "{unit} {terrain}"
-            );
+            assert_eq!(points(&ok("operation_cost", inputs.clone())), 1, "{unit} {terrain}");
             inputs["higher_elevation"] = json!(true);
-            assert_eq!(
-                points(&ok("operation_cost", inputs.clone())),
-                1,
-                "{unit} {terrain} uphill"
-            );
+            assert_eq!(points(&ok("operation_cost", inputs.clone())), 1, "{unit} {terrain} uphill");
             // The ZOC surcharge is still paid on a road.
             inputs["zoc"] = json!("enter_or_leave");
             let zoc = OPERATION_COSTS[CostRow::EnterOrLeaveEnemyZoc as usize].1
@@ -476,7 +402,8 @@ fn the_road_bonus_refuses_diagonals_infantry_out_of_column_and_rivers() {
     assert_eq!(refusal.field, "body.inputs.diagonal");
     assert_eq!(refusal.rule, "operation_costs.road_bonus_diagonal");
     for column_mode in [json!(false), Value::Null] {
-        let mut inputs = json!({ "operation": "enter_square", "unit": "infantry", "terrain": "clear", "road_bonus": true });
+        let mut inputs =
+            json!({ "operation": "enter_square", "unit": "infantry", "terrain": "clear", "road_bonus": true });
         if !column_mode.is_null() {
             inputs["column_mode"] = column_mode;
         }
@@ -511,10 +438,7 @@ fn action_rows_cost_their_cells_and_p_or_na_is_refused() {
                 Cost::Prohibited => {
                     let refusal = refused("operation_cost", inputs);
                     assert_eq!(refusal.field, "body.inputs.unit");
-                    assert_eq!(
-                        refusal.rule, "operation_costs.prohibited",
-                        "{operation} {unit}"
-                    );
+                    assert_eq!(refusal.rule, "operation_costs.prohibited", "{operation} {unit}");
                 }
                 Cost::NotApplicable => {
                     let refusal = refused("operation_cost", inputs);
@@ -526,12 +450,7 @@ fn action_rows_cost_their_cells_and_p_or_na_is_refused() {
         }
     }
     // Spot checks against the printed table.
-    let cost = |op: &str, unit: &str| {
-        points(&ok(
-            "operation_cost",
-            json!({ "operation": op, "unit": unit }),
-        ))
-    };
+    let cost = |op: &str, unit: &str| points(&ok("operation_cost", json!({ "operation": op, "unit": unit })));
     assert_eq!(cost("fortify", "infantry"), 12);
     assert_eq!(cost("unlimber_in_zoc", "limbered_artillery"), 8);
     assert_eq!(cost("fire", "unlimbered_artillery"), 4);
@@ -541,46 +460,28 @@ fn action_rows_cost_their_cells_and_p_or_na_is_refused() {
 #[test]
 fn cavalry_artillery_changes_mode_for_2() {
     for unit in ["limbered_artillery", "unlimbered_artillery"] {
-        let plain = ok(
-            "operation_cost",
-            json!({ "operation": "change_mode", "unit": unit }),
-        );
+        let plain = ok("operation_cost", json!({ "operation": "change_mode", "unit": unit }));
         assert_eq!(points(&plain), 4);
-        let horse = ok(
-            "operation_cost",
-            json!({ "operation": "change_mode", "unit": unit, "cavalry_artillery": true }),
-        );
+        let horse =
+            ok("operation_cost", json!({ "operation": "change_mode", "unit": unit, "cavalry_artillery": true }));
         assert_eq!(points(&horse), 2);
-        assert_eq!(
-            horse.headline,
-            "Cavalry artillery changes mode: 2 operation points"
-        );
+        assert_eq!(horse.headline, "Cavalry artillery changes mode: 2 operation points");
     }
     // Only the mode change is cheaper: cavalry artillery still fires for 4.
-    let fire = ok(
-        "operation_cost",
-        json!({ "operation": "fire", "unit": "unlimbered_artillery", "cavalry_artillery": true }),
-    );
+    let fire =
+        ok("operation_cost", json!({ "operation": "fire", "unit": "unlimbered_artillery", "cavalry_artillery": true }));
     assert_eq!(points(&fire), 4);
-    let refusal = refused(
-        "operation_cost",
-        json!({ "operation": "change_mode", "unit": "cavalry", "cavalry_artillery": true }),
-    );
+    let refusal =
+        refused("operation_cost", json!({ "operation": "change_mode", "unit": "cavalry", "cavalry_artillery": true }));
     assert_eq!(refusal.field, "body.inputs.cavalry_artillery");
 }
 
 #[test]
 fn operation_cost_refuses_move_fields_on_actions_and_a_move_without_terrain() {
-    let refusal = refused(
-        "operation_cost",
-        json!({ "operation": "fire", "unit": "infantry", "diagonal": false }),
-    );
+    let refusal = refused("operation_cost", json!({ "operation": "fire", "unit": "infantry", "diagonal": false }));
     assert_eq!(refusal.field, "body.inputs.diagonal");
     assert_eq!(refusal.rule, "operation_costs.move_only");
-    let refusal = refused(
-        "operation_cost",
-        json!({ "operation": "enter_square", "unit": "infantry" }),
-    );
+    let refusal = refused("operation_cost", json!({ "operation": "enter_square", "unit": "infantry" }));
     assert_eq!(refusal.field, "body.inputs.terrain");
 }
 
@@ -589,14 +490,7 @@ fn every_operation_cost_combination_resolves_or_refuses_by_a_table_rule() {
     let mut cases = Vec::new();
     for (unit, _) in UNITS {
         for cavalry_artillery in [false, true] {
-            for operation in [
-                "change_mode",
-                "unlimber_in_zoc",
-                "fortify",
-                "fire",
-                "melee_attack",
-                "melee_defence",
-            ] {
+            for operation in ["change_mode", "unlimber_in_zoc", "fortify", "fire", "melee_attack", "melee_defence"] {
                 cases.push(json!({ "operation": operation, "unit": unit, "cavalry_artillery": cavalry_artillery }));
             }
             for (terrain, _) in TERRAINS {
@@ -624,22 +518,13 @@ fn every_operation_cost_combination_resolves_or_refuses_by_a_table_rule() {
                 let total = points(&r);
                 assert!(total >= 1, "{inputs}");
                 if let Some(parts) = r.result["parts"].as_array() {
-                    let sum: u64 = parts
-                        .iter()
-                        .map(|p| p["operation_points"].as_u64().unwrap())
-                        .sum();
+                    let sum: u64 = parts.iter().map(|p| p["operation_points"].as_u64().unwrap()).sum();
                     assert_eq!(sum, total, "{inputs}");
                 }
             }
             Err(refusal) => {
-                assert!(
-                    refusal.rule.starts_with("operation_costs."),
-                    "{inputs}: {refusal}"
-                );
-                assert!(
-                    refusal.field.starts_with("body.inputs."),
-                    "{inputs}: {refusal}"
-                );
+                assert!(refusal.rule.starts_with("operation_costs."), "{inputs}: {refusal}");
+                assert!(refusal.field.starts_with("body.inputs."), "{inputs}: {refusal}");
             }
         }
     }
@@ -655,20 +540,15 @@ fn resupplied(r: &Resolution) -> bool {
 #[test]
 fn range_0_and_1_resupply_without_dice_and_7_or_more_never() {
     for range in [0, 1] {
-        let r = ok(
-            "ammo_resupply",
-            json!({ "side": "union", "arm": "infantry", "range_to_division_leader": range }),
-        );
+        let r = ok("ammo_resupply", json!({ "side": "union", "arm": "infantry", "range_to_division_leader": range }));
         assert!(resupplied(&r));
         assert!(r.dice.is_empty(), "Resupply Table is skipped");
         assert_eq!(r.lookups.len(), 1);
         assert_eq!(r.lookups[0].value, "Auto - Resupply*");
     }
     for range in [7, 8, 40] {
-        let r = ok(
-            "ammo_resupply",
-            json!({ "side": "confederate", "arm": "infantry", "range_to_division_leader": range }),
-        );
+        let r =
+            ok("ammo_resupply", json!({ "side": "confederate", "arm": "infantry", "range_to_division_leader": range }));
         assert!(!resupplied(&r));
         assert!(r.dice.is_empty());
         assert_eq!(r.lookups[0].value, "Auto - No Resupply");
@@ -688,11 +568,7 @@ fn each_eligibility_percentage_is_a_d100_at_or_under() {
             .unwrap();
             assert_eq!(r.dice[0].value, roll);
             assert_eq!(r.dice[0].faces, 100);
-            assert_eq!(
-                r.result["eligibility"]["eligible"],
-                json!(eligible),
-                "range {range} roll {roll}"
-            );
+            assert_eq!(r.result["eligibility"]["eligible"], json!(eligible), "range {range} roll {roll}");
             assert_eq!(r.lookups[0].value, format!("{percent}%"));
             if eligible {
                 assert_eq!(r.dice.len(), 2, "eligible units go to the Resupply Table");
@@ -728,16 +604,8 @@ fn the_resupply_table_by_side_arm_and_mid_turn() {
                 )
                 .unwrap();
                 assert_eq!(r.dice.len(), 2);
-                assert_eq!(
-                    r.result["resupply"]["percent"],
-                    json!(percent),
-                    "{side} {arm} {mid_turn}"
-                );
-                assert_eq!(
-                    resupplied(&r),
-                    wanted,
-                    "{side} {arm} {mid_turn} roll {roll}"
-                );
+                assert_eq!(r.result["resupply"]["percent"], json!(percent), "{side} {arm} {mid_turn}");
+                assert_eq!(resupplied(&r), wanted, "{side} {arm} {mid_turn} roll {roll}");
             }
         }
     }
@@ -769,35 +637,25 @@ fn cavalry_cavalry_artillery_confederate_artillery_and_evans_have_a_flat_50_perc
         }
     }
     // Union artillery is not on the list: it uses its range.
-    let r = ok(
-        "ammo_resupply",
-        json!({ "side": "union", "arm": "artillery", "range_to_division_leader": 0 }),
-    );
+    let r = ok("ammo_resupply", json!({ "side": "union", "arm": "artillery", "range_to_division_leader": 0 }));
     assert!(resupplied(&r));
     assert!(r.dice.is_empty());
 }
 
 #[test]
 fn ammo_resupply_refusals_name_the_field() {
-    let refusal = refused(
-        "ammo_resupply",
-        json!({ "side": "union", "arm": "infantry" }),
-    );
+    let refusal = refused("ammo_resupply", json!({ "side": "union", "arm": "infantry" }));
     assert_eq!(refusal.field, "body.inputs.range_to_division_leader");
     let refusal = refused(
         "ammo_resupply",
         json!({ "side": "union", "arm": "infantry", "evans_brigade": true, "range_to_division_leader": 2 }),
     );
     assert_eq!(refusal.field, "body.inputs.evans_brigade");
-    let refusal = refused(
-        "ammo_resupply",
-        json!({ "side": "union", "arm": "infantry", "range_to_division_leader": -1 }),
-    );
+    let refusal =
+        refused("ammo_resupply", json!({ "side": "union", "arm": "infantry", "range_to_division_leader": -1 }));
     assert_eq!(refusal.field, "body.inputs.range_to_division_leader");
-    let refusal = refused(
-        "ammo_resupply",
-        json!({ "side": "prussia", "arm": "infantry", "range_to_division_leader": 1 }),
-    );
+    let refusal =
+        refused("ammo_resupply", json!({ "side": "prussia", "arm": "infantry", "range_to_division_leader": 1 }));
     assert_eq!(refusal.field, "body.inputs.side");
 }
 
@@ -822,11 +680,7 @@ fn the_differential_is_divided_by_50_and_truncated_toward_zero() {
         (1650, 1000, 13),
         (100, 5000, -98),
     ] {
-        assert_eq!(
-            whole(attacker, defender),
-            differential,
-            "{attacker} v {defender}"
-        );
+        assert_eq!(whole(attacker, defender), differential, "{attacker} v {defender}");
     }
     // Fractions compare exactly: 712.8 v 150 is 11.256.
     assert_eq!(melee_differential_of((7128, 10), (150, 1)), 11);
@@ -879,15 +733,8 @@ fn minus_5_and_minus_7_cost_the_attacker_50_and_150_more_capped_at_its_men() {
 
     let r = ok("melee", melee_inputs(100, 500));
     assert_eq!(r.result["row"], json!("-7 or less"));
-    assert_eq!(
-        r.result["attacker_table_losses"],
-        json!(r.dice[0].value + 150)
-    );
-    assert_eq!(
-        r.result["attacker_losses"],
-        json!(100),
-        "no more than the 100 men it has"
-    );
+    assert_eq!(r.result["attacker_table_losses"], json!(r.dice[0].value + 150));
+    assert_eq!(r.result["attacker_losses"], json!(100), "no more than the 100 men it has");
     // 0% defender retreat: the defender holds and the attacker is checked at 50%.
     assert_eq!(r.result["defender_retreats"], json!(false));
     assert_eq!(r.dice.len(), 4);
@@ -901,11 +748,7 @@ fn defender_checked_first_and_never_both_retreat() {
     let text = stream_where(&[25, 25, 100], |d| d[2] == 40);
     let r = run("melee", melee_inputs(1000, 1000), &text).unwrap();
     assert_eq!(r.result["defender_retreats"], json!(true));
-    assert_eq!(
-        r.dice.len(),
-        3,
-        "no attacker check once the defender retreats"
-    );
+    assert_eq!(r.dice.len(), 3, "no attacker check once the defender retreats");
     assert_eq!(r.result["attacker_retreat"], Value::Null);
 
     for (roll, retreats) in [(20, true), (21, false)] {
@@ -913,11 +756,7 @@ fn defender_checked_first_and_never_both_retreat() {
         let r = run("melee", melee_inputs(1000, 1000), &text).unwrap();
         assert_eq!(r.result["defender_retreats"], json!(false));
         assert_eq!(r.dice.len(), 4);
-        assert_eq!(
-            r.result["attacker_retreats"],
-            json!(retreats),
-            "roll {roll}"
-        );
+        assert_eq!(r.result["attacker_retreats"], json!(retreats), "roll {roll}");
     }
 }
 
@@ -926,11 +765,7 @@ fn routed_units_may_retreat_together() {
     let text = stream_where(&[25, 25, 100, 100], |d| d[2] <= 40 && d[3] <= 20);
     for (attacker_mode, defender_mode) in [("routed", "normal"), ("normal", "routed")] {
         // Routed (melee .50) on either side; strengths chosen to stay in the -4 to 4 row.
-        let (attacker_men, defender_men) = if attacker_mode == "routed" {
-            (2000, 1000)
-        } else {
-            (500, 1000)
-        };
+        let (attacker_men, defender_men) = if attacker_mode == "routed" { (2000, 1000) } else { (500, 1000) };
         let r = run(
             "melee",
             json!({
@@ -966,10 +801,7 @@ fn melee_strength_takes_mode_leader_terrain_elevation_bridge_and_flank() {
     assert_eq!(r.result["defender_modified_strength"], json!(150.0));
     assert_eq!(r.result["differential"], json!(11));
     let values: Vec<&str> = r.lookups.iter().map(|l| l.value.as_str()).collect();
-    assert_eq!(
-        values[..7],
-        ["1.50", "1.10", "1.00", ".90", ".80*", "1.50", ".75"]
-    );
+    assert_eq!(values[..7], ["1.50", "1.10", "1.00", ".90", ".80*", "1.50", ".75"]);
     assert_eq!(r.lookups[7].row, "Flank Modifier to Defender");
 }
 
@@ -1006,11 +838,7 @@ fn melee_refusals_name_the_field() {
     let mut inputs = melee_inputs(500, 500);
     inputs["defender"]["morale"] = json!(3);
     let refusal = refused("melee", inputs);
-    assert!(
-        refusal.field.starts_with("body.inputs.defender"),
-        "{}",
-        refusal.field
-    );
+    assert!(refusal.field.starts_with("body.inputs.defender"), "{}", refusal.field);
     assert!(refusal.detail.contains("morale"));
 }
 
@@ -1042,15 +870,7 @@ fn density_is_1_percent_per_12_men_from_650_capped_at_25() {
 
 #[test]
 fn battle_time_is_op_over_10_with_at_least_5_op() {
-    for (op, hundredths) in [
-        (0, 50),
-        (4, 50),
-        (5, 50),
-        (6, 60),
-        (10, 100),
-        (15, 150),
-        (100, 1000),
-    ] {
+    for (op, hundredths) in [(0, 50), (4, 50), (5, 50), (6, 60), (10, 100), (15, 150), (100, 1000)] {
         assert_eq!(battle_time_hundredths(op), hundredths, "{op} OP");
     }
 }
@@ -1064,10 +884,7 @@ fn fortification_takes_a_tenth_per_level() {
 
 /// Fire inputs where every modifier is 1.00 but the random one.
 fn plain_fire(weapon: &str, range: u32, count: u32) -> Value {
-    let strength = if WEAPONS
-        .iter()
-        .any(|w| w.abbreviation == weapon && w.class == WeaponClass::Artillery)
-    {
+    let strength = if WEAPONS.iter().any(|w| w.abbreviation == weapon && w.class == WeaponClass::Artillery) {
         ("guns", "unlimbered")
     } else {
         ("men", "normal")
@@ -1092,12 +909,7 @@ fn every_weapon_and_range_at_neutral_modifiers_gives_the_table_per_100_men_or_pe
     let neutral = stream_where(&[101], |d| d[0] == 51);
     for weapon in WEAPONS {
         for (range, column) in [(1, 0), (2, 1), (3, 2), (5, 3), (8, 4), (12, 5), (16, 6)] {
-            let r = run(
-                "fire",
-                plain_fire(weapon.abbreviation, range, 100),
-                &neutral,
-            )
-            .unwrap();
+            let r = run("fire", plain_fire(weapon.abbreviation, range, 100), &neutral).unwrap();
             assert_eq!(r.result["total_modifier"], json!(1.0));
             let per = match weapon.class {
                 WeaponClass::SmallArms => 1,   // per 100 men, 100 men
@@ -1124,14 +936,7 @@ fn the_random_modifier_runs_from_50_to_150_percent() {
         let r = run("fire", plain_fire("RFL", 1, 1000), &text).unwrap();
         assert_eq!(r.dice[0].faces, 101);
         assert_eq!(r.result["random_modifier_die"], json!(face));
-        assert_eq!(
-            r.lookups
-                .iter()
-                .find(|l| l.row == "Random Modifier")
-                .unwrap()
-                .value,
-            super::decimal(hundredths)
-        );
+        assert_eq!(r.lookups.iter().find(|l| l.row == "Random Modifier").unwrap().value, super::decimal(hundredths));
         assert_eq!(casualties(&r), want);
     }
 }
@@ -1172,21 +977,13 @@ fn every_fire_modifier_multiplies_the_table() {
     // × .80 fortification = 5.6174… → 6.
     let numerator: u128 = 2 * 500 * 80 * 90 * 75 * 120 * 150 * 112 * 129 * 50 * 80;
     let denominator: u128 = 100 * 100u128.pow(9);
-    assert_eq!(
-        casualties(&r),
-        ((numerator * 2 + denominator) / (denominator * 2)) as u64
-    );
+    assert_eq!(casualties(&r), ((numerator * 2 + denominator) / (denominator * 2)) as u64);
     assert_eq!(casualties(&r), 6);
     let modifiers: Vec<(&str, &str)> = r.result["modifiers"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| {
-            (
-                m["modifier"].as_str().unwrap(),
-                m["value"].as_str().unwrap(),
-            )
-        })
+        .map(|m| (m["modifier"].as_str().unwrap(), m["value"].as_str().unwrap()))
         .collect();
     assert_eq!(
         modifiers,
@@ -1203,11 +1000,7 @@ fn every_fire_modifier_multiplies_the_table() {
         ]
     );
     assert_eq!(
-        r.lookups
-            .iter()
-            .find(|l| l.row == "Battle Time Modifier")
-            .unwrap()
-            .column,
+        r.lookups.iter().find(|l| l.row == "Battle Time Modifier").unwrap().column,
         "3 OP remaining (counted as 5)"
     );
 }
@@ -1216,15 +1009,9 @@ fn every_fire_modifier_multiplies_the_table() {
 fn the_density_cap_and_battle_time_floor_through_the_action() {
     let neutral = stream_where(&[101], |d| d[0] == 51);
     // 1000 rifles at 1 square: 40 at neutral modifiers.
-    for (square, op, want) in [
-        (950, 10, 50),
-        (5000, 10, 50),
-        (350, 10, 30),
-        (1, 10, 1),
-        (650, 5, 20),
-        (650, 0, 20),
-        (650, 20, 80),
-    ] {
+    for (square, op, want) in
+        [(950, 10, 50), (5000, 10, 50), (350, 10, 30), (1, 10, 1), (650, 5, 20), (650, 0, 20), (650, 20, 80)]
+    {
         let mut inputs = plain_fire("RFL", 1, 1000);
         inputs["men_in_target_square"] = json!(square);
         inputs["operation_points_remaining"] = json!(op);
@@ -1239,46 +1026,14 @@ fn fire_refusals_name_the_field() {
         (json!({ "guns": 4 }), "body.inputs.guns", "fire.strength"),
         (json!({ "men": 0 }), "body.inputs.men", "fire.strength"),
         (json!({ "range": 0 }), "body.inputs.range", "fire.range"),
-        (
-            json!({ "firer_mode": "unlimbered" }),
-            "body.inputs.firer_mode",
-            "fire.mode",
-        ),
-        (
-            json!({ "leader_bonus": 2.5 }),
-            "body.inputs.leader_bonus",
-            "modifiers.leader_bonus",
-        ),
-        (
-            json!({ "men_in_target_square": 0 }),
-            "body.inputs.men_in_target_square",
-            "fire.density",
-        ),
-        (
-            json!({ "operation_points_remaining": 101 }),
-            "body.inputs.operation_points_remaining",
-            "fire.battle_time",
-        ),
-        (
-            json!({ "target_fortification_level": 10 }),
-            "body.inputs.target_fortification_level",
-            "fire.fortification",
-        ),
-        (
-            json!({ "weapon": "AK47" }),
-            "body.inputs.weapon",
-            "resolver.inputs",
-        ),
-        (
-            json!({ "target_terrain": "swamp" }),
-            "body.inputs.target_terrain",
-            "resolver.inputs",
-        ),
-        (
-            json!({ "range": "far" }),
-            "body.inputs.range",
-            "resolver.inputs",
-        ),
+        (json!({ "firer_mode": "unlimbered" }), "body.inputs.firer_mode", "fire.mode"),
+        (json!({ "leader_bonus": 2.5 }), "body.inputs.leader_bonus", "modifiers.leader_bonus"),
+        (json!({ "men_in_target_square": 0 }), "body.inputs.men_in_target_square", "fire.density"),
+        (json!({ "operation_points_remaining": 101 }), "body.inputs.operation_points_remaining", "fire.battle_time"),
+        (json!({ "target_fortification_level": 10 }), "body.inputs.target_fortification_level", "fire.fortification"),
+        (json!({ "weapon": "AK47" }), "body.inputs.weapon", "resolver.inputs"),
+        (json!({ "target_terrain": "swamp" }), "body.inputs.target_terrain", "resolver.inputs"),
+        (json!({ "range": "far" }), "body.inputs.range", "resolver.inputs"),
     ];
     for (change, field, rule) in cases {
         let mut inputs = plain_fire("RFL", 1, 100);
@@ -1286,10 +1041,7 @@ fn fire_refusals_name_the_field() {
             inputs[k] = v.clone();
         }
         let refusal = refused("fire", inputs);
-        assert_eq!(
-            (refusal.field.as_str(), refusal.rule.as_str()),
-            (field, rule)
-        );
+        assert_eq!((refusal.field.as_str(), refusal.rule.as_str()), (field, rule));
     }
     // Artillery counts guns, not men, and limbered guns cannot fire.
     let mut inputs = plain_fire("N12", 1, 4);
@@ -1350,10 +1102,7 @@ fn every_fatigue_row_through_the_action() {
     }
     let r = ok("fatigue_gain", json!({ "leader_died": true }));
     assert_eq!(r.result["fatigue"], json!(5));
-    let r = ok(
-        "fatigue_gain",
-        json!({ "casualties": 45, "unit_men": 900, "squares_entered_normal_mode": 3 }),
-    );
+    let r = ok("fatigue_gain", json!({ "casualties": 45, "unit_men": 900, "squares_entered_normal_mode": 3 }));
     assert_eq!(r.result["fatigue"], json!(6 + 10));
     assert_eq!(
         r.headline,
@@ -1365,22 +1114,9 @@ fn every_fatigue_row_through_the_action() {
 
 #[test]
 fn fatigue_refusals_name_the_field() {
-    assert_eq!(
-        refused("fatigue_gain", json!({ "casualties": 5 })).field,
-        "body.inputs.unit_men"
-    );
-    assert_eq!(
-        refused(
-            "fatigue_gain",
-            json!({ "casualties": 500, "unit_men": 400 })
-        )
-        .field,
-        "body.inputs.casualties"
-    );
-    assert_eq!(
-        refused("fatigue_gain", json!({ "leader_died": 1 })).field,
-        "body.inputs.leader_died"
-    );
+    assert_eq!(refused("fatigue_gain", json!({ "casualties": 5 })).field, "body.inputs.unit_men");
+    assert_eq!(refused("fatigue_gain", json!({ "casualties": 500, "unit_men": 400 })).field, "body.inputs.casualties");
+    assert_eq!(refused("fatigue_gain", json!({ "leader_died": 1 })).field, "body.inputs.leader_died");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1389,12 +1125,8 @@ fn fatigue_refusals_name_the_field() {
 #[test]
 fn every_actions_example_resolves() {
     for spec in OpsTables.actions() {
-        let r = run(
-            spec.name,
-            spec.example.clone(),
-            "c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z",
-        )
-        .unwrap_or_else(|refusal| panic!("{}: {refusal}", spec.name));
+        let r = run(spec.name, spec.example.clone(), "c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z")
+            .unwrap_or_else(|refusal| panic!("{}: {refusal}", spec.name));
         assert!(!r.headline.is_empty());
         assert!(!r.lookups.is_empty(), "{}", spec.name);
         assert!(spec.input_schema["properties"].is_object(), "{}", spec.name);
@@ -1404,12 +1136,7 @@ fn every_actions_example_resolves() {
 #[test]
 fn a_resolution_is_recomputed_exactly_from_its_stream_text() {
     for spec in OpsTables.actions() {
-        let first = run(
-            spec.name,
-            spec.example.clone(),
-            "audit/1/2026-11-21T09:51:45.123Z",
-        )
-        .unwrap();
+        let first = run(spec.name, spec.example.clone(), "audit/1/2026-11-21T09:51:45.123Z").unwrap();
         let again = run(spec.name, spec.example.clone(), &first.stream_text).unwrap();
         assert_eq!(first, again);
     }
@@ -1421,20 +1148,10 @@ fn the_ruleset_is_registered_and_refuses_unknown_actions_and_fields() {
     assert_eq!(ruleset.seed(), "003_532c948ba9b90adf");
     let refusal = run("charge", json!({}), "x").unwrap_err();
     assert_eq!(refusal.field, "body.action");
-    let refusal = refused(
-        "operation_cost",
-        json!({ "operation": "fire", "unit": "infantry", "speed": 3 }),
-    );
+    let refusal = refused("operation_cost", json!({ "operation": "fire", "unit": "infantry", "speed": 3 }));
     assert_eq!(refusal.field, "body.inputs.speed");
-    assert!(
-        refusal.detail.contains("unknown field"),
-        "{}",
-        refusal.detail
-    );
-    let refusal = refused(
-        "operation_cost",
-        json!({ "operation": "fly", "unit": "infantry" }),
-    );
+    assert!(refusal.detail.contains("unknown field"), "{}", refusal.detail);
+    let refusal = refused("operation_cost", json!({ "operation": "fly", "unit": "infantry" }));
     assert_eq!(refusal.field, "body.inputs.operation");
 }
 
@@ -1446,11 +1163,8 @@ fn the_documented_worked_examples() {
     let text = "c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z";
     let block = DiceStream::block_of(text, 0);
     assert_eq!(block[..4], [0xc0, 0xe4, 0xf5, 0x6b]);
-    let headlines: Vec<String> = OpsTables
-        .actions()
-        .iter()
-        .map(|spec| run(spec.name, spec.example.clone(), text).unwrap().headline)
-        .collect();
+    let headlines: Vec<String> =
+        OpsTables.actions().iter().map(|spec| run(spec.name, spec.example.clone(), text).unwrap().headline).collect();
     assert_eq!(
         headlines,
         [
@@ -1471,13 +1185,7 @@ fn the_documented_worked_examples() {
 fn leader_bonus_operation_points_and_fortification_at_their_bounds() {
     let neutral = stream_where(&[101], |d| d[0] == 51);
     // 1000 rifles at 1 square: 40 at neutral modifiers.
-    for (bonus, want) in [
-        (0.5, Some(20)),
-        (2.0, Some(80)),
-        (1.25, Some(50)),
-        (0.49, None),
-        (2.01, None),
-    ] {
+    for (bonus, want) in [(0.5, Some(20)), (2.0, Some(80)), (1.25, Some(50)), (0.49, None), (2.01, None)] {
         let mut inputs = plain_fire("RFL", 1, 1000);
         inputs["leader_bonus"] = json!(bonus);
         match want {
@@ -1490,10 +1198,7 @@ fn leader_bonus_operation_points_and_fortification_at_their_bounds() {
         inputs["operation_points_remaining"] = json!(op);
         match want {
             Some(want) => assert_eq!(casualties(&run("fire", inputs, &neutral).unwrap()), want),
-            None => assert_eq!(
-                refused("fire", inputs).field,
-                "body.inputs.operation_points_remaining"
-            ),
+            None => assert_eq!(refused("fire", inputs).field, "body.inputs.operation_points_remaining"),
         }
     }
     for (level, want) in [(0, Some(40)), (1, Some(36)), (9, Some(4)), (10, None)] {
@@ -1501,10 +1206,7 @@ fn leader_bonus_operation_points_and_fortification_at_their_bounds() {
         inputs["target_fortification_level"] = json!(level);
         match want {
             Some(want) => assert_eq!(casualties(&run("fire", inputs, &neutral).unwrap()), want),
-            None => assert_eq!(
-                refused("fire", inputs).field,
-                "body.inputs.target_fortification_level"
-            ),
+            None => assert_eq!(refused("fire", inputs).field, "body.inputs.target_fortification_level"),
         }
     }
 }
@@ -1525,25 +1227,12 @@ fn fire_terrain_and_mode_modifiers_through_the_action() {
         let mut inputs = plain_fire("RFL", 1, 1000);
         inputs["target_terrain"] = json!(terrain);
         inputs["target_higher_elevation"] = json!(elevation);
-        assert_eq!(
-            casualties(&run("fire", inputs, &neutral).unwrap()),
-            want,
-            "{terrain} {elevation}"
-        );
+        assert_eq!(casualties(&run("fire", inputs, &neutral).unwrap()), want, "{terrain} {elevation}");
     }
-    for (mode, want) in [
-        ("normal", 40),
-        ("column", 30),
-        ("mounted", 30),
-        ("routed", 30),
-    ] {
+    for (mode, want) in [("normal", 40), ("column", 30), ("mounted", 30), ("routed", 30)] {
         let mut inputs = plain_fire("RFL", 1, 1000);
         inputs["firer_mode"] = json!(mode);
-        assert_eq!(
-            casualties(&run("fire", inputs, &neutral).unwrap()),
-            want,
-            "{mode}"
-        );
+        assert_eq!(casualties(&run("fire", inputs, &neutral).unwrap()), want, "{mode}");
     }
     let mut inputs = plain_fire("RFL", 1, 1000);
     inputs["flank"] = json!(true);

@@ -111,12 +111,7 @@ impl Ruleset for Schulz {
         ]
     }
 
-    fn resolve(
-        &self,
-        action: &str,
-        inputs: &Value,
-        dice: &mut DiceStream,
-    ) -> Result<Resolved, Refusal> {
+    fn resolve(&self, action: &str, inputs: &Value, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
         match action {
             "small-arms-fire" => small_arms_fire(&parse_inputs(inputs)?, dice),
             "gatling-fire" => gatling_fire(&parse_inputs(inputs)?, dice),
@@ -301,20 +296,9 @@ fn small_arms_fire(i: &SmallArmsFire, dice: &mut DiceStream) -> Result<Resolved,
     check_group("body.inputs.target", &i.target)?;
     let (row_name, ranges) = small_arms_row(i.shooters.row());
     let max = ranges[i.slope.index()];
-    check_range(
-        "body.inputs.range_inches",
-        i.range_inches,
-        max,
-        row_name,
-        i.slope,
-    )?;
+    check_range("body.inputs.range_inches", i.range_inches, max, row_name, i.slope)?;
 
-    let mut lookups = vec![Lookup::new(
-        "SMALL ARMS RANGES/EFFECTS",
-        row_name,
-        i.slope.column(),
-        format!("{max}\""),
-    )];
+    let mut lookups = vec![Lookup::new("SMALL ARMS RANGES/EFFECTS", row_name, i.slope.column(), format!("{max}\""))];
     let band = effect_band(i.range_inches, max);
     lookups.push(effect_band_lookup(band, max));
     let effect = effect_for(&i.target, band, &mut lookups);
@@ -323,11 +307,7 @@ fn small_arms_fire(i: &SmallArmsFire, dice: &mut DiceStream) -> Result<Resolved,
     if let Some(effect) = effect {
         for shot in 0..i.men {
             let target = (shot % i.target.men) as usize;
-            let purpose = format!(
-                "to hit, firer {} at target man {}",
-                shot + 1,
-                men[target].number
-            );
+            let purpose = format!("to hit, firer {} at target man {}", shot + 1, men[target].number);
             men[target].take_die(dice.roll(6, purpose), effect);
         }
     }
@@ -373,21 +353,13 @@ fn small_arms_row(row: ShooterRow) -> (&'static str, [Inches; 3]) {
 /// gives four effect rows and one maximum range; each row covers a quarter of the range, the
 /// nearest quarter hitting on 1,2,3,4. A range on a quarter's edge belongs to the nearer band.
 pub fn effect_band(range: Inches, max: Inches) -> usize {
-    (1..=3)
-        .find(|&quarter| range * 4.0 <= max * quarter as f64)
-        .map(|quarter| quarter - 1)
-        .unwrap_or(3)
+    (1..=3).find(|&quarter| range * 4.0 <= max * quarter as f64).map(|quarter| quarter - 1).unwrap_or(3)
 }
 
 fn effect_band_lookup(band: usize, max: Inches) -> Lookup {
     let from = max * band as f64 / 4.0;
     let to = max * (band + 1) as f64 / 4.0;
-    Lookup::new(
-        "EFFECT",
-        format!("range quarter {} of 4 ({from}\"-{to}\")", band + 1),
-        "EFFECT",
-        EFFECTS[band].effect,
-    )
+    Lookup::new("EFFECT", format!("range quarter {} of 4 ({from}\"-{to}\")", band + 1), "EFFECT", EFFECTS[band].effect)
 }
 
 /// The effect against one group: cover moves it one row down ("COVER REDUCES EFFECT BY 1",
@@ -406,12 +378,7 @@ fn effect_for(group: &TargetGroup, band: usize, lookups: &mut Vec<Lookup>) -> Op
     let row = EFFECTS.get(row)?;
     let horse_hit_on = if group.troops.mounted() {
         if covered {
-            lookups.push(Lookup::new(
-                "COVER",
-                "mounted cavalry under cover",
-                "SPLIT UP",
-                "only men can be shot at",
-            ));
+            lookups.push(Lookup::new("COVER", "mounted cavalry under cover", "SPLIT UP", "only men can be shot at"));
             None
         } else {
             lookups.push(Lookup::new("EFFECT", row.effect, "SPLIT UP", row.split_up));
@@ -420,11 +387,7 @@ fn effect_for(group: &TargetGroup, band: usize, lookups: &mut Vec<Lookup>) -> Op
     } else {
         None
     };
-    Some(Effect {
-        effect: row.effect,
-        hits_up_to: row.hits_up_to,
-        horse_hit_on,
-    })
+    Some(Effect { effect: row.effect, hits_up_to: row.hits_up_to, horse_hit_on })
 }
 
 /// The dice that hit, and the one that hits the horse instead.
@@ -537,12 +500,7 @@ enum Weapon {
 /// "Soldiers hit then roll for survival (5,6 or 6 for artillery= survive-flesh wound : 1-4 or
 /// 1-5 for artillery= dead & removed from the game). Any man hit (in one turn) two or more
 /// times is automatically dead (no survival)."
-fn survival_rolls(
-    dice: &mut DiceStream,
-    men: &mut [Man],
-    weapon: Weapon,
-    lookups: &mut Vec<Lookup>,
-) {
+fn survival_rolls(dice: &mut DiceStream, men: &mut [Man], weapon: Weapon, lookups: &mut Vec<Lookup>) {
     let (row, needs, survives_on) = match weapon {
         Weapon::SmallArms => ("hit by small arms", "5,6", SURVIVES_ON),
         Weapon::Melee => ("hit in melee", "5,6", SURVIVES_ON),
@@ -550,10 +508,7 @@ fn survival_rolls(
     };
     let mut told_survival = false;
     let mut told_twice = false;
-    for man in men
-        .iter_mut()
-        .filter(|m| m.hits > 0 && m.fate == Fate::Unhurt)
-    {
+    for man in men.iter_mut().filter(|m| m.hits > 0 && m.fate == Fate::Unhurt) {
         if man.hits + u32::from(man.hit_earlier) >= 2 {
             if !told_twice {
                 lookups.push(Lookup::new(
@@ -568,29 +523,13 @@ fn survival_rolls(
             continue;
         }
         if !told_survival {
-            lookups.push(Lookup::new(
-                "SURVIVAL",
-                row,
-                "survives (flesh wound) on",
-                needs,
-            ));
+            lookups.push(Lookup::new("SURVIVAL", row, "survives (flesh wound) on", needs));
             told_survival = true;
         }
-        let die = dice.roll(
-            6,
-            format!(
-                "survival, {} man {} of group {}",
-                man.troops.words(),
-                man.number,
-                man.group + 1
-            ),
-        );
+        let die =
+            dice.roll(6, format!("survival, {} man {} of group {}", man.troops.words(), man.number, man.group + 1));
         man.survival_die = Some(die);
-        man.fate = if die >= survives_on {
-            Fate::FleshWound
-        } else {
-            Fate::Dead
-        };
+        man.fate = if die >= survives_on { Fate::FleshWound } else { Fate::Dead };
     }
 }
 
@@ -647,11 +586,7 @@ fn casualty_words(c: &Casualties) -> String {
         plural(c.flesh_wounds, "wound", "wounds")
     );
     if c.horses_killed > 0 {
-        words.push_str(&format!(
-            ", {} {} killed",
-            c.horses_killed,
-            plural(c.horses_killed, "horse", "horses")
-        ));
+        words.push_str(&format!(", {} {} killed", c.horses_killed, plural(c.horses_killed, "horse", "horses")));
     }
     words
 }
@@ -714,31 +649,13 @@ fn gatling_fire(i: &GatlingFire, dice: &mut DiceStream) -> Result<Resolved, Refu
     check_groups("body.inputs.under_pattern", &i.under_pattern, 1)?;
     let (row_name, ranges) = small_arms_row(ShooterRow::GatlingGun);
     let max = ranges[i.slope.index()];
-    check_range(
-        "body.inputs.range_inches",
-        i.range_inches,
-        max,
-        row_name,
-        i.slope,
-    )?;
-    lookups.push(Lookup::new(
-        "SMALL ARMS RANGES/EFFECTS",
-        row_name,
-        i.slope.column(),
-        format!("{max}\""),
-    ));
+    check_range("body.inputs.range_inches", i.range_inches, max, row_name, i.slope)?;
+    lookups.push(Lookup::new("SMALL ARMS RANGES/EFFECTS", row_name, i.slope.column(), format!("{max}\"")));
     let band = effect_band(i.range_inches, max);
     lookups.push(effect_band_lookup(band, max));
 
     let mut men = men_of(&i.under_pattern);
-    pattern_dice(
-        dice,
-        &i.under_pattern,
-        &mut men,
-        band,
-        "Gatling",
-        &mut lookups,
-    );
+    pattern_dice(dice, &i.under_pattern, &mut men, band, "Gatling", &mut lookups);
     survival_rolls(dice, &mut men, Weapon::SmallArms, &mut lookups);
     let summary = casualty_summary(&men, &i.under_pattern);
     let headline = format!(
@@ -778,12 +695,7 @@ fn pattern_dice(
             continue;
         };
         for man in men.iter_mut().filter(|m| m.group == g) {
-            let purpose = format!(
-                "{weapon}, {} man {} of group {}",
-                group.troops.words(),
-                man.number,
-                g + 1
-            );
+            let purpose = format!("{weapon}, {} man {} of group {}", group.troops.words(), man.number, g + 1);
             man.take_die(dice.roll(6, purpose), effect);
         }
     }
@@ -868,9 +780,8 @@ fn artillery_fire(i: &ArtilleryFire, dice: &mut DiceStream) -> Result<Resolved, 
     let mut lookups = Vec::new();
     check_crew("body.inputs.crew", i.crew, i.piece.crew_row(), &mut lookups)?;
     let (table, bands) = i.piece.table();
-    let band_index = artillery_band(bands, i.slope, i.range_inches)
-        .filter(|_| i.range_inches.is_finite())
-        .ok_or_else(|| {
+    let band_index =
+        artillery_band(bands, i.slope, i.range_inches).filter(|_| i.range_inches.is_finite()).ok_or_else(|| {
             let (_, far) = band_of(&bands[0], i.slope);
             let (near, _) = band_of(&bands[bands.len() - 1], i.slope);
             Refusal::new(
@@ -912,11 +823,9 @@ fn artillery_fire(i: &ArtilleryFire, dice: &mut DiceStream) -> Result<Resolved, 
     let on_target = ranging_die.is_none_or(|(die, needed)| needed.contains(&die));
     let grape = band.ranging == Ranging::GrapeShot;
     let ranging_words = match ranging_die {
-        Some((die, needed)) => format!(
-            "ranging shot {die} (needs {}) {}",
-            list(needed),
-            if on_target { "on target" } else { "missed" }
-        ),
+        Some((die, needed)) => {
+            format!("ranging shot {die} (needs {}) {}", list(needed), if on_target { "on target" } else { "missed" })
+        }
         None if grape => "grape shot".to_owned(),
         None => "no ranging shot needed".to_owned(),
     };
@@ -929,14 +838,7 @@ fn artillery_fire(i: &ArtilleryFire, dice: &mut DiceStream) -> Result<Resolved, 
             // effect by the quarter of the grape band's range, cover taking one off.
             let effect_band_index = effect_band(i.range_inches, to);
             lookups.push(effect_band_lookup(effect_band_index, to));
-            pattern_dice(
-                dice,
-                &i.under_pattern,
-                &mut men,
-                effect_band_index,
-                "grape shot",
-                &mut lookups,
-            );
+            pattern_dice(dice, &i.under_pattern, &mut men, effect_band_index, "grape shot", &mut lookups);
             let effect = &EFFECTS[effect_band_index];
             for horse in 1..=i.horses_under_pattern {
                 let die = dice.roll(6, format!("grape shot, horse {horse}"));
@@ -951,11 +853,7 @@ fn artillery_fire(i: &ArtilleryFire, dice: &mut DiceStream) -> Result<Resolved, 
                 lookups.push(Lookup::new(
                     "COVER",
                     format!("{} ({})", group.troops.words(), group.cover.words()),
-                    if i.piece == Piece::Mortar {
-                        "mortar shell"
-                    } else {
-                        "shell"
-                    },
+                    if i.piece == Piece::Mortar { "mortar shell" } else { "shell" },
                     if hit { "hit" } else { "cannot be hit" },
                 ));
                 for man in men.iter_mut().filter(|m| m.group == g && hit) {
@@ -979,10 +877,7 @@ fn artillery_fire(i: &ArtilleryFire, dice: &mut DiceStream) -> Result<Resolved, 
         i.slope.column().to_lowercase()
     );
     if on_target {
-        let c = Casualties {
-            horses_killed: total_horses,
-            ..summary.clone()
-        };
+        let c = Casualties { horses_killed: total_horses, ..summary.clone() };
         headline.push_str(&format!("; {}", casualty_words(&c)));
         for s in &structures {
             headline.push_str(&format!("; {}", s.words));
@@ -1097,14 +992,8 @@ fn structure_hit(i: &StructureHit, dice: &mut DiceStream) -> Result<Resolved, Re
     check_structures("body.inputs.structures", &i.structures)?;
     let mut lookups = Vec::new();
     let outcomes = hit_structures(dice, &i.structures, &mut lookups);
-    let headline = format!(
-        "Artillery shot: {}",
-        outcomes
-            .iter()
-            .map(|o| o.words.clone())
-            .collect::<Vec<_>>()
-            .join("; ")
-    );
+    let headline =
+        format!("Artillery shot: {}", outcomes.iter().map(|o| o.words.clone()).collect::<Vec<_>>().join("; "));
     Ok(Resolved {
         headline,
         lookups,
@@ -1116,11 +1005,7 @@ fn structure_hit(i: &StructureHit, dice: &mut DiceStream) -> Result<Resolved, Re
 
 fn check_structures(field: &str, structures: &[Structure]) -> Result<(), Refusal> {
     if structures.len() > 20 {
-        return Err(Refusal::new(
-            field,
-            "structure.too_many",
-            "at most 20 structures under one pattern",
-        ));
+        return Err(Refusal::new(field, "structure.too_many", "at most 20 structures under one pattern"));
     }
     for (n, s) in structures.iter().enumerate() {
         let at = |name: &str| format!("{field}[{n}].{name}");
@@ -1136,11 +1021,7 @@ fn check_structures(field: &str, structures: &[Structure]) -> Result<(), Refusal
             }
         };
         match *s {
-            Structure::BuildingSection {
-                size,
-                points,
-                floor_above_points,
-            } => {
+            Structure::BuildingSection { size, points, floor_above_points } => {
                 if building_row(size).is_none() {
                     return Err(Refusal::new(
                         at("size"),
@@ -1157,12 +1038,8 @@ fn check_structures(field: &str, structures: &[Structure]) -> Result<(), Refusal
                     ));
                 }
             }
-            Structure::FortTower { points } => {
-                points_between("points", points, FORT_TOWER_POINTS, "a fort tower")?
-            }
-            Structure::WallSection { points } => {
-                points_between("points", points, MAX_WALL_POINTS, "a wall section")?
-            }
+            Structure::FortTower { points } => points_between("points", points, FORT_TOWER_POINTS, "a fort tower")?,
+            Structure::WallSection { points } => points_between("points", points, MAX_WALL_POINTS, "a wall section")?,
             Structure::Bridge { bridge, points } => {
                 let most = match bridge {
                     BridgeKind::Regular => REGULAR_BRIDGE.0,
@@ -1171,12 +1048,9 @@ fn check_structures(field: &str, structures: &[Structure]) -> Result<(), Refusal
                 points_between("points", points, most, "this bridge")?
             }
             Structure::Door {} => {}
-            Structure::WallCannon { wall_points } => points_between(
-                "wall_points",
-                wall_points,
-                MAX_WALL_POINTS,
-                "a wall section",
-            )?,
+            Structure::WallCannon { wall_points } => {
+                points_between("wall_points", wall_points, MAX_WALL_POINTS, "a wall section")?
+            }
         }
     }
     Ok(())
@@ -1190,10 +1064,7 @@ fn building_row(size: u32) -> Option<usize> {
 pub fn building_state(size: u32, points: u32) -> Option<(usize, String)> {
     let row = building_row(size)?;
     let bands = BUILDINGS[row];
-    if let Some(col) = bands
-        .iter()
-        .position(|&(high, low)| (low..=high).contains(&points))
-    {
+    if let Some(col) = bands.iter().position(|&(high, low)| (low..=high).contains(&points)) {
         let (high, low) = bands[col];
         return Some((col, format!("{high}-{low}")));
     }
@@ -1206,11 +1077,7 @@ pub fn bridge_state(bridge: BridgeKind, points: u32) -> &'static str {
         BridgeKind::Regular => &REGULAR_BRIDGE.1,
         BridgeKind::Foot => &FOOT_BRIDGE.1,
     };
-    bands
-        .iter()
-        .find(|(lowest, _)| points >= *lowest)
-        .map(|(_, holds)| *holds)
-        .unwrap_or("gone")
+    bands.iter().find(|(lowest, _)| points >= *lowest).map(|(_, holds)| *holds).unwrap_or("gone")
 }
 
 struct StructureOutcome {
@@ -1228,11 +1095,7 @@ fn two_dice(dice: &mut DiceStream, what: &str) -> (u32, u32) {
 /// "For each artillery shot on the building 2 dice are rolled and the total value is
 /// subtracted from the buildings point total." Towers, wall sections and bridges alike;
 /// doors and cannons on walls are hit by a 1.
-fn hit_structures(
-    dice: &mut DiceStream,
-    structures: &[Structure],
-    lookups: &mut Vec<Lookup>,
-) -> Vec<StructureOutcome> {
+fn hit_structures(dice: &mut DiceStream, structures: &[Structure], lookups: &mut Vec<Lookup>) -> Vec<StructureOutcome> {
     structures
         .iter()
         .enumerate()
@@ -1266,17 +1129,10 @@ fn hit_structures(
                             "state": state}),
                     }
                 }
-                Structure::FortTower { points } => points_off(
-                    dice,
-                    "fort tower",
-                    &label,
-                    points,
-                    lookups,
-                    "FORT AND BUILDINGS",
-                ),
-                Structure::WallSection { points } => {
-                    points_off(dice, "wall section", &label, points, lookups, "FORT")
+                Structure::FortTower { points } => {
+                    points_off(dice, "fort tower", &label, points, lookups, "FORT AND BUILDINGS")
                 }
+                Structure::WallSection { points } => points_off(dice, "wall section", &label, points, lookups, "FORT"),
                 Structure::Bridge { bridge, points } => {
                     let kind = match bridge {
                         BridgeKind::Regular => "regular bridge",
@@ -1285,12 +1141,7 @@ fn hit_structures(
                     let (a, b) = two_dice(dice, &format!("{kind} ({label})"));
                     let after = points.saturating_sub(a + b);
                     let holds = bridge_state(bridge, after);
-                    lookups.push(Lookup::new(
-                        "BRIDGES",
-                        format!("{kind}, {after} points"),
-                        "can hold",
-                        holds,
-                    ));
+                    lookups.push(Lookup::new("BRIDGES", format!("{kind}, {after} points"), "can hold", holds));
                     StructureOutcome {
                         words: format!("{kind} {points} - {} = {after} ({holds})", a + b),
                         result: json!({"kind": "bridge", "bridge": kind, "points_before": points,
@@ -1314,11 +1165,7 @@ fn hit_structures(
                 Structure::WallCannon { wall_points } => {
                     let die = dice.roll(6, format!("artillery shot on cannon on wall ({label})"));
                     let hit = die == 1;
-                    let after = if hit {
-                        wall_points.saturating_sub(CANNON_HIT_WALL_POINTS)
-                    } else {
-                        wall_points
-                    };
+                    let after = if hit { wall_points.saturating_sub(CANNON_HIT_WALL_POINTS) } else { wall_points };
                     lookups.push(Lookup::new(
                         "FORT",
                         "When a cannon is hit by a 1, take 5 points off the wall section",
@@ -1330,11 +1177,7 @@ fn hit_structures(
                         words: if hit {
                             format!(
                                 "cannon on wall hit, wall section {wall_points} - 5 = {after}{}",
-                                if gone {
-                                    " (all men and cannons on top gone)"
-                                } else {
-                                    ""
-                                }
+                                if gone { " (all men and cannons on top gone)" } else { "" }
                             )
                         } else {
                             "cannon on wall not hit".to_owned()
@@ -1372,11 +1215,7 @@ fn points_off(
         words: format!(
             "{kind} {points} - {} = {after}{}",
             a + b,
-            if gone {
-                " (all men and cannons on top gone)"
-            } else {
-                ""
-            }
+            if gone { " (all men and cannons on top gone)" } else { "" }
         ),
         result: json!({"kind": kind.replace(' ', "_"), "points_before": points, "dice": [a, b],
             "points_after": after, "all_on_top_gone": gone}),
@@ -1460,10 +1299,7 @@ fn check_melee_group(field: &str, g: &MeleeGroup, most: u32) -> Result<(), Refus
         return Err(Refusal::new(
             format!("{field}.hit_earlier_this_turn"),
             "melee.hit_earlier",
-            format!(
-                "{} men hit earlier this turn, but the group has only {}",
-                g.hit_earlier_this_turn, g.men
-            ),
+            format!("{} men hit earlier this turn, but the group has only {}", g.hit_earlier_this_turn, g.men),
         ));
     }
     Ok(())
@@ -1501,11 +1337,7 @@ fn melee_round(i: &MeleeRound, dice: &mut DiceStream) -> Result<Resolved, Refusa
         Place::Ladder | Place::Wall => WALL_MELEE_MEN,
     };
     if i.round == 0 {
-        return Err(Refusal::new(
-            "body.inputs.round",
-            "melee.round",
-            "the first round of melee is round 1",
-        ));
+        return Err(Refusal::new("body.inputs.round", "melee.round", "the first round of melee is round 1"));
     }
     check_melee_group("body.inputs.attacker", &i.attacker, most)?;
     check_melee_group("body.inputs.defender", &i.defender, most)?;
@@ -1571,10 +1403,7 @@ fn melee_round(i: &MeleeRound, dice: &mut DiceStream) -> Result<Resolved, Refusa
                 _ => "the defenders retreat",
             };
             return Ok(Resolved {
-                headline: format!(
-                    "Melee round {}: {who} a full move away from the enemy; the melee ends",
-                    i.round
-                ),
+                headline: format!("Melee round {}: {who} a full move away from the enemy; the melee ends", i.round),
                 lookups,
                 result: json!({
                     "round": i.round,
@@ -1595,11 +1424,7 @@ fn melee_round(i: &MeleeRound, dice: &mut DiceStream) -> Result<Resolved, Refusa
     let advantage = i.round == 1 && i.place != Place::Ladder;
     lookups.push(Lookup::new(
         "MELEE",
-        if advantage {
-            "1ST ROUND"
-        } else {
-            "2ND... ROUND"
-        },
+        if advantage { "1ST ROUND" } else { "2ND... ROUND" },
         "attacker hits",
         if advantage {
             "defender is dead (no survival)"
@@ -1615,10 +1440,7 @@ fn melee_round(i: &MeleeRound, dice: &mut DiceStream) -> Result<Resolved, Refusa
     // The attackers' dice, one a man, spread over the defenders in turn.
     for (a, attacker) in attackers.iter_mut().enumerate() {
         let d = a % defenders.len();
-        let die = dice.roll(
-            6,
-            format!("melee, attacker {} at defender {}", a + 1, d + 1),
-        );
+        let die = dice.roll(6, format!("melee, attacker {} at defender {}", a + 1, d + 1));
         attacker.dice.push(die);
         if kill_defender.contains(&die) {
             defenders[d].hits += 1;
@@ -1632,20 +1454,11 @@ fn melee_round(i: &MeleeRound, dice: &mut DiceStream) -> Result<Resolved, Refusa
         survival_rolls(dice, &mut defenders, Weapon::Melee, &mut lookups);
     }
     // "if miss, defender fights back"; in later rounds "DEAD fight back before being removed".
-    let fighting_back: Vec<usize> = (0..defenders.len())
-        .filter(|&d| !advantage || defenders[d].hits == 0)
-        .collect();
+    let fighting_back: Vec<usize> = (0..defenders.len()).filter(|&d| !advantage || defenders[d].hits == 0).collect();
     // Each fights back at the man who attacked him: defender n at attacker n, wrapping round.
     for &d in &fighting_back {
         let a = d % attackers.len();
-        let die = dice.roll(
-            6,
-            format!(
-                "melee, defender {} fights back at attacker {}",
-                d + 1,
-                a + 1
-            ),
-        );
+        let die = dice.roll(6, format!("melee, defender {} fights back at attacker {}", d + 1, a + 1));
         defenders[d].dice.push(die);
         if kill_attacker.contains(&die) {
             attackers[a].hits += 1;
@@ -1682,10 +1495,8 @@ fn melee_round(i: &MeleeRound, dice: &mut DiceStream) -> Result<Resolved, Refusa
         Some("attacker") => headline.push_str("; the attackers win"),
         Some("defender") => headline.push_str("; the defenders win"),
         Some(_) => headline.push_str("; no one is left standing"),
-        None => headline.push_str(&format!(
-            "; both groups now choose, sealed, to stay or retreat before round {}",
-            i.round + 1
-        )),
+        None => headline
+            .push_str(&format!("; both groups now choose, sealed, to stay or retreat before round {}", i.round + 1)),
     }
     if crew_must_attack {
         lookups.push(Lookup::new(
@@ -1747,37 +1558,21 @@ fn ladder_push_off(i: &LadderPushOff, dice: &mut DiceStream) -> Result<Resolved,
         return Err(Refusal::new(
             "body.inputs.men_on_ladder",
             "storming.ladder",
-            format!(
-                "a ladder holds at most {WALL_MELEE_MEN} men, not {}",
-                i.men_on_ladder
-            ),
+            format!("a ladder holds at most {WALL_MELEE_MEN} men, not {}", i.men_on_ladder),
         ));
     }
-    let mut lookups = vec![Lookup::new(
-        "STORMING",
-        "2 men can push ladder off wall",
-        "by rolling",
-        list(PUSH_OFF_ON),
-    )];
+    let mut lookups = vec![Lookup::new("STORMING", "2 men can push ladder off wall", "by rolling", list(PUSH_OFF_ON))];
     let push = dice.roll(6, "push ladder off wall");
     let pushed_off = PUSH_OFF_ON.contains(&push);
     let mut falls = Vec::new();
     if pushed_off && i.men_on_ladder > 0 {
-        lookups.push(Lookup::new(
-            "STORMING",
-            "Men on ladder when pushed off",
-            "need to survive",
-            "4,5,6",
-        ));
+        lookups.push(Lookup::new("STORMING", "Men on ladder when pushed off", "need to survive", "4,5,6"));
         for man in 1..=i.men_on_ladder {
             let die = dice.roll(6, format!("fall survival, man {man} on ladder"));
             falls.push(json!({"man": man, "die": die, "survives": die >= SURVIVES_FALL_ON}));
         }
     }
-    let survivors = falls
-        .iter()
-        .filter(|f| f["survives"] == Value::Bool(true))
-        .count();
+    let survivors = falls.iter().filter(|f| f["survives"] == Value::Bool(true)).count();
     let headline = if pushed_off {
         format!(
             "Ladder push {push}: pushed off the wall; {} of {} men on it survive the fall",
@@ -1957,11 +1752,7 @@ fn move_allowance(i: &MoveAllowance) -> Result<Resolved, Refusal> {
     let hauling = i.mover.haulers_needed();
     let is_foot_or_horse = matches!(i.mover, Mover::Men | Mover::Cavalry);
     if vehicle.is_none() && i.load != Load::Empty {
-        return Err(Refusal::new(
-            "body.inputs.load",
-            "move.load",
-            "only vehicles and two horses carry or pull a load",
-        ));
+        return Err(Refusal::new("body.inputs.load", "move.load", "only vehicles and two horses carry or pull a load"));
     }
     if let Some((needed, gun)) = hauling {
         match i.haulers {
@@ -1994,11 +1785,7 @@ fn move_allowance(i: &MoveAllowance) -> Result<Resolved, Refusal> {
     };
     if vehicle.is_none() && (i.horses_killed > 0 || i.dropping_dead_horse) {
         return Err(Refusal::new(
-            if i.horses_killed > 0 {
-                "body.inputs.horses_killed"
-            } else {
-                "body.inputs.dropping_dead_horse"
-            },
+            if i.horses_killed > 0 { "body.inputs.horses_killed" } else { "body.inputs.dropping_dead_horse" },
             "move.horses_killed",
             "only vehicles and teams lose horses from their move",
         ));
@@ -2040,11 +1827,7 @@ fn move_allowance(i: &MoveAllowance) -> Result<Resolved, Refusal> {
     }
     match i.crossing {
         Crossing::PondOrBay if vehicle.is_some() => {
-            return Err(Refusal::new(
-                "body.inputs.crossing",
-                "move.pond",
-                "No vehicles can enter pond or bay",
-            ))
+            return Err(Refusal::new("body.inputs.crossing", "move.pond", "No vehicles can enter pond or bay"))
         }
         Crossing::PondOrBay if hauling.is_some() => {
             return Err(Refusal::new(
@@ -2073,10 +1856,7 @@ fn move_allowance(i: &MoveAllowance) -> Result<Resolved, Refusal> {
         return Err(Refusal::new(
             "body.inputs.half_move_tasks",
             "move.half_move_tasks",
-            format!(
-                "each task takes 1/2 move: at most 2 in a turn, not {}",
-                i.half_move_tasks
-            ),
+            format!("each task takes 1/2 move: at most 2 in a turn, not {}", i.half_move_tasks),
         ));
     }
 
@@ -2088,12 +1868,7 @@ fn move_allowance(i: &MoveAllowance) -> Result<Resolved, Refusal> {
                 Load::Cannon => ("WITH CANNON", v.with_cannon),
                 Load::Gatling => ("WITH GATLING", v.with_gatling),
             };
-            lookups.push(Lookup::new(
-                "VEHICLE & ARMS MOVING",
-                v.name,
-                column,
-                format!("{value}\""),
-            ));
+            lookups.push(Lookup::new("VEHICLE & ARMS MOVING", v.name, column, format!("{value}\"")));
             value
         }
         (None, Some((needed, gun))) => {
@@ -2128,11 +1903,7 @@ fn move_allowance(i: &MoveAllowance) -> Result<Resolved, Refusal> {
     let (on_ground, from_table) = move_on(after_horses, i.ground);
     if i.ground != Ground::Normal {
         lookups.push(Lookup::new(
-            if from_table {
-                "MOVE"
-            } else {
-                "MOVE (fraction, to the nearest 1/2\")"
-            },
+            if from_table { "MOVE" } else { "MOVE (fraction, to the nearest 1/2\")" },
             format!("{after_horses}\""),
             ground_column(i.ground),
             format!("{on_ground}\""),
@@ -2226,11 +1997,7 @@ fn check_men(field: &str, men: u32) -> Result<(), Refusal> {
     if (1..=MAX_MEN).contains(&men) {
         Ok(())
     } else {
-        Err(Refusal::new(
-            field,
-            "fire.men",
-            format!("1 to {MAX_MEN} men, not {men}"),
-        ))
+        Err(Refusal::new(field, "fire.men", format!("1 to {MAX_MEN} men, not {men}")))
     }
 }
 
@@ -2240,10 +2007,7 @@ fn check_group(field: &str, g: &TargetGroup) -> Result<(), Refusal> {
         return Err(Refusal::new(
             format!("{field}.hit_earlier_this_turn"),
             "fire.hit_earlier",
-            format!(
-                "{} men hit earlier this turn, but the group has only {}",
-                g.hit_earlier_this_turn, g.men
-            ),
+            format!("{} men hit earlier this turn, but the group has only {}", g.hit_earlier_this_turn, g.men),
         ));
     }
     Ok(())
@@ -2251,18 +2015,10 @@ fn check_group(field: &str, g: &TargetGroup) -> Result<(), Refusal> {
 
 fn check_groups(field: &str, groups: &[TargetGroup], least: usize) -> Result<(), Refusal> {
     if groups.len() < least {
-        return Err(Refusal::new(
-            field,
-            "fire.targets",
-            "name at least one group of men under the pattern",
-        ));
+        return Err(Refusal::new(field, "fire.targets", "name at least one group of men under the pattern"));
     }
     if groups.len() > 20 {
-        return Err(Refusal::new(
-            field,
-            "fire.targets",
-            "at most 20 groups under one pattern",
-        ));
+        return Err(Refusal::new(field, "fire.targets", "at most 20 groups under one pattern"));
     }
     for (n, g) in groups.iter().enumerate() {
         check_group(&format!("{field}[{n}]"), g)?;
@@ -2270,13 +2026,7 @@ fn check_groups(field: &str, groups: &[TargetGroup], least: usize) -> Result<(),
     Ok(())
 }
 
-fn check_range(
-    field: &str,
-    range: Inches,
-    max: Inches,
-    row: &str,
-    slope: Slope,
-) -> Result<(), Refusal> {
+fn check_range(field: &str, range: Inches, max: Inches, row: &str, slope: Slope) -> Result<(), Refusal> {
     if range.is_finite() && (0.0..=max).contains(&range) {
         Ok(())
     } else {
@@ -2294,46 +2044,27 @@ fn check_range(
 
 /// "CREWS (MINIMUM IS NEEDED TO FIRE)"
 fn check_crew(field: &str, crew: u32, row: &str, lookups: &mut Vec<Lookup>) -> Result<(), Refusal> {
-    let (name, most, least) = CREWS
-        .iter()
-        .find(|(name, _, _)| *name == row)
-        .copied()
-        .unwrap_or(("CANNON", 4, 2));
+    let (name, most, least) = CREWS.iter().find(|(name, _, _)| *name == row).copied().unwrap_or(("CANNON", 4, 2));
     if crew < least {
         return Err(Refusal::new(
             field,
             "crew.minimum",
-            format!(
-                "a {} needs a crew of {least} to fire, not {crew}",
-                name.to_lowercase()
-            ),
+            format!("a {} needs a crew of {least} to fire, not {crew}", name.to_lowercase()),
         ));
     }
     if crew > most {
         return Err(Refusal::new(
             field,
             "crew.maximum",
-            format!(
-                "a {} has a crew of at most {most}, not {crew}",
-                name.to_lowercase()
-            ),
+            format!("a {} has a crew of at most {most}, not {crew}", name.to_lowercase()),
         ));
     }
-    lookups.push(Lookup::new(
-        "CREWS",
-        name,
-        "MAXIMUM / MINIMUM",
-        format!("{most} / {least}"),
-    ));
+    lookups.push(Lookup::new("CREWS", name, "MAXIMUM / MINIMUM", format!("{most} / {least}")));
     Ok(())
 }
 
 fn list(values: &[u32]) -> String {
-    values
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
+    values.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
 fn capitalise(words: &str) -> String {

@@ -160,12 +160,7 @@ const fn band(
     down: (Inches, Inches),
     ranging: Ranging,
 ) -> ArtilleryBand {
-    ArtilleryBand {
-        normal,
-        up,
-        down,
-        ranging,
-    }
+    ArtilleryBand { normal, up, down, ranging }
 }
 
 const R12: Ranging = Ranging::Needs(&[1, 2]);
@@ -276,12 +271,7 @@ pub const BUILDINGS: [[(u32, u32); 3]; 4] = [
     [(20, 13), (12, 9), (8, 5)],
 ];
 pub const BUILDINGS_ALL_DEAD: [u32; 4] = [10, 8, 6, 4];
-pub const BUILDING_COLUMNS: [&str; 4] = [
-    "FULL POINTS",
-    "NO ARTIL. COVER",
-    "NO OVER TOP COVER",
-    "ALL DEAD",
-];
+pub const BUILDING_COLUMNS: [&str; 4] = ["FULL POINTS", "NO ARTIL. COVER", "NO OVER TOP COVER", "ALL DEAD"];
 
 /// "FORT TOWERS = 25 POINTS"
 pub const FORT_TOWER_POINTS: u32 = 25;

@@ -10,12 +10,7 @@ use super::*;
 use crate::resolver::{resolve, ruleset, Resolution};
 
 fn run(action: &str, inputs: Value, text: &str) -> Result<Resolution, Refusal> {
-    resolve(
-        &Schulz,
-        action,
-        &inputs,
-        DiceStream::from_text(text.to_owned()),
-    )
+    resolve(&Schulz, action, &inputs, DiceStream::from_text(text.to_owned()))
 }
 
 fn ok(action: &str, inputs: Value, text: &str) -> Resolution {
@@ -101,10 +96,7 @@ const SEED_BUILDINGS: &str = "50-31 | 30-21 | 20-11 | <=10 |
 
 /// The non-empty cells of a seed table line.
 fn cells(line: &str) -> Vec<&str> {
-    line.split('|')
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .collect()
+    line.split('|').map(str::trim).filter(|c| !c.is_empty()).collect()
 }
 
 fn inches(cell: &str) -> f64 {
@@ -117,9 +109,7 @@ fn span(cell: &str) -> (f64, f64) {
 }
 
 fn numbers(cell: &str) -> Vec<u32> {
-    cell.split(',')
-        .map(|n| n.parse().expect("number"))
-        .collect()
+    cell.split(',').map(|n| n.parse().expect("number")).collect()
 }
 
 #[test]
@@ -130,16 +120,10 @@ fn the_vehicle_table_matches_the_seed_cell_by_cell() {
         if c.len() == 6 {
             assert_eq!(Some(c[1].parse().unwrap()), row.men, "{line}");
             assert_eq!(Some(c[2].parse().unwrap()), row.riders, "{line}");
-            assert_eq!(
-                [inches(c[3]), inches(c[4]), inches(c[5])],
-                [row.empty, row.with_cannon, row.with_gatling]
-            );
+            assert_eq!([inches(c[3]), inches(c[4]), inches(c[5])], [row.empty, row.with_cannon, row.with_gatling]);
         } else {
             assert_eq!((row.men, row.riders), (None, None));
-            assert_eq!(
-                [inches(c[1]), inches(c[2]), inches(c[3])],
-                [row.empty, row.with_cannon, row.with_gatling]
-            );
+            assert_eq!([inches(c[1]), inches(c[2]), inches(c[3])], [row.empty, row.with_cannon, row.with_gatling]);
         }
     }
     assert_eq!(SEED_VEHICLES.lines().count(), VEHICLES.len());
@@ -159,11 +143,7 @@ fn the_move_table_matches_the_seed_cell_by_cell() {
 fn the_move_fractions_rounded_to_half_inches_give_the_seeds_table() {
     // The fallback for moves not in the table must agree with every row that is.
     for row in MOVE_TABLE {
-        for (ground, want) in [
-            (Ground::Up, row.1),
-            (Ground::Down, row.2),
-            (Ground::Road, row.3),
-        ] {
+        for (ground, want) in [(Ground::Up, row.1), (Ground::Down, row.2), (Ground::Road, row.3)] {
             let exact = match ground {
                 Ground::Up => row.0 * 2.0 / 3.0,
                 Ground::Down => row.0 * 4.0 / 3.0,
@@ -188,11 +168,7 @@ fn the_small_arms_table_matches_the_seed_cell_by_cell() {
     for (line, (_, name, ranges)) in SEED_SMALL_ARMS.lines().zip(SMALL_ARMS_RANGES.iter()) {
         let c = cells(line);
         assert_eq!(c[0], *name);
-        assert_eq!(
-            [inches(c[1]), inches(c[2]), inches(c[3])],
-            *ranges,
-            "{line}"
-        );
+        assert_eq!([inches(c[1]), inches(c[2]), inches(c[3])], *ranges, "{line}");
         // UP (-1/4), DOWN (+1/4)
         assert_eq!(ranges[1], ranges[0] * 0.75);
         assert_eq!(ranges[2], ranges[0] * 1.25);
@@ -207,9 +183,8 @@ fn the_effect_table_matches_the_seed_cell_by_cell() {
         assert_eq!(c[0], row.effect);
         assert_eq!(c[1], row.split_up);
         assert_eq!(numbers(c[0]).last().copied(), Some(row.hits_up_to));
-        let horse = c[1]
-            .split_once(" = man hit ")
-            .map(|(_, h)| h.trim_end_matches(" = horse hit").parse::<u32>().unwrap());
+        let horse =
+            c[1].split_once(" = man hit ").map(|(_, h)| h.trim_end_matches(" = horse hit").parse::<u32>().unwrap());
         assert_eq!(horse, row.horse_hit_on, "{line}");
     }
 }
@@ -221,11 +196,7 @@ fn check_artillery(seed: &str, table: &[ArtilleryBand]) {
             .into_iter()
             .filter(|c| !matches!(*c, "HEAVY" | "MEDIUM" | "LIGHT" | "MORTAR" | "CANNON"))
             .collect();
-        assert_eq!(
-            [span(c[0]), span(c[1]), span(c[2])],
-            [band.normal, band.up, band.down],
-            "{line}"
-        );
+        assert_eq!([span(c[0]), span(c[1]), span(c[2])], [band.normal, band.up, band.down], "{line}");
         assert_eq!(c[3], band.ranging.as_seed(), "{line}");
         if let Ranging::Needs(needed) = band.ranging {
             let seed_digits: Vec<u32> = c[3].chars().map(|d| d.to_digit(10).unwrap()).collect();
@@ -247,10 +218,7 @@ fn the_crew_table_matches_the_seed_cell_by_cell() {
     assert_eq!(SEED_CREWS.lines().count(), CREWS.len());
     for (line, (name, most, least)) in SEED_CREWS.lines().zip(CREWS.iter()) {
         let c = cells(line);
-        assert_eq!(
-            (c[0], c[1].parse().unwrap(), c[2].parse().unwrap()),
-            (*name, *most, *least)
-        );
+        assert_eq!((c[0], c[1].parse().unwrap(), c[2].parse().unwrap()), (*name, *most, *least));
     }
 }
 
@@ -271,11 +239,7 @@ fn the_buildings_table_matches_the_seed_cell_by_cell() {
         let c = cells(line);
         for (col, band) in BUILDINGS[r].iter().enumerate() {
             let (high, low) = c[col].split_once('-').unwrap();
-            assert_eq!(
-                (high.parse().unwrap(), low.parse().unwrap()),
-                *band,
-                "{line}"
-            );
+            assert_eq!((high.parse().unwrap(), low.parse().unwrap()), *band, "{line}");
         }
         assert_eq!(c[3], format!("<={}", BUILDINGS_ALL_DEAD[r]));
     }
@@ -289,10 +253,7 @@ fn every_building_points_value_has_exactly_its_seed_band() {
             let expected = if points <= BUILDINGS_ALL_DEAD[r] {
                 3
             } else {
-                BUILDINGS[r]
-                    .iter()
-                    .position(|&(high, low)| low <= points && points <= high)
-                    .unwrap()
+                BUILDINGS[r].iter().position(|&(high, low)| low <= points && points <= high).unwrap()
             };
             assert_eq!(col, expected, "{size}-point building at {points}");
         }
@@ -308,10 +269,7 @@ fn every_building_points_value_has_exactly_its_seed_band() {
 
 #[test]
 fn bridges_hold_what_the_seed_says_at_each_band_edge() {
-    assert_eq!(
-        (REGULAR_BRIDGE.0, FOOT_BRIDGE.0, FORT_TOWER_POINTS),
-        (30, 15, 25)
-    );
+    assert_eq!((REGULAR_BRIDGE.0, FOOT_BRIDGE.0, FORT_TOWER_POINTS), (30, 15, 25));
     let regular = [
         (30, "OK"),
         (21, "OK"),
@@ -322,11 +280,7 @@ fn bridges_hold_what_the_seed_says_at_each_band_edge() {
         (0, "gone"),
     ];
     for (points, holds) in regular {
-        assert_eq!(
-            bridge_state(BridgeKind::Regular, points),
-            holds,
-            "regular at {points}"
-        );
+        assert_eq!(bridge_state(BridgeKind::Regular, points), holds, "regular at {points}");
     }
     let foot = [
         (15, "OK and can hold men and cavalry only"),
@@ -336,11 +290,7 @@ fn bridges_hold_what_the_seed_says_at_each_band_edge() {
         (0, "gone"),
     ];
     for (points, holds) in foot {
-        assert_eq!(
-            bridge_state(BridgeKind::Foot, points),
-            holds,
-            "foot at {points}"
-        );
+        assert_eq!(bridge_state(BridgeKind::Foot, points), holds, "foot at {points}");
     }
 }
 
@@ -374,11 +324,7 @@ fn every_actions_example_resolves_and_has_a_schema() {
         for text in streams(50) {
             let r = ok(spec.name, spec.example.clone(), &text);
             assert!(!r.headline.is_empty());
-            assert!(
-                !r.lookups.is_empty(),
-                "{} records its table cells",
-                spec.name
-            );
+            assert!(!r.lookups.is_empty(), "{} records its table cells", spec.name);
             for (n, die) in r.dice.iter().enumerate() {
                 assert_eq!(die.index as usize, n);
                 assert_eq!(die.faces, 6, "every die in these rules is a d6");
@@ -390,16 +336,8 @@ fn every_actions_example_resolves_and_has_a_schema() {
 #[test]
 fn a_resolution_is_the_same_every_time_from_the_same_stamp() {
     for spec in Schulz.actions() {
-        let a = ok(
-            spec.name,
-            spec.example.clone(),
-            "audit/1/2026-11-21T10:00:00.000Z",
-        );
-        let b = ok(
-            spec.name,
-            spec.example.clone(),
-            "audit/1/2026-11-21T10:00:00.000Z",
-        );
+        let a = ok(spec.name, spec.example.clone(), "audit/1/2026-11-21T10:00:00.000Z");
+        let b = ok(spec.name, spec.example.clone(), "audit/1/2026-11-21T10:00:00.000Z");
         assert_eq!(a, b);
     }
 }
@@ -415,16 +353,7 @@ fn fire(shooters: &str, men: u32, range: f64, target: Value) -> Value {
 #[test]
 fn the_effect_row_is_the_quarter_of_the_range() {
     // 12": 0-3 1,2,3,4; 3-6 1,2,3; 6-9 1,2; 9-12 1 — an edge belongs to the nearer quarter.
-    for (range, band) in [
-        (0.0, 0),
-        (3.0, 0),
-        (3.5, 1),
-        (6.0, 1),
-        (6.5, 2),
-        (9.0, 2),
-        (9.5, 3),
-        (12.0, 3),
-    ] {
+    for (range, band) in [(0.0, 0), (3.0, 0), (3.5, 1), (6.0, 1), (6.5, 2), (9.0, 2), (9.5, 3), (12.0, 3)] {
         assert_eq!(effect_band(range, 12.0), band, "{range}\"");
     }
     assert_eq!(effect_band(4.0, 16.0), 0);
@@ -434,29 +363,12 @@ fn the_effect_row_is_the_quarter_of_the_range() {
 #[test]
 fn twenty_men_shooting_at_twenty_others_roll_twenty_dice() {
     // "If 20 men are shootingat 20 others, its much easier to roll 20 dice all at once."
-    let r = ok(
-        "small-arms-fire",
-        fire(
-            "infantry",
-            20,
-            2.0,
-            json!({"troops": "infantry", "men": 20}),
-        ),
-        "twenty",
-    );
-    let to_hit = r
-        .dice
-        .iter()
-        .filter(|d| d.purpose.starts_with("to hit"))
-        .count();
+    let r = ok("small-arms-fire", fire("infantry", 20, 2.0, json!({"troops": "infantry", "men": 20})), "twenty");
+    let to_hit = r.dice.iter().filter(|d| d.purpose.starts_with("to hit")).count();
     assert_eq!(to_hit, 20);
     for (n, man) in r.result["men"].as_array().unwrap().iter().enumerate() {
         assert_eq!(man["man"], json!(n + 1));
-        assert_eq!(
-            man["dice"].as_array().unwrap().len(),
-            1,
-            "one die at each man"
-        );
+        assert_eq!(man["dice"].as_array().unwrap().len(), 1, "one die at each man");
     }
 }
 
@@ -466,16 +378,8 @@ fn check_fire(r: &Resolution, hits_up_to: u32, horse_on: Option<u32>, survives_o
     let mut hits = 0;
     let mut dead = 0;
     for man in r.result["men"].as_array().unwrap() {
-        let dice: Vec<u32> = man["dice"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d.as_u64().unwrap() as u32)
-            .collect();
-        let man_hits = dice
-            .iter()
-            .filter(|&&d| d <= hits_up_to && Some(d) != horse_on)
-            .count() as u64;
+        let dice: Vec<u32> = man["dice"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as u32).collect();
+        let man_hits = dice.iter().filter(|&&d| d <= hits_up_to && Some(d) != horse_on).count() as u64;
         let horse = dice.iter().any(|&d| Some(d) == horse_on);
         assert_eq!(man["hits"].as_u64().unwrap(), man_hits, "{man}");
         assert_eq!(man["horse_hit"].as_bool().unwrap(), horse, "{man}");
@@ -485,11 +389,7 @@ fn check_fire(r: &Resolution, hits_up_to: u32, horse_on: Option<u32>, survives_o
             (0, _) => assert_eq!(fate, "unhurt"),
             (_, 1) => {
                 let survival = man["survival_die"].as_u64().unwrap() as u32;
-                let expected = if survival >= survives_on {
-                    "flesh wound"
-                } else {
-                    "dead"
-                };
+                let expected = if survival >= survives_on { "flesh wound" } else { "dead" };
                 assert_eq!(fate, expected, "{man}");
             }
             _ => {
@@ -508,21 +408,12 @@ fn check_fire(r: &Resolution, hits_up_to: u32, horse_on: Option<u32>, survives_o
 fn small_arms_hit_kill_and_wound_as_the_dice_say() {
     for text in streams(100) {
         // Point blank, no cover: 1,2,3,4. Survival 5,6.
-        let r = ok(
-            "small-arms-fire",
-            fire("infantry", 8, 3.0, json!({"troops": "infantry", "men": 5})),
-            &text,
-        );
+        let r = ok("small-arms-fire", fire("infantry", 8, 3.0, json!({"troops": "infantry", "men": 5})), &text);
         check_fire(&r, 4, None, 5);
         // Long range behind cover: 1 less one row is no effect at all, and no dice.
         let r = ok(
             "small-arms-fire",
-            fire(
-                "infantry",
-                8,
-                12.0,
-                json!({"troops": "infantry", "men": 5, "cover": "regular"}),
-            ),
+            fire("infantry", 8, 12.0, json!({"troops": "infantry", "men": 5, "cover": "regular"})),
             &text,
         );
         assert!(r.dice.is_empty());
@@ -530,12 +421,7 @@ fn small_arms_hit_kill_and_wound_as_the_dice_say() {
         // Half range behind cover: 1,2,3 becomes 1,2.
         let r = ok(
             "small-arms-fire",
-            fire(
-                "sharpshooter_long",
-                6,
-                8.0,
-                json!({"troops": "sharpshooters", "men": 3, "cover": "regular"}),
-            ),
+            fire("sharpshooter_long", 6, 8.0, json!({"troops": "sharpshooters", "men": 3, "cover": "regular"})),
             &text,
         );
         assert_eq!(r.result["effect"], "1,2");
@@ -547,29 +433,17 @@ fn small_arms_hit_kill_and_wound_as_the_dice_say() {
 fn mounted_cavalry_split_hits_with_their_horses_unless_under_cover() {
     let mut horses = 0;
     for text in streams(100) {
-        let r = ok(
-            "small-arms-fire",
-            fire("cavalry", 10, 4.0, json!({"troops": "cavalry", "men": 4})),
-            &text,
-        );
+        let r = ok("small-arms-fire", fire("cavalry", 10, 4.0, json!({"troops": "cavalry", "men": 4})), &text);
         // 4" of 12" is the second quarter: 1,2 = man hit 3 = horse hit.
         assert_eq!(r.result["effect"], "1,2,3");
-        assert!(r
-            .lookups
-            .iter()
-            .any(|l| l.column == "SPLIT UP" && l.value == "1,2 = man hit 3 = horse hit"));
+        assert!(r.lookups.iter().any(|l| l.column == "SPLIT UP" && l.value == "1,2 = man hit 3 = horse hit"));
         check_fire(&r, 3, Some(3), 5);
         horses += r.result["horses_killed"].as_u64().unwrap();
 
         // "When shooting at mounted cavalry under cover, only men can be shot at."
         let r = ok(
             "small-arms-fire",
-            fire(
-                "cavalry",
-                10,
-                2.0,
-                json!({"troops": "cavalry", "men": 4, "cover": "regular"}),
-            ),
+            fire("cavalry", 10, 2.0, json!({"troops": "cavalry", "men": 4, "cover": "regular"})),
             &text,
         );
         assert_eq!(r.result["effect"], "1,2,3");
@@ -584,21 +458,12 @@ fn a_man_hit_twice_in_one_turn_is_dead_without_a_survival_roll() {
     let mut twice = 0;
     for text in streams(100) {
         // 3 firers at 1 man: up to three hits on him.
-        let r = ok(
-            "small-arms-fire",
-            fire("infantry", 3, 1.0, json!({"troops": "infantry", "men": 1})),
-            &text,
-        );
+        let r = ok("small-arms-fire", fire("infantry", 3, 1.0, json!({"troops": "infantry", "men": 1})), &text);
         check_fire(&r, 4, None, 5);
         // A man already wounded this turn dies of any hit.
         let r = ok(
             "small-arms-fire",
-            fire(
-                "infantry",
-                1,
-                1.0,
-                json!({"troops": "infantry", "men": 1, "hit_earlier_this_turn": 1}),
-            ),
+            fire("infantry", 1, 1.0, json!({"troops": "infantry", "men": 1, "hit_earlier_this_turn": 1})),
             &text,
         );
         check_fire(&r, 4, None, 5);
@@ -614,16 +479,7 @@ fn a_man_hit_twice_in_one_turn_is_dead_without_a_survival_roll() {
 fn survival_needs_a_five_or_six_against_small_arms() {
     let mut seen = [false; 7];
     for text in streams(200) {
-        let r = ok(
-            "small-arms-fire",
-            fire(
-                "infantry",
-                10,
-                1.0,
-                json!({"troops": "artillery_men", "men": 10}),
-            ),
-            &text,
-        );
+        let r = ok("small-arms-fire", fire("infantry", 10, 1.0, json!({"troops": "artillery_men", "men": 10})), &text);
         check_fire(&r, 4, None, 5);
         for man in r.result["men"].as_array().unwrap() {
             if let Some(d) = man["survival_die"].as_u64() {
@@ -631,10 +487,7 @@ fn survival_needs_a_five_or_six_against_small_arms() {
             }
         }
     }
-    assert!(
-        seen[1..].iter().all(|&s| s),
-        "every survival die face was seen"
-    );
+    assert!(seen[1..].iter().all(|&s| s), "every survival die face was seen");
 }
 
 #[test]
@@ -681,11 +534,7 @@ fn a_gatling_gun_rolls_one_die_for_every_man_under_the_pattern() {
         for man in men {
             let die = man["dice"][0].as_u64().unwrap();
             let reach = if man["group"] == 1 { 4 } else { 3 };
-            assert_eq!(
-                man["hits"].as_u64().unwrap(),
-                u64::from(die <= reach),
-                "{man}"
-            );
+            assert_eq!(man["hits"].as_u64().unwrap(), u64::from(die <= reach), "{man}");
         }
     }
 }
@@ -700,15 +549,9 @@ fn gatling_crews_follow_the_crew_table() {
     ok("gatling-fire", gatling("field", 3), "crew");
     ok("gatling-fire", gatling("wagon", 2), "crew");
     let r = refused("gatling-fire", gatling("field", 0));
-    assert_eq!(
-        (r.field.as_str(), r.rule.as_str()),
-        ("body.inputs.crew", "crew.minimum")
-    );
+    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.crew", "crew.minimum"));
     let r = refused("gatling-fire", gatling("field", 4));
-    assert_eq!(
-        (r.field.as_str(), r.rule.as_str()),
-        ("body.inputs.crew", "crew.maximum")
-    );
+    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.crew", "crew.maximum"));
     let r = refused("gatling-fire", gatling("wagon", 3));
     assert_eq!(r.rule, "crew.maximum");
 }
@@ -719,29 +562,19 @@ fn gatling_crews_follow_the_crew_table() {
 
 #[test]
 fn artillery_bands_edges_belong_to_the_nearer_band() {
-    let ranging = |bands: &[ArtilleryBand], slope, range| {
-        artillery_band(bands, slope, range).map(|b| bands[b].ranging.as_seed())
-    };
+    let ranging =
+        |bands: &[ArtilleryBand], slope, range| artillery_band(bands, slope, range).map(|b| bands[b].ranging.as_seed());
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Normal, 52.0), Some("12"));
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Normal, 52.5), None);
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Normal, 36.5), Some("12"));
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Normal, 36.0), Some("123"));
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Normal, 20.0), Some("NONE"));
-    assert_eq!(
-        ranging(&HEAVY_CANNON, Slope::Normal, 12.0),
-        Some("NONE-GRAPE SHOT")
-    );
-    assert_eq!(
-        ranging(&HEAVY_CANNON, Slope::Normal, 0.0),
-        Some("NONE-GRAPE SHOT")
-    );
+    assert_eq!(ranging(&HEAVY_CANNON, Slope::Normal, 12.0), Some("NONE-GRAPE SHOT"));
+    assert_eq!(ranging(&HEAVY_CANNON, Slope::Normal, 0.0), Some("NONE-GRAPE SHOT"));
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Up, 39.0), Some("12"));
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Up, 40.0), None);
     assert_eq!(ranging(&HEAVY_CANNON, Slope::Down, 65.0), Some("12"));
-    assert_eq!(
-        ranging(&HEAVY_CANNON, Slope::Down, 15.0),
-        Some("NONE-GRAPE SHOT")
-    );
+    assert_eq!(ranging(&HEAVY_CANNON, Slope::Down, 15.0), Some("NONE-GRAPE SHOT"));
     assert_eq!(ranging(&MEDIUM_CANNON, Slope::Normal, 44.0), Some("12"));
     assert_eq!(ranging(&LIGHT_CANNON, Slope::Normal, 36.0), Some("12"));
     assert_eq!(ranging(&LIGHT_CANNON, Slope::Normal, 37.0), None);
@@ -763,16 +596,8 @@ fn the_ranging_shot_decides_whether_the_shell_lands() {
     let (mut hit, mut missed) = (0, 0);
     for text in streams(100) {
         for (range, needed) in [(40.0, 2), (30.0, 3)] {
-            let r = ok(
-                "artillery-fire",
-                shell(
-                    "heavy_cannon",
-                    2,
-                    range,
-                    json!([{"troops": "infantry", "men": 3}]),
-                ),
-                &text,
-            );
+            let r =
+                ok("artillery-fire", shell("heavy_cannon", 2, range, json!([{"troops": "infantry", "men": 3}])), &text);
             assert_eq!(r.dice[0].purpose, "ranging shot");
             let on_target = r.dice[0].value <= needed;
             assert_eq!(r.result["on_target"], on_target);
@@ -794,16 +619,7 @@ fn the_ranging_shot_decides_whether_the_shell_lands() {
 
 #[test]
 fn no_ranging_shot_inside_twenty_inches() {
-    let r = ok(
-        "artillery-fire",
-        shell(
-            "light_cannon",
-            2,
-            15.0,
-            json!([{"troops": "infantry", "men": 2}]),
-        ),
-        "near",
-    );
+    let r = ok("artillery-fire", shell("light_cannon", 2, 15.0, json!([{"troops": "infantry", "men": 2}])), "near");
     assert_eq!(r.result["ranging_die"], Value::Null);
     assert_eq!(r.result["on_target"], true);
     assert!(r.dice.iter().all(|d| d.purpose.starts_with("survival")));
@@ -813,16 +629,7 @@ fn no_ranging_shot_inside_twenty_inches() {
 fn artillery_hits_are_survived_only_on_a_six() {
     let mut seen_five = false;
     for text in streams(100) {
-        let r = ok(
-            "artillery-fire",
-            shell(
-                "medium_cannon",
-                3,
-                14.0,
-                json!([{"troops": "infantry", "men": 6}]),
-            ),
-            &text,
-        );
+        let r = ok("artillery-fire", shell("medium_cannon", 3, 14.0, json!([{"troops": "infantry", "men": 6}])), &text);
         for man in r.result["men"].as_array().unwrap() {
             let die = man["survival_die"].as_u64().unwrap();
             seen_five |= die == 5;
@@ -847,12 +654,7 @@ fn cover_against_shells_follows_the_seed() {
         let crew = if piece == "mortar" { 1 } else { 2 };
         let r = ok(
             "artillery-fire",
-            shell(
-                piece,
-                crew,
-                range,
-                json!([{"troops": "infantry", "men": 2, "cover": cover}]),
-            ),
+            shell(piece, crew, range, json!([{"troops": "infantry", "men": 2, "cover": cover}])),
             "cover",
         );
         assert_eq!(r.result["hits"], if hit { 2 } else { 0 }, "{piece} {cover}");
@@ -867,25 +669,13 @@ fn shells_kill_the_horses_under_the_pattern() {
                "under_pattern": [{"troops": "cavalry", "men": 2}], "horses_under_pattern": 3}),
         "horses",
     );
-    assert_eq!(
-        r.result["horses_killed"], 5,
-        "two riders' horses and three more"
-    );
+    assert_eq!(r.result["horses_killed"], 5, "two riders' horses and three more");
 }
 
 #[test]
 fn grape_shot_uses_the_gatling_pattern_and_the_artillery_survival() {
     for text in streams(100) {
-        let r = ok(
-            "artillery-fire",
-            shell(
-                "light_cannon",
-                2,
-                5.0,
-                json!([{"troops": "infantry", "men": 4}]),
-            ),
-            &text,
-        );
+        let r = ok("artillery-fire", shell("light_cannon", 2, 5.0, json!([{"troops": "infantry", "men": 4}])), &text);
         assert_eq!(r.result["grape_shot"], true);
         // 5" of the 12" grape band is its second quarter: 1,2,3.
         check_fire(&r, 3, None, 6);
@@ -895,26 +685,10 @@ fn grape_shot_uses_the_gatling_pattern_and_the_artillery_survival() {
 #[test]
 fn artillery_crews_follow_the_crew_table() {
     let one = json!([{"troops": "infantry", "men": 1}]);
-    ok(
-        "artillery-fire",
-        shell("heavy_cannon", 2, 14.0, one.clone()),
-        "crew",
-    );
-    ok(
-        "artillery-fire",
-        shell("heavy_cannon", 4, 14.0, one.clone()),
-        "crew",
-    );
-    ok(
-        "artillery-fire",
-        shell("mortar", 1, 14.0, one.clone()),
-        "crew",
-    );
-    ok(
-        "artillery-fire",
-        shell("mortar", 3, 14.0, one.clone()),
-        "crew",
-    );
+    ok("artillery-fire", shell("heavy_cannon", 2, 14.0, one.clone()), "crew");
+    ok("artillery-fire", shell("heavy_cannon", 4, 14.0, one.clone()), "crew");
+    ok("artillery-fire", shell("mortar", 1, 14.0, one.clone()), "crew");
+    ok("artillery-fire", shell("mortar", 3, 14.0, one.clone()), "crew");
     for (piece, crew, rule) in [
         ("heavy_cannon", 1, "crew.minimum"),
         ("light_cannon", 5, "crew.maximum"),
@@ -922,10 +696,7 @@ fn artillery_crews_follow_the_crew_table() {
         ("mortar", 4, "crew.maximum"),
     ] {
         let r = refused("artillery-fire", shell(piece, crew, 14.0, one.clone()));
-        assert_eq!(
-            (r.field.as_str(), r.rule.as_str()),
-            ("body.inputs.crew", rule)
-        );
+        assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.crew", rule));
     }
 }
 
@@ -936,11 +707,8 @@ fn artillery_crews_follow_the_crew_table() {
 #[test]
 fn two_dice_come_off_a_building_and_its_band_is_read() {
     for text in streams(50) {
-        let r = ok(
-            "structure-hit",
-            json!({"structures": [{"kind": "building_section", "size": 30, "points": 20}]}),
-            &text,
-        );
+        let r =
+            ok("structure-hit", json!({"structures": [{"kind": "building_section", "size": 30, "points": 20}]}), &text);
         let s = &r.result["structures"][0];
         let total = r.dice[0].value + r.dice[1].value;
         let after = 20u32.saturating_sub(total);
@@ -976,14 +744,7 @@ fn towers_walls_bridges_doors_and_wall_cannons() {
         assert_eq!(s[0]["all_on_top_gone"], d[0] + d[1] >= 3);
         let bridge = 15 - (d[2] + d[3]);
         assert_eq!(s[1]["points_after"], bridge);
-        assert_eq!(
-            s[1]["holds"],
-            if bridge >= 11 {
-                "OK and can hold men and cavalry only"
-            } else {
-                "men only"
-            }
-        );
+        assert_eq!(s[1]["holds"], if bridge >= 11 { "OK and can hold men and cavalry only" } else { "men only" });
         assert_eq!(s[2]["blown_off"], d[4] == 1);
         blown |= d[4] == 1;
         assert_eq!(s[3]["hit"], d[5] == 1);
@@ -1009,65 +770,23 @@ fn the_second_floor_must_be_erased_first() {
 #[test]
 fn structures_refuse_points_outside_their_tables() {
     for (structure, field, rule) in [
-        (
-            json!({"kind": "building_section", "size": 45, "points": 40}),
-            "size",
-            "building.size",
-        ),
-        (
-            json!({"kind": "building_section", "size": 20, "points": 21}),
-            "points",
-            "structure.points",
-        ),
-        (
-            json!({"kind": "building_section", "size": 20, "points": 0}),
-            "points",
-            "structure.points",
-        ),
-        (
-            json!({"kind": "fort_tower", "points": 26}),
-            "points",
-            "structure.points",
-        ),
-        (
-            json!({"kind": "bridge", "bridge": "foot", "points": 16}),
-            "points",
-            "structure.points",
-        ),
-        (
-            json!({"kind": "bridge", "bridge": "regular", "points": 31}),
-            "points",
-            "structure.points",
-        ),
-        (
-            json!({"kind": "wall_cannon", "wall_points": 0}),
-            "wall_points",
-            "structure.points",
-        ),
+        (json!({"kind": "building_section", "size": 45, "points": 40}), "size", "building.size"),
+        (json!({"kind": "building_section", "size": 20, "points": 21}), "points", "structure.points"),
+        (json!({"kind": "building_section", "size": 20, "points": 0}), "points", "structure.points"),
+        (json!({"kind": "fort_tower", "points": 26}), "points", "structure.points"),
+        (json!({"kind": "bridge", "bridge": "foot", "points": 16}), "points", "structure.points"),
+        (json!({"kind": "bridge", "bridge": "regular", "points": 31}), "points", "structure.points"),
+        (json!({"kind": "wall_cannon", "wall_points": 0}), "wall_points", "structure.points"),
     ] {
-        let r = refused(
-            "structure-hit",
-            json!({"structures": [{"kind": "door"}, structure]}),
-        );
+        let r = refused("structure-hit", json!({"structures": [{"kind": "door"}, structure]}));
         assert_eq!(r.field, format!("body.inputs.structures[1].{field}"));
         assert_eq!(r.rule, rule);
     }
-    ok(
-        "structure-hit",
-        json!({"structures": [{"kind": "bridge", "bridge": "regular", "points": 30}]}),
-        "edge",
-    );
-    ok(
-        "structure-hit",
-        json!({"structures": [{"kind": "fort_tower", "points": 25}]}),
-        "edge",
-    );
+    ok("structure-hit", json!({"structures": [{"kind": "bridge", "bridge": "regular", "points": 30}]}), "edge");
+    ok("structure-hit", json!({"structures": [{"kind": "fort_tower", "points": 25}]}), "edge");
     let r = refused("structure-hit", json!({"structures": []}));
     assert_eq!(r.field, "body.inputs.structures");
-    let r = refused(
-        "structure-hit",
-        json!({"structures": [{"kind": "door", "points": 3}]}),
-    );
+    let r = refused("structure-hit", json!({"structures": [{"kind": "door", "points": 3}]}));
     assert!(r.field.starts_with("body.inputs.structures"), "{r:?}");
     let r = refused("structure-hit", json!({"structures": [{"kind": "church"}]}));
     assert!(r.field.starts_with("body.inputs.structures"), "{r:?}");
@@ -1096,12 +815,7 @@ fn melee(round: u32, attacker: Value, defender: Value) -> Value {
 }
 
 fn die_values(man: &Value) -> Vec<u32> {
-    man["dice"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap() as u32)
-        .collect()
+    man["dice"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as u32).collect()
 }
 
 #[test]
@@ -1110,11 +824,7 @@ fn the_first_round_kills_outright_and_only_the_missed_fight_back() {
     for text in streams(100) {
         let r = ok(
             "melee-round",
-            melee(
-                1,
-                json!({"troops": "infantry", "men": 3}),
-                json!({"troops": "artillery_men", "men": 3}),
-            ),
+            melee(1, json!({"troops": "infantry", "men": 3}), json!({"troops": "artillery_men", "men": 3})),
             &text,
         );
         assert_eq!(r.result["attacker_advantage"], true);
@@ -1127,10 +837,7 @@ fn the_first_round_kills_outright_and_only_the_missed_fight_back() {
                 kills += 1;
                 assert_eq!(defender["fate"], "dead (no survival)");
                 assert!(defender["survival_die"].is_null());
-                assert!(
-                    die_values(defender).is_empty(),
-                    "the dead do not fight back"
-                );
+                assert!(die_values(defender).is_empty(), "the dead do not fight back");
             } else {
                 assert_eq!(defender["fate"], "unhurt");
                 let back = die_values(defender);
@@ -1168,10 +875,7 @@ fn later_rounds_roll_survival_and_the_dead_fight_back() {
             assert_eq!(die_values(defender).len(), 1, "every defender fights back");
             if attack <= 3 {
                 let s = defender["survival_die"].as_u64().unwrap();
-                assert_eq!(
-                    defender["fate"],
-                    if s >= 5 { "flesh wound" } else { "dead" }
-                );
+                assert_eq!(defender["fate"], if s >= 5 { "flesh wound" } else { "dead" });
                 dead_fought |= s < 5;
             }
             // Cavalry die to 1,2 only.
@@ -1196,19 +900,14 @@ fn a_storming_ladder_has_no_attack_advantage() {
         json!({"round": 1, "place": "wall", "attacker": {"troops": "infantry", "men": 3},
                "defender": {"troops": "infantry", "men": 2}}),
     );
-    assert_eq!(
-        (r.field.as_str(), r.rule.as_str()),
-        ("body.inputs.attacker.men", "melee.group")
-    );
+    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.attacker.men", "melee.group"));
 }
 
 #[test]
 fn a_retreat_ends_the_melee_without_dice() {
-    for (a, d, attacker_retreats, defender_retreats) in [
-        ("retreat", "stay", true, false),
-        ("stay", "retreat", false, true),
-        ("retreat", "retreat", true, true),
-    ] {
+    for (a, d, attacker_retreats, defender_retreats) in
+        [("retreat", "stay", true, false), ("stay", "retreat", false, true), ("retreat", "retreat", true, true)]
+    {
         let r = ok(
             "melee-round",
             json!({"round": 3, "attacker": {"troops": "infantry", "men": 2},
@@ -1230,11 +929,7 @@ fn an_undecided_round_asks_both_groups_for_their_sealed_choice() {
     for text in streams(60) {
         let r = ok(
             "melee-round",
-            melee(
-                1,
-                json!({"troops": "cavalry", "men": 1}),
-                json!({"troops": "cavalry", "men": 1}),
-            ),
+            melee(1, json!({"troops": "cavalry", "men": 1}), json!({"troops": "cavalry", "men": 1})),
             &text,
         );
         if r.result["melee_over"] == false {
@@ -1251,32 +946,18 @@ fn an_undecided_round_asks_both_groups_for_their_sealed_choice() {
 #[test]
 fn the_choices_belong_to_rounds_after_the_first() {
     let first = |field: &str| {
-        let mut inputs = melee(
-            1,
-            json!({"troops": "infantry", "men": 1}),
-            json!({"troops": "infantry", "men": 1}),
-        );
+        let mut inputs = melee(1, json!({"troops": "infantry", "men": 1}), json!({"troops": "infantry", "men": 1}));
         inputs[field] = json!("stay");
         inputs
     };
     let r = refused("melee-round", first("attacker_choice"));
-    assert_eq!(
-        (r.field.as_str(), r.rule.as_str()),
-        ("body.inputs.attacker_choice", "melee.choice")
-    );
+    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.attacker_choice", "melee.choice"));
     let r = refused("melee-round", first("defender_choice"));
     assert_eq!(r.field, "body.inputs.defender_choice");
-    let mut second = melee(
-        2,
-        json!({"troops": "infantry", "men": 1}),
-        json!({"troops": "infantry", "men": 1}),
-    );
+    let mut second = melee(2, json!({"troops": "infantry", "men": 1}), json!({"troops": "infantry", "men": 1}));
     second["attacker_choice"] = json!("stay");
     let r = refused("melee-round", second.clone());
-    assert_eq!(
-        (r.field.as_str(), r.rule.as_str()),
-        ("body.inputs.defender_choice", "melee.choice")
-    );
+    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.defender_choice", "melee.choice"));
     second["defender_choice"] = json!("charge");
     let r = refused("melee-round", second);
     assert_eq!(r.field, "body.inputs.defender_choice");
@@ -1287,17 +968,11 @@ fn melee_groups_are_one_to_ten_men() {
     let group = |men: u32| json!({"troops": "infantry", "men": men});
     ok("melee-round", melee(1, group(10), group(1)), "ten");
     let r = refused("melee-round", melee(1, group(11), group(1)));
-    assert_eq!(
-        (r.field.as_str(), r.rule.as_str()),
-        ("body.inputs.attacker.men", "melee.group")
-    );
+    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.attacker.men", "melee.group"));
     let r = refused("melee-round", melee(1, group(1), group(0)));
     assert_eq!(r.field, "body.inputs.defender.men");
     let r = refused("melee-round", melee(0, group(1), group(1)));
-    assert_eq!(
-        (r.field.as_str(), r.rule.as_str()),
-        ("body.inputs.round", "melee.round")
-    );
+    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.round", "melee.round"));
 }
 
 #[test]
@@ -1320,10 +995,7 @@ fn the_rest_of_a_beaten_gun_crew_must_attack() {
         json!({"round": 1, "attacker": {"troops": "infantry", "men": 2},
                "defender": {"troops": "infantry", "men": 1}, "rest_of_gun_crew": 2}),
     );
-    assert_eq!(
-        (r.field.as_str(), r.rule.as_str()),
-        ("body.inputs.rest_of_gun_crew", "melee.gun_crew")
-    );
+    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.rest_of_gun_crew", "melee.gun_crew"));
     // Three in the melee and one left out is a full crew of 4; two left out is one too many.
     let crew = |rest: u32| {
         json!({"round": 1, "attacker": {"troops": "infantry", "men": 5},
@@ -1335,11 +1007,7 @@ fn the_rest_of_a_beaten_gun_crew_must_attack() {
     // Artillery men fighting as a group of their own need no crew count.
     ok(
         "melee-round",
-        melee(
-            1,
-            json!({"troops": "infantry", "men": 6}),
-            json!({"troops": "artillery_men", "men": 6}),
-        ),
+        melee(1, json!({"troops": "infantry", "men": 6}), json!({"troops": "artillery_men", "men": 6})),
         "crew",
     );
 }
@@ -1368,10 +1036,7 @@ fn a_ladder_is_pushed_off_on_one_or_two_and_the_fall_is_survived_on_four_to_six(
     }
     assert!(pushed > 0 && stayed > 0);
     let r = refused("ladder-push-off", json!({"men_on_ladder": 3}));
-    assert_eq!(
-        (r.field.as_str(), r.rule.as_str()),
-        ("body.inputs.men_on_ladder", "storming.ladder")
-    );
+    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.men_on_ladder", "storming.ladder"));
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -1379,9 +1044,7 @@ fn a_ladder_is_pushed_off_on_one_or_two_and_the_fall_is_survived_on_four_to_six(
 // ----------------------------------------------------------------------------------------------
 
 fn moves(inputs: Value) -> f64 {
-    ok("move-allowance", inputs, "move").result["move_inches"]
-        .as_f64()
-        .unwrap()
+    ok("move-allowance", inputs, "move").result["move_inches"].as_f64().unwrap()
 }
 
 #[test]
@@ -1397,61 +1060,30 @@ fn men_and_cavalry_move_by_the_table() {
 
 #[test]
 fn vehicles_move_by_their_load() {
-    assert_eq!(
-        moves(json!({"mover": "four_horse_caisson", "load": "cannon"})),
-        11.0
-    );
-    assert_eq!(
-        moves(json!({"mover": "two_horse_caisson", "load": "cannon"})),
-        10.0
-    );
+    assert_eq!(moves(json!({"mover": "four_horse_caisson", "load": "cannon"})), 11.0);
+    assert_eq!(moves(json!({"mover": "two_horse_caisson", "load": "cannon"})), 10.0);
     assert_eq!(moves(json!({"mover": "wagon"})), 11.0);
-    assert_eq!(
-        moves(json!({"mover": "wagon", "load": "cannon", "ground": "down"})),
-        12.0
-    );
-    assert_eq!(
-        moves(json!({"mover": "two_horses", "load": "gatling", "ground": "up"})),
-        6.5
-    );
-    assert_eq!(
-        moves(json!({"mover": "wagon", "load": "gatling", "ground": "up"})),
-        7.5
-    );
-    assert_eq!(
-        moves(json!({"mover": "two_horses", "load": "cannon", "ground": "down"})),
-        10.5
-    );
+    assert_eq!(moves(json!({"mover": "wagon", "load": "cannon", "ground": "down"})), 12.0);
+    assert_eq!(moves(json!({"mover": "two_horses", "load": "gatling", "ground": "up"})), 6.5);
+    assert_eq!(moves(json!({"mover": "wagon", "load": "gatling", "ground": "up"})), 7.5);
+    assert_eq!(moves(json!({"mover": "two_horses", "load": "cannon", "ground": "down"})), 10.5);
 }
 
 #[test]
 fn killed_horses_take_their_share_and_dropping_one_takes_half() {
     // 4-horse caisson empty 12", one of four killed: 9", uphill 6"; dropping it: 3".
+    assert_eq!(moves(json!({"mover": "four_horse_caisson", "horses_killed": 1})), 9.0);
+    assert_eq!(moves(json!({"mover": "four_horse_caisson", "horses_killed": 1, "ground": "up"})), 6.0);
     assert_eq!(
-        moves(json!({"mover": "four_horse_caisson", "horses_killed": 1})),
-        9.0
-    );
-    assert_eq!(
-        moves(json!({"mover": "four_horse_caisson", "horses_killed": 1, "ground": "up"})),
-        6.0
-    );
-    assert_eq!(
-        moves(
-            json!({"mover": "four_horse_caisson", "horses_killed": 1, "ground": "up",
-                     "dropping_dead_horse": true})
-        ),
+        moves(json!({"mover": "four_horse_caisson", "horses_killed": 1, "ground": "up",
+                     "dropping_dead_horse": true})),
         3.0
     );
-    assert_eq!(
-        moves(json!({"mover": "two_horses", "horses_killed": 2})),
-        0.0
-    );
+    assert_eq!(moves(json!({"mover": "two_horses", "horses_killed": 2})), 0.0);
     // 11" with cannon less a quarter (one of four horses) is 8.25", to 8"; up 5.5"; halved.
     assert_eq!(
-        moves(
-            json!({"mover": "four_horse_caisson", "load": "cannon", "horses_killed": 1,
-                     "ground": "up", "dropping_dead_horse": true})
-        ),
+        moves(json!({"mover": "four_horse_caisson", "load": "cannon", "horses_killed": 1,
+                     "ground": "up", "dropping_dead_horse": true})),
         2.75
     );
     assert_eq!(
@@ -1459,131 +1091,47 @@ fn killed_horses_take_their_share_and_dropping_one_takes_half() {
         7.5,
         "11\" less a third is 7.33\", to the half inch 7.5\""
     );
-    let r = refused(
-        "move-allowance",
-        json!({"mover": "wagon", "horses_killed": 1}),
-    );
-    assert_eq!(
-        (r.field.as_str(), r.rule.as_str()),
-        ("body.inputs.team_horses", "move.team_horses")
-    );
-    let r = refused(
-        "move-allowance",
-        json!({"mover": "two_horse_caisson", "horses_killed": 3}),
-    );
-    assert_eq!(
-        (r.field.as_str(), r.rule.as_str()),
-        ("body.inputs.horses_killed", "move.horses_killed")
-    );
-    let r = refused(
-        "move-allowance",
-        json!({"mover": "men", "horses_killed": 1}),
-    );
+    let r = refused("move-allowance", json!({"mover": "wagon", "horses_killed": 1}));
+    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.team_horses", "move.team_horses"));
+    let r = refused("move-allowance", json!({"mover": "two_horse_caisson", "horses_killed": 3}));
+    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.inputs.horses_killed", "move.horses_killed"));
+    let r = refused("move-allowance", json!({"mover": "men", "horses_killed": 1}));
     assert_eq!(r.field, "body.inputs.horses_killed");
 }
 
 #[test]
 fn water_blockades_and_tasks_cost_half_a_move_each() {
     assert_eq!(moves(json!({"mover": "men", "crossing": "river"})), 3.0);
-    assert_eq!(
-        moves(json!({"mover": "cavalry", "crossing": "pond_or_bay"})),
-        6.0
-    );
-    assert_eq!(
-        moves(json!({"mover": "men", "crossing_blockade": true})),
-        3.0
-    );
+    assert_eq!(moves(json!({"mover": "cavalry", "crossing": "pond_or_bay"})), 6.0);
+    assert_eq!(moves(json!({"mover": "men", "crossing_blockade": true})), 3.0);
     assert_eq!(moves(json!({"mover": "wagon", "crossing": "river"})), 5.5);
+    assert_eq!(moves(json!({"mover": "cavalry", "half_move_tasks": 1})), 6.0);
+    assert_eq!(moves(json!({"mover": "cavalry", "half_move_tasks": 2})), 0.0);
     assert_eq!(
-        moves(json!({"mover": "cavalry", "half_move_tasks": 1})),
-        6.0
-    );
-    assert_eq!(
-        moves(json!({"mover": "cavalry", "half_move_tasks": 2})),
-        0.0
-    );
-    assert_eq!(
-        moves(
-            json!({"mover": "men", "crossing": "river", "crossing_blockade": true,
-                     "half_move_tasks": 1})
-        ),
+        moves(json!({"mover": "men", "crossing": "river", "crossing_blockade": true,
+                     "half_move_tasks": 1})),
         0.0
     );
     // "4 men can move a cannon 3/turn", uphill a third less.
-    assert_eq!(
-        moves(json!({"mover": "men_hauling_cannon", "haulers": 4})),
-        3.0
-    );
-    assert_eq!(
-        moves(json!({"mover": "men_hauling_cannon", "haulers": 6, "ground": "up"})),
-        2.0
-    );
-    assert_eq!(
-        moves(json!({"mover": "men_hauling_mortar", "haulers": 3, "crossing": "river"})),
-        1.5
-    );
-    assert_eq!(
-        moves(json!({"mover": "men_hauling_gatling", "haulers": 2, "ground": "road"})),
-        4.5
-    );
+    assert_eq!(moves(json!({"mover": "men_hauling_cannon", "haulers": 4})), 3.0);
+    assert_eq!(moves(json!({"mover": "men_hauling_cannon", "haulers": 6, "ground": "up"})), 2.0);
+    assert_eq!(moves(json!({"mover": "men_hauling_mortar", "haulers": 3, "crossing": "river"})), 1.5);
+    assert_eq!(moves(json!({"mover": "men_hauling_gatling", "haulers": 2, "ground": "road"})), 4.5);
     for (inputs, field, rule) in [
-        (
-            json!({"mover": "wagon", "crossing": "pond_or_bay"}),
-            "crossing",
-            "move.pond",
-        ),
-        (
-            json!({"mover": "men_hauling_gatling", "haulers": 2, "crossing": "pond_or_bay"}),
-            "crossing",
-            "move.pond",
-        ),
-        (
-            json!({"mover": "men_hauling_cannon", "haulers": 4, "crossing": "river"}),
-            "crossing",
-            "move.river",
-        ),
-        (
-            json!({"mover": "wagon", "crossing_blockade": true}),
-            "crossing_blockade",
-            "move.blockade",
-        ),
-        (
-            json!({"mover": "men_hauling_cannon", "haulers": 3}),
-            "haulers",
-            "move.haulers",
-        ),
-        (
-            json!({"mover": "men_hauling_cannon"}),
-            "haulers",
-            "move.haulers",
-        ),
-        (
-            json!({"mover": "men", "haulers": 3}),
-            "haulers",
-            "move.haulers",
-        ),
-        (
-            json!({"mover": "men", "load": "cannon"}),
-            "load",
-            "move.load",
-        ),
-        (
-            json!({"mover": "men", "half_move_tasks": 3}),
-            "half_move_tasks",
-            "move.half_move_tasks",
-        ),
-        (
-            json!({"mover": "cavalry", "team_horses": 3}),
-            "team_horses",
-            "move.team_horses",
-        ),
+        (json!({"mover": "wagon", "crossing": "pond_or_bay"}), "crossing", "move.pond"),
+        (json!({"mover": "men_hauling_gatling", "haulers": 2, "crossing": "pond_or_bay"}), "crossing", "move.pond"),
+        (json!({"mover": "men_hauling_cannon", "haulers": 4, "crossing": "river"}), "crossing", "move.river"),
+        (json!({"mover": "wagon", "crossing_blockade": true}), "crossing_blockade", "move.blockade"),
+        (json!({"mover": "men_hauling_cannon", "haulers": 3}), "haulers", "move.haulers"),
+        (json!({"mover": "men_hauling_cannon"}), "haulers", "move.haulers"),
+        (json!({"mover": "men", "haulers": 3}), "haulers", "move.haulers"),
+        (json!({"mover": "men", "load": "cannon"}), "load", "move.load"),
+        (json!({"mover": "men", "half_move_tasks": 3}), "half_move_tasks", "move.half_move_tasks"),
+        (json!({"mover": "cavalry", "team_horses": 3}), "team_horses", "move.team_horses"),
         (json!({"mover": "tram"}), "mover", "resolver.inputs"),
     ] {
         let r = refused("move-allowance", inputs);
-        assert_eq!(
-            (r.field.as_str(), r.rule.as_str()),
-            (format!("body.inputs.{field}").as_str(), rule)
-        );
+        assert_eq!((r.field.as_str(), r.rule.as_str()), (format!("body.inputs.{field}").as_str(), rule));
     }
 }
 
@@ -1699,11 +1247,7 @@ fn bad_inputs_are_refused_naming_the_field() {
         ),
     ] {
         let r = refused(action, inputs.clone());
-        assert_eq!(
-            (r.field.as_str(), r.rule.as_str()),
-            (field, rule),
-            "{inputs}"
-        );
+        assert_eq!((r.field.as_str(), r.rule.as_str()), (field, rule), "{inputs}");
         assert!(!r.detail.is_empty());
         // The same refusal from any stamp.
         for text in streams(3) {
@@ -1715,10 +1259,7 @@ fn bad_inputs_are_refused_naming_the_field() {
 #[test]
 fn an_unknown_action_is_refused() {
     let r = refused("cavalry-charge", json!({}));
-    assert_eq!(
-        (r.field.as_str(), r.rule.as_str()),
-        ("body.action", "resolver.unknown_action")
-    );
+    assert_eq!((r.field.as_str(), r.rule.as_str()), ("body.action", "resolver.unknown_action"));
 }
 // ----------------------------------------------------------------------------------------------
 // The worked example in docs/rules/schulz-acw.md
@@ -1739,11 +1280,7 @@ fn the_documented_worked_example() {
                "defender": {"troops": "artillery_men", "men": 3}, "rest_of_gun_crew": 1}),
         WORKED_TEXT,
     );
-    let dice: Vec<(u32, &str)> = r
-        .dice
-        .iter()
-        .map(|d| (d.value, d.purpose.as_str()))
-        .collect();
+    let dice: Vec<(u32, &str)> = r.dice.iter().map(|d| (d.value, d.purpose.as_str())).collect();
     assert_eq!(
         dice,
         [
@@ -1763,8 +1300,5 @@ fn the_documented_worked_example() {
     assert_eq!(r.result["rest_of_gun_crew_must_attack"], false);
 
     let r = ok("ladder-push-off", json!({"men_on_ladder": 2}), WORKED_TEXT);
-    assert_eq!(
-        r.headline,
-        "Ladder push 1: pushed off the wall; 1 of 2 men on it survive the fall"
-    );
+    assert_eq!(r.headline, "Ladder push 1: pushed off the wall; 1 of 2 men on it survive the fall");
 }
