@@ -120,8 +120,11 @@ async fn players_only_for_their_side(backend: Backend) {
         g.app.post(&g.confederate, &g.campaign, json!({"kind": "note", "side": "union", "body": {}})).await;
     other_side.problem(403, "Authorization");
 
-    let moderator_post = g.app.post(&g.moderator, &g.campaign, note("as moderator")).await;
+    let stranger = g.app.moderator().await;
+    let moderator_post = g.app.post(&stranger, &g.campaign, note("not my campaign")).await;
     moderator_post.problem(403, "Authorization");
+    let umpire_side = g.app.post(&g.moderator, &g.campaign, json!({"kind": "note", "side": "union", "body": {}})).await;
+    umpire_side.problem(403, "Authorization");
 
     let own = g.app.post(&g.confederate, &g.campaign, json!({"kind": "note", "side": "rebel", "body": {}})).await;
     assert_eq!(own.ok(201)["side"], "confederate");

@@ -5,10 +5,18 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::str::FromStr;
 
-use adjutant_rules::{Clock, ClockFormat, DigitPositions};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use adjutant_rules::resolver::{self, Ruleset};
+use adjutant_rules::short_acw::{self, GameState, Scenario, VictoryRounding};
+use adjutant_rules::{Clock, ClockFormat, DiceStream, DigitPositions, Refusal, Side};
 use adjutant_store::{Campaign, NewOutcome, Post, Tail};
 use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
+use uuid::Uuid;
 
 use crate::error::AppError;
 
@@ -111,31 +119,87 @@ impl CampaignSettings {
     }
 }
 
-/// A stored campaign with its settings read.
+/// What a campaign plays.
+#[derive(Clone)]
+pub enum Game {
+    /// The server holds the whole game: map, units, turns.
+    Managed { scenario: Arc<Scenario>, settings: short_acw::Settings },
+    /// The server is the dice and tables of a ruleset; the referee keeps the table.
+    Resolver { ruleset: &'static dyn Ruleset },
+}
+
+impl std::fmt::Debug for Game {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Game::Managed { scenario, .. } => write!(f, "Managed({})", scenario.name),
+            Game::Resolver { ruleset } => write!(f, "Resolver({})", ruleset.name()),
+        }
+    }
+}
+
+/// A stored campaign with its settings read and its game ready.
 #[derive(Debug, Clone)]
 pub struct LoadedCampaign {
     pub campaign: Campaign,
     pub settings: CampaignSettings,
     pub clock: Clock,
+    pub game: Game,
 }
 
 impl LoadedCampaign {
-    pub fn load(campaign: Campaign) -> Result<Self, AppError> {
+    pub fn load(campaign: Campaign, scenarios: &Scenarios) -> Result<Self, AppError> {
         let settings: CampaignSettings = serde_json::from_str(&campaign.settings)
             .map_err(|e| AppError::Internal(format!("campaign {} settings: {e}", campaign.id)))?;
         let clock = settings.clock_of()?;
-        Ok(Self { campaign, settings, clock })
+        let game = match (campaign.mode.as_str(), &campaign.scenario_text, &campaign.ruleset) {
+            ("managed", Some(text), _) => {
+                let name = campaign.scenario.clone().unwrap_or_default();
+                let scenario = scenarios.parse(&name, text).map_err(|e| AppError::Internal(e.join("; ")))?;
+                let victory_rounding = match settings.victory_rounding.as_str() {
+                    "one_decimal" => VictoryRounding::OneDecimal,
+                    _ => VictoryRounding::Exact,
+                };
+                Game::Managed { scenario, settings: short_acw::Settings { clock, victory_rounding } }
+            }
+            ("resolver", _, Some(name)) => Game::Resolver {
+                ruleset: resolver::ruleset(name)
+                    .ok_or_else(|| AppError::Internal(format!("campaign {}: unknown ruleset {name}", campaign.id)))?,
+            },
+            _ => return Err(AppError::Internal(format!("campaign {} has no scenario or ruleset", campaign.id))),
+        };
+        Ok(Self { campaign, settings, clock, game })
+    }
+
+    pub fn scenario(&self) -> Option<&Scenario> {
+        match &self.game {
+            Game::Managed { scenario, .. } => Some(scenario),
+            Game::Resolver { .. } => None,
+        }
+    }
+
+    /// The managed game's state after the snapshot `snapshot` (or the opening state).
+    pub fn state_from(&self, snapshot: Option<&str>) -> Result<Option<GameState>, AppError> {
+        let Some(scenario) = self.scenario() else { return Ok(None) };
+        match snapshot {
+            Some(text) => serde_json::from_str(text)
+                .map(Some)
+                .map_err(|e| AppError::Internal(format!("campaign {} snapshot: {e}", self.campaign.id))),
+            None => Ok(Some(GameState::new(scenario))),
+        }
     }
 }
 
-/// The scenario files campaigns can be created from, by name (the file name without `.toml`).
-#[derive(Debug, Default)]
+/// The scenario files campaigns can be created from, by name (the file name without `.toml`),
+/// and a cache of parsed scenarios by their text.
+#[derive(Default)]
 pub struct Scenarios {
     texts: BTreeMap<String, String>,
+    parsed: Mutex<HashMap<[u8; 32], Arc<Scenario>>>,
 }
 
 impl Scenarios {
-    /// Reads every `*.toml` in `dir`; without the folder, the scenarios built into the binary.
+    /// Reads and checks every `*.toml` in `dir`; without the folder, the scenarios built into
+    /// the binary. A broken file stops the server with every problem named.
     pub fn load(dir: &Path) -> Result<Self, String> {
         let mut texts = BTreeMap::new();
         match std::fs::read_dir(dir) {
@@ -145,6 +209,8 @@ impl Scenarios {
                     if path.extension().is_some_and(|e| e == "toml") {
                         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
                         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                        Scenario::from_toml(&path.display().to_string(), &text)
+                            .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))?;
                         texts.insert(name, text);
                     }
                 }
@@ -155,7 +221,7 @@ impl Scenarios {
                 }
             }
         }
-        Ok(Self { texts })
+        Ok(Self { texts, parsed: Mutex::default() })
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
@@ -165,10 +231,33 @@ impl Scenarios {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.texts.keys().map(String::as_str)
     }
+
+    /// The scenario in `text`, parsed once per distinct text.
+    pub fn parse(&self, name: &str, text: &str) -> Result<Arc<Scenario>, Vec<String>> {
+        let key: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+        if let Some(found) = self.parsed.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(found.clone());
+        }
+        let scenario = Scenario::from_toml(&format!("{name}.toml"), text)
+            .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+        let scenario = Arc::new(scenario);
+        self.parsed.lock().unwrap_or_else(|e| e.into_inner()).insert(key, scenario.clone());
+        Ok(scenario)
+    }
 }
 
 /// Scenarios shipped inside the binary.
-const BUILT_IN: &[(&str, &str)] = &[];
+const BUILT_IN: &[(&str, &str)] = &[("short-acw", include_str!("../../../config/scenarios/short-acw.toml"))];
+
+/// Post kinds every campaign takes.
+pub mod kinds {
+    /// A remark in the log; it changes nothing.
+    pub const NOTE: &str = "note";
+    /// A moderator's correction: posts after `to_seq` are void.
+    pub const ROLLBACK: &str = "rollback";
+    /// A resolver action.
+    pub const RESOLVE: &str = "resolve";
+}
 
 /// What a post decides besides being stored.
 #[derive(Debug, Default)]
@@ -177,7 +266,150 @@ pub struct Effects {
     pub snapshot: Option<String>,
 }
 
+/// Everything `decide` needs that is not in the tail.
+#[derive(Debug, Default)]
+pub struct Context {
+    /// For a rollback: the snapshot at or before the post rolled back to.
+    pub rollback_snapshot: Option<(i64, String)>,
+    /// Posts already void (by earlier rollbacks).
+    pub void: Vec<i64>,
+}
+
+/// The body of a `rollback` post.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RollbackBody {
+    /// The last post that stands; every later post is void.
+    pub to_seq: i64,
+    /// Why, for the record.
+    pub reason: String,
+}
+
+/// The body of a `resolve` post.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveBody {
+    /// The ruleset's action (see `GET /v1/rulesets/{name}`).
+    pub action: String,
+    /// The action's inputs.
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub inputs: Value,
+}
+
+fn outcome(kind: &str, headline: &str, data: &Value) -> NewOutcome {
+    NewOutcome {
+        id: Uuid::new_v4(),
+        kind: kind.to_owned(),
+        data: json!({"headline": headline, "data": data}).to_string(),
+    }
+}
+
+fn body_of<T: serde::de::DeserializeOwned>(post: &Post) -> Result<T, AppError> {
+    crate::extract::parse_json::<T>(post.body.as_bytes()).map_err(|e| match e {
+        AppError::Client { status, field, rule, detail } => {
+            AppError::Client { status, field: field.map(|f| f.replacen("body", "body.body", 1)), rule, detail }
+        }
+        other => other,
+    })
+}
+
 /// Applies a post to its campaign: the rules' verdict on it, given the tail of the log.
-pub fn decide(_campaign: &LoadedCampaign, _tail: &Tail, _post: &Post) -> Result<Effects, AppError> {
-    Ok(Effects::default())
+pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Context) -> Result<Effects, AppError> {
+    match post.kind.as_str() {
+        kinds::NOTE => return Ok(Effects::default()),
+        kinds::ROLLBACK => return rollback(campaign, post, context),
+        _ => {}
+    }
+    match &campaign.game {
+        Game::Managed { scenario, settings } => {
+            let state = campaign
+                .state_from(tail.snapshot.as_ref().map(|(_, text)| text.as_str()))?
+                .unwrap_or_else(|| GameState::new(scenario));
+            let body: Value = serde_json::from_str(&post.body).map_err(|e| AppError::Internal(e.to_string()))?;
+            let side = post.side.as_deref().and_then(|s| serde_json::from_value::<Side>(json!(s)).ok());
+            let order = short_acw::Order {
+                seq: post.seq as u64,
+                side,
+                kind: &post.kind,
+                body: &body,
+                stamp: post.stamp,
+                settings,
+            };
+            let applied = short_acw::apply(scenario, &state, &order).map_err(refusal_in_body)?;
+            Ok(Effects {
+                outcomes: applied.outcomes.iter().map(|o| outcome(&o.kind, &o.headline, &o.data)).collect(),
+                snapshot: Some(serde_json::to_string(&applied.state).map_err(|e| AppError::Internal(e.to_string()))?),
+            })
+        }
+        Game::Resolver { ruleset } => {
+            if post.kind != kinds::RESOLVE {
+                return Err(AppError::unprocessable(
+                    "body.kind",
+                    "post.kind",
+                    format!(
+                        "a resolver campaign takes `resolve`, `note` and (moderators) `rollback` posts, not `{}`",
+                        post.kind
+                    ),
+                ));
+            }
+            let body: ResolveBody = body_of(post)?;
+            let dice = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
+            let resolution = resolver::resolve(*ruleset, &body.action, &body.inputs, dice).map_err(refusal_in_body)?;
+            let data = serde_json::to_value(&resolution).map_err(|e| AppError::Internal(e.to_string()))?;
+            Ok(Effects { outcomes: vec![outcome("resolution", &resolution.headline, &data)], snapshot: None })
+        }
+    }
+}
+
+/// Rules name fields from the post's body (`body.units[0]`); the request nests it one deeper.
+fn refusal_in_body(r: Refusal) -> AppError {
+    let field = if r.field.starts_with("body") { r.field.replacen("body", "body.body", 1) } else { r.field };
+    AppError::unprocessable(field, r.rule, r.detail)
+}
+
+fn rollback(campaign: &LoadedCampaign, post: &Post, context: &Context) -> Result<Effects, AppError> {
+    if post.side.is_some() {
+        return Err(AppError::forbidden("rollback.moderator_only", "only the campaign's moderator can roll it back"));
+    }
+    let body: RollbackBody = body_of(post)?;
+    if body.reason.trim().is_empty() {
+        return Err(AppError::unprocessable("body.body.reason", "rollback.reason", "a rollback records its reason"));
+    }
+    if body.to_seq < 0 || body.to_seq >= post.seq - 1 {
+        return Err(AppError::unprocessable(
+            "body.body.to_seq",
+            "rollback.to_seq",
+            format!("roll back to an earlier post: 0 to {} (0 voids every post)", post.seq - 2),
+        ));
+    }
+    if context.void.contains(&body.to_seq) {
+        return Err(AppError::unprocessable(
+            "body.body.to_seq",
+            "rollback.void_target",
+            format!("post {} is already void; roll back to a post that stands", body.to_seq),
+        ));
+    }
+    let voided: Vec<i64> = (body.to_seq + 1..post.seq).filter(|s| !context.void.contains(s)).collect();
+    let snapshot = match campaign.scenario() {
+        Some(scenario) => {
+            let state = match &context.rollback_snapshot {
+                Some((_, text)) => campaign.state_from(Some(text))?,
+                None => Some(GameState::new(scenario)),
+            };
+            Some(serde_json::to_string(&state).map_err(|e| AppError::Internal(e.to_string()))?)
+        }
+        None => None,
+    };
+    let headline = format!(
+        "The moderator rolled the campaign back to post {}: {} void. Reason: {}",
+        body.to_seq,
+        match voided.len() {
+            1 => "1 post".to_owned(),
+            n => format!("{n} posts"),
+        },
+        body.reason.trim()
+    );
+    let data = json!({"to_seq": body.to_seq, "reason": body.reason.trim(), "voided": voided});
+    Ok(Effects { outcomes: vec![outcome("rollback", &headline, &data)], snapshot })
 }

@@ -29,15 +29,23 @@ use crate::AppState;
         routes::audit::audit_post,
         routes::tools::result_number,
         routes::tools::reinforcement,
+        routes::game::combat,
+        routes::game::campaign_state,
+        routes::game::unit_moves,
+        routes::game::post_kinds,
+        routes::game::list_rulesets,
+        routes::game::get_ruleset,
     ),
     components(schemas(crate::error::Problem)),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &PostExamples),
     tags(
         (name = "tokens", description = "Moderators, player and bot tokens"),
         (name = "campaigns", description = "Campaigns"),
         (name = "posts", description = "The campaign log"),
         (name = "audit", description = "Recomputing every number"),
         (name = "tools", description = "The public calculator"),
+        (name = "game", description = "The managed Short ACW Campaign"),
+        (name = "rulesets", description = "Resolver rulesets: the dice and tables of tabletop games"),
         (name = "service", description = "Health"),
     )
 )]
@@ -52,6 +60,72 @@ impl Modify for BearerAuth {
             "bearer",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
+    }
+}
+
+/// Every post kind and resolver action as a documented example of the post request, and the
+/// schema of each body as a component (`PostBody.short-acw.<kind>`, `PostBody.<ruleset>.<action>`).
+struct PostExamples;
+
+impl Modify for PostExamples {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use adjutant_rules::resolver;
+        use adjutant_rules::short_acw;
+        use serde_json::json;
+        use utoipa::openapi::example::ExampleBuilder;
+        use utoipa::openapi::{RefOr, Schema};
+
+        let mut examples = Vec::new();
+        let mut schemas = Vec::new();
+        examples.push((
+            "note".to_owned(),
+            "A remark in the log; it changes nothing.".to_owned(),
+            json!({"kind": "note", "body": {"text": "Good game so far."}}),
+        ));
+        examples.push((
+            "rollback".to_owned(),
+            "Moderators: void every post after `to_seq`, with the reason.".to_owned(),
+            json!({"kind": "rollback", "body": {"to_seq": 12, "reason": "Post 13 moved a unit the player did not mean to move."}}),
+        ));
+        for k in short_acw::post_kinds() {
+            examples.push((
+                format!("short-acw.{}", k.kind),
+                k.summary.to_owned(),
+                json!({"kind": k.kind, "body": k.example}),
+            ));
+            schemas.push((format!("PostBody.short-acw.{}", k.kind), k.body_schema));
+        }
+        for r in resolver::rulesets() {
+            for a in r.actions() {
+                examples.push((
+                    format!("{}.{}", r.name(), a.name),
+                    a.summary.to_owned(),
+                    json!({"kind": "resolve", "body": {"action": a.name, "inputs": a.example}}),
+                ));
+                schemas.push((format!("PostBody.{}.{}", r.name(), a.name), a.input_schema));
+            }
+        }
+
+        if let Some(content) = openapi
+            .paths
+            .paths
+            .get_mut("/v1/campaigns/{id}/posts")
+            .and_then(|item| item.post.as_mut())
+            .and_then(|op| op.request_body.as_mut())
+            .and_then(|body| body.content.get_mut("application/json"))
+        {
+            for (name, summary, value) in examples {
+                content
+                    .examples
+                    .insert(name, RefOr::T(ExampleBuilder::new().summary(summary).value(Some(value)).build()));
+            }
+        }
+        let components = openapi.components.get_or_insert_with(Default::default);
+        for (name, schema) in schemas {
+            if let Ok(schema) = serde_json::from_value::<RefOr<Schema>>(schema) {
+                components.schemas.insert(name, schema);
+            }
+        }
     }
 }
 

@@ -174,18 +174,23 @@ pub struct OutcomeView {
     /// The post it came from.
     pub seq: i64,
     pub kind: String,
+    /// One line: what happened.
+    pub headline: String,
+    /// Every number the rules used.
     #[schema(value_type = Object)]
     pub data: Value,
 }
 
 impl OutcomeView {
     pub fn of(o: &Outcome) -> Self {
+        let mut stored: Value = serde_json::from_str(&o.data).unwrap_or(Value::Null);
         Self {
             id: o.id,
             position: o.position,
             seq: o.seq,
             kind: o.kind.clone(),
-            data: serde_json::from_str(&o.data).unwrap_or(Value::Null),
+            headline: stored.get("headline").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            data: stored.get_mut("data").map(Value::take).unwrap_or(Value::Null),
         }
     }
 }
@@ -206,12 +211,15 @@ pub struct PostView {
     pub hash: String,
     pub numbers: StampNumbers,
     pub outcomes: Vec<OutcomeView>,
+    /// True when a moderator's rollback made this post void: it stays in the log but no
+    /// longer counts.
+    pub void: bool,
     /// Where the audit of this post is.
     pub audit: String,
 }
 
 impl PostView {
-    pub fn of(campaign: &LoadedCampaign, post: &Post, outcomes: &[Outcome]) -> Self {
+    pub fn of(campaign: &LoadedCampaign, post: &Post, outcomes: &[Outcome], void: bool) -> Self {
         Self {
             campaign_id: post.campaign_id,
             seq: post.seq,
@@ -224,6 +232,7 @@ impl PostView {
             hash: post.hash.clone(),
             numbers: stamp_numbers(campaign, post.stamp),
             outcomes: outcomes.iter().map(OutcomeView::of).collect(),
+            void,
             audit: format!("/v1/campaigns/{}/posts/{}/audit", post.campaign_id, post.seq),
         }
     }

@@ -354,6 +354,18 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all)]
+    async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>> {
+        let rows =
+            sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND kind = $2 ORDER BY seq"))
+                .bind(campaign_id)
+                .bind(kind)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(map_err)?;
+        Ok(rows.iter().map(post_from).collect())
+    }
+
+    #[instrument(skip_all)]
     async fn outcomes(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Outcome>> {
         let rows = sqlx::query(&format!(
             "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND position > $2 ORDER BY position LIMIT $3"
@@ -381,22 +393,15 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all)]
-    async fn snapshot(&self, campaign_id: Uuid, seq: i64) -> Result<Option<String>> {
-        sqlx::query_scalar("SELECT state FROM snapshots WHERE campaign_id = $1 AND seq = $2")
-            .bind(campaign_id)
-            .bind(seq)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(map_err)
-    }
-
-    #[instrument(skip_all)]
-    async fn latest_snapshot(&self, campaign_id: Uuid) -> Result<Option<(i64, String)>> {
-        let row = sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1")
-            .bind(campaign_id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(map_err)?;
+    async fn snapshot_at(&self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
+        let row = sqlx::query(
+            "SELECT seq, state FROM snapshots WHERE campaign_id = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(campaign_id)
+        .bind(seq)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(map_err)?;
         Ok(row.map(|r| (r.get("seq"), r.get("state"))))
     }
 

@@ -199,13 +199,13 @@ pub trait Store: Send + Sync + 'static {
     /// Posts with `seq > after`, in order, at most `limit`.
     async fn posts(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>>;
     async fn post(&self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>>;
+    /// Every post of one kind (rollbacks, say), in order.
+    async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>>;
     /// Outcomes with `position > after`, in order, at most `limit`.
     async fn outcomes(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Outcome>>;
     async fn outcomes_of_post(&self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>>;
-    /// The snapshot stored after post `seq`.
-    async fn snapshot(&self, campaign_id: Uuid, seq: i64) -> Result<Option<String>>;
-    /// The latest snapshot at or before `seq` (or the latest when `None`).
-    async fn latest_snapshot(&self, campaign_id: Uuid) -> Result<Option<(i64, String)>>;
+    /// The latest snapshot stored at or before post `seq`, with the post it follows.
+    async fn snapshot_at(&self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>>;
 
     /// Cheap round trip for health checks.
     async fn ping(&self) -> Result<()>;

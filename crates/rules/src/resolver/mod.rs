@@ -34,8 +34,7 @@ pub struct ActionSpec {
 impl ActionSpec {
     /// Describes an action whose inputs deserialize into `I`.
     pub fn of<I: JsonSchema>(name: &'static str, summary: &'static str, rule: &'static str, example: Value) -> Self {
-        let schema = schemars::schema_for!(I);
-        Self { name, summary, rule, input_schema: serde_json::to_value(schema).unwrap_or(Value::Null), example }
+        Self { name, summary, rule, input_schema: crate::schema::inline_schema::<I>(), example }
     }
 }
 

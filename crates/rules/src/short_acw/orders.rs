@@ -171,12 +171,7 @@ pub struct RetreatPath {
 }
 
 fn spec<T: JsonSchema>(kind: &'static str, summary: &'static str, example: Value) -> PostKindSpec {
-    PostKindSpec {
-        kind,
-        summary,
-        body_schema: serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null),
-        example,
-    }
+    PostKindSpec { kind, summary, body_schema: crate::schema::inline_schema::<T>(), example }
 }
 
 /// Every post kind of the managed Short ACW campaign.

@@ -10,11 +10,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::campaign::{decide, LoadedCampaign};
-use crate::error::{ApiResult, AppError};
+use adjutant_store::Tail;
+
+use crate::campaign::{decide, kinds, Context, LoadedCampaign};
+use crate::error::ApiResult;
 use crate::extract::ApiPath;
 use crate::routes::campaigns::load_campaign;
-use crate::routes::posts::load_post;
+use crate::routes::posts::{body_value, load_post};
 use crate::views::{stamp_numbers, StampNumbers};
 use crate::AppState;
 
@@ -180,7 +182,10 @@ pub async fn audit_of(
 
     let outcomes_match = recomputed_outcomes_match(state, campaign, post, stored_outcomes).await?;
     if !outcomes_match {
-        problems.push(format!("post {}: the stored outcomes differ from what the rules give now", post.seq));
+        problems.push(format!(
+            "post {}: the stored outcomes or state differ from what the rules give when the post is replayed",
+            post.seq
+        ));
     }
     Ok(PostAudit {
         campaign_id: post.campaign_id,
@@ -198,35 +203,51 @@ pub async fn audit_of(
     })
 }
 
-/// Replays the post through the rules against the state before it and compares the outcomes.
+/// What `decide` saw when the post was first written, rebuilt from the log.
+pub async fn context_for(state: &AppState, post: &Post) -> ApiResult<(Tail, Context)> {
+    let id = post.campaign_id;
+    let snapshot = if post.seq > 1 { state.store.snapshot_at(id, post.seq - 1).await? } else { None };
+    let tail = Tail {
+        next_seq: post.seq,
+        prev_hash: Some(post.prev_hash.clone()),
+        prev_stamp: None,
+        snapshot,
+        next_position: 0,
+    };
+    let mut context = Context::default();
+    if post.kind == kinds::ROLLBACK {
+        for rollback in state.store.posts_of_kind(id, kinds::ROLLBACK).await? {
+            if rollback.seq >= post.seq {
+                break;
+            }
+            let to_seq =
+                body_value(&rollback).get("to_seq").and_then(serde_json::Value::as_i64).unwrap_or(rollback.seq);
+            context.void.extend(to_seq + 1..rollback.seq);
+        }
+        let to_seq = body_value(post).get("to_seq").and_then(serde_json::Value::as_i64).unwrap_or(-1);
+        if to_seq > 0 {
+            context.rollback_snapshot = state.store.snapshot_at(id, to_seq).await?;
+        }
+    }
+    Ok((tail, context))
+}
+
+/// Replays the post through the rules against the state before it and compares the outcomes
+/// and the state snapshot with what was stored.
 async fn recomputed_outcomes_match(
     state: &AppState,
     campaign: &LoadedCampaign,
     post: &Post,
     stored: &[adjutant_store::Outcome],
 ) -> ApiResult<bool> {
-    let snapshot = if post.seq > 1 {
-        state.store.snapshot(post.campaign_id, post.seq - 1).await?.map(|s| (post.seq - 1, s))
-    } else {
-        None
+    let (tail, context) = context_for(state, post).await?;
+    let Ok(effects) = decide(campaign, &tail, post, &context) else {
+        return Ok(false);
     };
-    let tail = adjutant_store::Tail {
-        next_seq: post.seq,
-        prev_hash: Some(post.prev_hash.clone()),
-        prev_stamp: None,
-        snapshot,
-        next_position: stored.first().map_or(0, |o| o.position),
-    };
-    let effects = decide(campaign, &tail, post).map_err(|e| match e {
-        AppError::Client { detail, .. } => {
-            AppError::Internal(format!("a stored post is now refused by the rules: {detail}"))
-        }
-        other => other,
-    });
-    let effects = match effects {
-        Ok(effects) => effects,
-        Err(_) => return Ok(false),
-    };
-    Ok(effects.outcomes.len() == stored.len()
-        && effects.outcomes.iter().zip(stored).all(|(new, old)| new.kind == old.kind && new.data == old.data))
+    let outcomes_match = effects.outcomes.len() == stored.len()
+        && effects.outcomes.iter().zip(stored).all(|(new, old)| new.kind == old.kind && new.data == old.data);
+    let stored_snapshot =
+        state.store.snapshot_at(post.campaign_id, post.seq).await?.filter(|(seq, _)| *seq == post.seq);
+    let snapshot_matches = effects.snapshot.as_deref() == stored_snapshot.as_ref().map(|(_, text)| text.as_str());
+    Ok(outcomes_match && snapshot_matches)
 }

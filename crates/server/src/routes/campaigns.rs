@@ -27,7 +27,7 @@ pub fn router() -> Router<AppState> {
 pub async fn load_campaign(state: &AppState, id: Uuid) -> ApiResult<LoadedCampaign> {
     let campaign =
         state.store.campaign(id).await?.ok_or_else(|| AppError::not_found("path.id", format!("no campaign {id}")))?;
-    LoadedCampaign::load(campaign)
+    LoadedCampaign::load(campaign, &state.scenarios)
 }
 
 /// Creates a campaign (moderators).
@@ -97,7 +97,7 @@ pub async fn create_campaign(
         created_at: Utc::now(),
     };
     let campaign = state.store.create_campaign(campaign).await?;
-    Ok((StatusCode::CREATED, Json(CampaignView::of(&LoadedCampaign::load(campaign)?))))
+    Ok((StatusCode::CREATED, Json(CampaignView::of(&LoadedCampaign::load(campaign, &state.scenarios)?))))
 }
 
 /// One campaign.
@@ -126,7 +126,8 @@ pub async fn list_campaigns(
     let limit = page_limit(q.limit)?;
     let campaigns = state.store.campaigns(q.after, limit).await?;
     let next_after = (campaigns.len() as i64 == limit).then(|| campaigns.last().map(|c| c.id)).flatten();
-    let campaigns = campaigns.into_iter().map(LoadedCampaign::load).collect::<ApiResult<Vec<_>>>()?;
+    let campaigns =
+        campaigns.into_iter().map(|c| LoadedCampaign::load(c, &state.scenarios)).collect::<ApiResult<Vec<_>>>()?;
     Ok(Json(CampaignList { campaigns: campaigns.iter().map(CampaignView::of).collect(), next_after }))
 }
 

@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod campaigns;
+pub mod game;
 pub mod posts;
 pub mod tokens;
 pub mod tools;
@@ -22,6 +23,7 @@ pub fn router() -> Router<AppState> {
         .merge(posts::router())
         .merge(audit::router())
         .merge(tools::router())
+        .merge(game::router())
 }
 
 #[derive(Serialize, ToSchema)]

@@ -13,7 +13,9 @@ use utoipa::IntoParams;
 use uuid::Uuid;
 
 use crate::auth::Caller;
-use crate::campaign::{decide, parse_side, LoadedCampaign};
+use std::collections::BTreeSet;
+
+use crate::campaign::{decide, kinds, parse_side, Context, LoadedCampaign};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::routes::campaigns::{load_campaign, page_limit};
@@ -77,16 +79,24 @@ pub async fn create_post(
     ApiJson(req): ApiJson<NewPost>,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<PostView>)> {
     let campaign = load_campaign(&state, id).await?;
-    let author = match &caller {
-        Caller::Anonymous => return Err(AppError::Unauthorized("posting needs a player token".into())),
-        Caller::Principal(p) if p.kind == PrincipalKind::Player => p.clone(),
-        _ => return Err(AppError::forbidden("post.players_only", "only a player of this campaign can post orders")),
+    let (author, side) = match &caller {
+        Caller::Anonymous => return Err(AppError::Unauthorized("posting needs a player or moderator token".into())),
+        Caller::Principal(p) if p.kind == PrincipalKind::Player => {
+            if p.campaign_id != Some(id) {
+                return Err(AppError::forbidden("post.own_campaign", "this player token belongs to another campaign"));
+            }
+            (p.clone(), p.side.clone())
+        }
+        Caller::Principal(p) if p.kind == PrincipalKind::Moderator => {
+            caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
+            (p.clone(), None)
+        }
+        _ => return Err(AppError::forbidden("post.players_only", "only the campaign's players and moderator post")),
     };
-    if author.campaign_id != Some(id) {
-        return Err(AppError::forbidden("post.own_campaign", "this player token belongs to another campaign"));
-    }
-    let side = author.side.clone();
     if let Some(asked) = &req.side {
+        if side.is_none() {
+            return Err(AppError::forbidden("post.moderator_side", "the moderator posts as umpire, for no side"));
+        }
         if parse_side(asked) != side.as_deref() {
             return Err(AppError::forbidden("post.own_side", "a player posts only for their own side"));
         }
@@ -101,6 +111,7 @@ pub async fn create_post(
     let request_hash =
         hex::encode(Sha256::digest(format!("{id}\n{}\n{}\n{body}", req.kind, side.as_deref().unwrap_or("-"))));
 
+    let context = decision_context(&state, &campaign, &req).await?;
     let decide_post = |tail: &Tail| -> Result<Decision, BoxError> {
         // The stamp is taken inside the write transaction, so stamps never run backwards along
         // the log even if the machine's clock is stepped back.
@@ -131,7 +142,7 @@ pub async fn create_post(
             prev_hash,
             hash,
         };
-        let effects = decide(&campaign, tail, &post).map_err(|e| Box::new(e) as BoxError)?;
+        let effects = decide(&campaign, tail, &post, &context).map_err(|e| Box::new(e) as BoxError)?;
         Ok(Decision { post, outcomes: effects.outcomes, snapshot: effects.snapshot })
     };
     let request = AppendRequest { campaign_id: id, author_id: author.id, idempotency_key: key, request_hash };
@@ -155,7 +166,31 @@ pub async fn create_post(
     if let Ok(value) = HeaderValue::from_str(&location) {
         headers.insert(axum::http::header::LOCATION, value);
     }
-    Ok((status, headers, Json(PostView::of(&campaign, &post, &outcomes))))
+    let void = void_posts(&state, id).await?;
+    Ok((status, headers, Json(PostView::of(&campaign, &post, &outcomes, void.contains(&post.seq)))))
+}
+
+/// What a post's verdict needs from further back in the log than the tail.
+async fn decision_context(state: &AppState, campaign: &LoadedCampaign, req: &NewPost) -> ApiResult<Context> {
+    let id = campaign.campaign.id;
+    if req.kind != kinds::ROLLBACK {
+        return Ok(Context::default());
+    }
+    let void = void_posts(state, id).await?.into_iter().collect();
+    let to_seq = req.body.get("to_seq").and_then(Value::as_i64).unwrap_or(-1);
+    let rollback_snapshot = if to_seq > 0 { state.store.snapshot_at(id, to_seq).await? } else { None };
+    Ok(Context { rollback_snapshot, void })
+}
+
+/// Posts made void by the campaign's rollbacks: each voids every post after the one it rolls
+/// back to, up to itself.
+pub async fn void_posts(state: &AppState, campaign_id: Uuid) -> ApiResult<BTreeSet<i64>> {
+    let mut void = BTreeSet::new();
+    for rollback in state.store.posts_of_kind(campaign_id, kinds::ROLLBACK).await? {
+        let to_seq = body_value(&rollback).get("to_seq").and_then(Value::as_i64).unwrap_or(rollback.seq);
+        void.extend(to_seq + 1..rollback.seq);
+    }
+    Ok(void)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -183,10 +218,11 @@ pub async fn list_posts(
         return Err(AppError::bad_request("query.after", "paging.after", "after is a sequence number, 0 or more"));
     }
     let posts = state.store.posts(id, after, limit).await?;
+    let void = void_posts(&state, id).await?;
     let mut views = Vec::with_capacity(posts.len());
     for post in &posts {
         let outcomes = state.store.outcomes_of_post(id, post.seq).await?;
-        views.push(PostView::of(&campaign, post, &outcomes));
+        views.push(PostView::of(&campaign, post, &outcomes, void.contains(&post.seq)));
     }
     let next_after = (posts.len() as i64 == limit).then(|| posts.last().map(|p| p.seq)).flatten();
     Ok(Json(PostPage { posts: views, next_after }))
@@ -202,7 +238,8 @@ pub async fn get_post(
 ) -> ApiResult<Json<PostView>> {
     let campaign = load_campaign(&state, id).await?;
     let (post, outcomes) = load_post(&state, &campaign, seq).await?;
-    Ok(Json(PostView::of(&campaign, &post, &outcomes)))
+    let void = void_posts(&state, id).await?;
+    Ok(Json(PostView::of(&campaign, &post, &outcomes, void.contains(&post.seq))))
 }
 
 pub async fn load_post(

@@ -1,0 +1,304 @@
+//! The Short ACW Campaign played through the HTTP API, on SQLite and on PostgreSQL: the seed's
+//! worked example, and a scripted campaign from deployment to a victory condition.
+
+use adjutant_e2e::reqwest::Method;
+use adjutant_e2e::serde_json::{json, Value};
+use adjutant_e2e::{on_both_backends, Backend, TestApp};
+
+on_both_backends! {
+    the_seeds_worked_example_over_http => worked_example;
+    a_scripted_campaign_plays_to_a_major_union_victory => scripted_campaign;
+    refusals_name_the_rule_and_change_nothing => refusals_change_nothing;
+    a_rollback_voids_later_posts_and_recomputes_the_state => rollback;
+}
+
+const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
+
+struct Game {
+    app: TestApp,
+    moderator: String,
+    campaign: String,
+    union: String,
+    confederate: String,
+    script: Vec<Value>,
+}
+
+async fn game(backend: Backend) -> Game {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let campaign =
+        app.campaign(&moderator, json!({"name": "Short ACW", "mode": "managed", "scenario": "short-acw"})).await;
+    let union = app.player(&moderator, &campaign, "union").await;
+    let confederate = app.player(&moderator, &campaign, "confederate").await;
+    let script: Vec<Value> = serde_json::from_str(SCRIPT).unwrap();
+    Game { app, moderator, campaign, union, confederate, script }
+}
+
+impl Game {
+    fn token(&self, side: &str) -> &str {
+        match side {
+            "union" => &self.union,
+            _ => &self.confederate,
+        }
+    }
+
+    /// Posts script step `i` (0-based) at its stamp and returns the stored post.
+    async fn step(&self, i: usize) -> Value {
+        let step = &self.script[i];
+        let stamp: chrono::DateTime<chrono::Utc> = step["stamp"].as_str().unwrap().parse().unwrap();
+        self.app.clock.set(stamp);
+        let answer = self
+            .app
+            .post(
+                self.token(step["side"].as_str().unwrap()),
+                &self.campaign,
+                json!({"kind": step["kind"], "body": step["body"]}),
+            )
+            .await;
+        assert_eq!(answer.status.as_u16(), 201, "step {}: {}", i + 1, answer.text);
+        answer.body
+    }
+
+    async fn state(&self) -> Value {
+        self.app.get(&format!("/v1/campaigns/{}/state", self.campaign)).await.ok(200)["state"].clone()
+    }
+
+    async fn factors(&self, unit: &str) -> u64 {
+        let state = self.state().await;
+        state["units"].as_array().unwrap().iter().find(|u| u["id"] == unit).unwrap()["factors"].as_u64().unwrap()
+    }
+}
+
+fn outcome<'a>(post: &'a Value, kind: &str) -> &'a Value {
+    post["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} in {post}"))
+}
+
+async fn worked_example(backend: Backend) {
+    let g = game(backend).await;
+    for i in 0..13 {
+        g.step(i).await;
+    }
+    // 15 Union factors next to 6 Rebel factors behind the river, the attack stamped 9:51:45.
+    let attack = g.step(13).await;
+    assert_eq!(attack["stamp"], "2026-03-02T09:51:45.250Z");
+    assert_eq!(attack["numbers"]["result_number"]["result"], 21);
+    let battle = outcome(&attack, "battle");
+    let n = &battle["data"]["numbers"];
+    assert_eq!(n["attacker"], 15);
+    assert_eq!(n["defender"], 6);
+    assert_eq!(n["defence"], "river");
+    assert_eq!(n["defender_counted"], "12");
+    assert_eq!(n["victory"], 56);
+    assert_eq!(n["result_number"]["n"], 95145);
+    assert_eq!(n["result_number"]["sqrt"], "308.455831522115");
+    assert_eq!(n["result"], 21);
+    assert_eq!(n["winner"], "attacker");
+    assert_eq!(battle["data"]["winner_side"], "union");
+    assert_eq!(n["difference"], 35);
+    assert_eq!(n["basic_rate"], "21/15");
+    assert_eq!(n["winner_casualties"], 1);
+    assert_eq!(n["loser_casualties"], 3);
+    assert!(battle["headline"].as_str().unwrap().len() > 10);
+
+    // The public calculator agrees.
+    let calc = g.app.get("/v1/tools/combat?attacker=15&defender=6&defence=river&time=9:51:45").await;
+    let calc = calc.ok(200);
+    assert_eq!(calc["victory"], 56);
+    assert_eq!(calc["result"], 21);
+    assert_eq!(calc["winner"], "attacker");
+    assert_eq!(calc["difference"], 35);
+    assert_eq!(calc["winner_casualties"], 1);
+    assert_eq!(calc["loser_casualties"], 3);
+    let one_decimal = g
+        .app
+        .get("/v1/tools/combat?attacker=15&defender=6&defence=river&time=9:51:45&victory_rounding=one_decimal")
+        .await;
+    assert_eq!(one_decimal.ok(200)["victory"], 56);
+
+    // Both sides say how casualties fall; the Union loses 1, the Rebels 3 spread over their units.
+    let state = g.state().await;
+    let awaited: Vec<&str> =
+        state["awaiting"].as_array().unwrap().iter().map(|a| a["kind"].as_str().unwrap()).collect();
+    assert_eq!(awaited, ["casualty_order", "casualty_order"]);
+    let union = g.step(14).await;
+    assert_eq!(outcome(&union, "casualties")["data"]["casualties"], 1);
+    let rebel = g.step(15).await;
+    let spread = &outcome(&rebel, "casualties")["data"];
+    assert_eq!(spread["casualties"], 3);
+    assert_eq!(spread["units"][0]["taken"], 2);
+    assert_eq!(spread["units"][1]["taken"], 1);
+    assert_eq!(g.factors("us-12th-inf").await, 3);
+    assert_eq!(g.factors("cs-52nd-inf").await, 1);
+    assert_eq!(g.factors("cs-51st-inf").await, 2);
+    // The Rebels must retreat.
+    let state = g.state().await;
+    assert_eq!(state["awaiting"][0]["kind"], "retreat");
+    assert_eq!(state["awaiting"][0]["side"], "confederate");
+    g.step(16).await;
+    assert_eq!(g.state().await["battle"], Value::Null);
+
+    // Every post checks out in the audit, the battle's included.
+    let audit = g.app.get(&format!("/v1/campaigns/{}/posts/14/audit", g.campaign)).await;
+    let audit = audit.ok(200);
+    assert_eq!(audit["ok"], true, "{audit}");
+    assert_eq!(audit["outcomes_match"], true);
+}
+
+async fn scripted_campaign(backend: Backend) {
+    let g = game(backend).await;
+    for i in 0..g.script.len() {
+        g.step(i).await;
+    }
+    let state = g.state().await;
+    assert_eq!(state["phase"], "over");
+    assert_eq!(state["result"]["winner"], "union");
+    assert_eq!(state["result"]["level"], "major");
+    assert_eq!(state["result"]["condition"], "Major Union Victory: Capture City 'M' within 7 turns.");
+    assert_eq!(state["cities"]["M"], "union");
+    assert_eq!(state["reinforcement_points"]["union"], 2);
+    assert_eq!(state["reinforcement_points"]["confederate"], 1);
+
+    // The stored snapshots are what replaying the log gives: every post's audit recomputes it.
+    for seq in 1..=g.script.len() {
+        let audit = g.app.get(&format!("/v1/campaigns/{}/posts/{seq}/audit", g.campaign)).await;
+        assert_eq!(audit.ok(200)["ok"], true, "post {seq}: {}", audit.text);
+    }
+    // Nothing is accepted once the game is over.
+    let late = g.app.post(&g.confederate, &g.campaign, json!({"kind": "end_turn", "body": {}})).await;
+    let problem = late.problem(422, "kind");
+    assert_eq!(problem["rule"], "game.over");
+    let log = g.app.get(&format!("/v1/campaigns/{}/posts?limit=100", g.campaign)).await;
+    assert_eq!(log.ok(200)["posts"].as_array().unwrap().len(), g.script.len());
+}
+
+async fn refusals_change_nothing(backend: Backend) {
+    let g = game(backend).await;
+    g.step(0).await;
+    g.step(1).await;
+    let before = g.state().await;
+    // Out of turn: the Rebels may not move in the Union's player turn.
+    let out_of_turn = g
+        .app
+        .post(&g.confederate, &g.campaign, json!({"kind": "move", "body": {"unit": "cs-51st-inf", "path": ["0603"]}}))
+        .await;
+    let p = out_of_turn.problem(422, "side");
+    assert!(p["detail"].as_str().unwrap().contains("turn"), "{p}");
+    // Another side's unit.
+    let theirs = g
+        .app
+        .post(&g.union, &g.campaign, json!({"kind": "move", "body": {"unit": "cs-51st-inf", "path": ["0603"]}}))
+        .await;
+    theirs.problem(422, "body.body.unit");
+    // Too far: infantry have 3 movement points.
+    let far = g
+        .app
+        .post(
+            &g.union,
+            &g.campaign,
+            json!({"kind": "move", "body": {"unit": "us-30th-inf", "path": ["0410", "0510", "0610", "0710"]}}),
+        )
+        .await;
+    let p = far.problem(422, "body.body.path[2]");
+    assert!(p["rule"].as_str().unwrap().starts_with("movement."), "{p}");
+    // A body that is not the kind's shape.
+    g.app
+        .post(&g.union, &g.campaign, json!({"kind": "move", "body": {"unit": 7}}))
+        .await
+        .problem(422, "body.body.unit");
+    // Unknown kind.
+    g.app.post(&g.union, &g.campaign, json!({"kind": "charge", "body": {}})).await.problem(422, "kind");
+    // The moderator does not give orders in a managed campaign.
+    g.app.post(&g.moderator, &g.campaign, json!({"kind": "end_turn", "body": {}})).await.problem(422, "side");
+
+    assert_eq!(g.state().await, before);
+    assert_eq!(g.app.db.count("posts").await, 2);
+
+    // Legal moves of a unit, and of a unit that does not exist.
+    let moves = g.app.get(&format!("/v1/campaigns/{}/units/us-30th-inf/moves", g.campaign)).await;
+    let moves = moves.ok(200);
+    let reach = moves["moves"].as_array().unwrap();
+    assert!(!reach.is_empty());
+    assert!(reach.iter().all(|m| m["cost"].as_u64().unwrap() <= 3), "{moves}");
+    g.app.get(&format!("/v1/campaigns/{}/units/no-such-unit/moves", g.campaign)).await.problem(404, "path.unit");
+    // A legal move the server offered is accepted.
+    let first = &reach[0];
+    let moved = g
+        .app
+        .post(&g.union, &g.campaign, json!({"kind": "move", "body": {"unit": "us-30th-inf", "path": first["path"]}}))
+        .await;
+    moved.ok(201);
+
+    let kinds = g.app.get("/v1/post-kinds").await;
+    let kinds = kinds.ok(200);
+    for k in [
+        "deploy",
+        "reinforcement",
+        "reinforce",
+        "move",
+        "attack",
+        "cavalry_option",
+        "resolve_attack",
+        "casualty_order",
+        "retreat",
+        "end_turn",
+    ] {
+        assert!(kinds.as_array().unwrap().iter().any(|x| x["kind"] == k), "{k} undocumented");
+    }
+    let spec = g.app.get("/v1/openapi.json").await;
+    let examples = &spec.ok(200)["paths"]["/v1/campaigns/{id}/posts"]["post"]["requestBody"]["content"]
+        ["application/json"]["examples"];
+    assert!(examples["short-acw.attack"]["value"]["body"]["target"].is_string(), "{examples}");
+}
+
+async fn rollback(backend: Backend) {
+    let g = game(backend).await;
+    for i in 0..4 {
+        g.step(i).await;
+    }
+    let after_four = g.state().await;
+    g.step(4).await;
+    g.step(5).await;
+    assert_ne!(g.state().await, after_four);
+
+    // Only the moderator rolls back, and says why.
+    let by_player =
+        g.app.post(&g.union, &g.campaign, json!({"kind": "rollback", "body": {"to_seq": 4, "reason": "x"}})).await;
+    by_player.problem(403, "Authorization");
+    let no_reason =
+        g.app.post(&g.moderator, &g.campaign, json!({"kind": "rollback", "body": {"to_seq": 4, "reason": " "}})).await;
+    no_reason.problem(422, "body.body.reason");
+
+    let rollback = g
+        .app
+        .post(&g.moderator, &g.campaign, json!({"kind": "rollback", "body": {"to_seq": 4, "reason": "The Rebel player posted in the wrong thread."}}))
+        .await;
+    let rollback = rollback.ok(201);
+    assert_eq!(rollback["seq"], 7);
+    let announced = outcome(rollback, "rollback");
+    assert_eq!(announced["data"]["voided"], json!([5, 6]));
+    assert!(announced["headline"].as_str().unwrap().contains("wrong thread"));
+
+    // The state is what it was after post 4; posts 5 and 6 stay in the log, marked void.
+    assert_eq!(g.state().await, after_four);
+    let log = g.app.get(&format!("/v1/campaigns/{}/posts", g.campaign)).await;
+    let posts = log.ok(200)["posts"].as_array().unwrap().clone();
+    assert_eq!(posts.len(), 7);
+    let void: Vec<i64> = posts.iter().filter(|p| p["void"] == true).map(|p| p["seq"].as_i64().unwrap()).collect();
+    assert_eq!(void, [5, 6]);
+    // Play goes on from there: the Rebel reinforcement post is taken again.
+    g.step(4).await;
+    // Rolling back to a void post is refused.
+    let to_void = g
+        .app
+        .post(&g.moderator, &g.campaign, json!({"kind": "rollback", "body": {"to_seq": 5, "reason": "again"}}))
+        .await;
+    to_void.problem(422, "body.body.to_seq");
+    let audit = g.app.get(&format!("/v1/campaigns/{}/posts/7/audit", g.campaign)).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
+    let _ = Method::GET;
+}
