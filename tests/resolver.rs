@@ -1,0 +1,95 @@
+//! Resolver campaigns: every action of every ruleset through the HTTP API, with its audit
+//! recomputed from the campaign id, the post's sequence number and its stamp alone.
+
+use adjutant_e2e::serde_json::{json, Value};
+use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
+
+on_both_backends! {
+    every_action_of_every_ruleset_resolves_and_audits => every_action;
+    bad_inputs_are_refused_and_store_nothing => bad_inputs;
+}
+
+async fn every_action(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let rulesets = app.get("/v1/rulesets").await;
+    let rulesets = rulesets.ok(200).as_array().unwrap().clone();
+    let names: Vec<&str> = rulesets.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["acw-25mm", "schulz-acw", "ops-tables", "chamberlain-acw"]);
+
+    let mut resolved = 0;
+    for summary in &rulesets {
+        let name = summary["name"].as_str().unwrap();
+        let campaign = app.campaign(&moderator, json!({"name": name, "mode": "resolver", "ruleset": name})).await;
+        let player = app.player(&moderator, &campaign, "union").await;
+        let ruleset = app.get(&format!("/v1/rulesets/{name}")).await;
+        let actions = ruleset.ok(200)["actions"].as_array().unwrap().clone();
+        assert_eq!(actions.len(), summary["actions"].as_array().unwrap().len());
+        for (i, action) in actions.iter().enumerate() {
+            app.clock.set(seed_morning() + chrono::Duration::milliseconds(1_017 * i as i64));
+            let body = json!({"kind": "resolve", "body": {"action": action["name"], "inputs": action["example"]}});
+            // Players and the referee (moderator) both roll.
+            let token = if i % 2 == 0 { &player } else { &moderator };
+            let answer = app.post(token, &campaign, body).await;
+            let post = answer.ok(201);
+            let outcome = &post["outcomes"][0];
+            assert_eq!(outcome["kind"], "resolution", "{name}.{}: {post}", action["name"]);
+            let data = &outcome["data"];
+            assert_eq!(data["ruleset"], name);
+            assert_eq!(data["action"], action["name"]);
+            assert_eq!(data["stream_text"], format!("{campaign}/{}/{}", post["seq"], post["stamp"].as_str().unwrap()));
+            assert!(!outcome["headline"].as_str().unwrap().is_empty());
+            for (k, die) in data["dice"].as_array().unwrap().iter().enumerate() {
+                assert_eq!(die["index"], k);
+                let faces = die["faces"].as_u64().unwrap();
+                let value = die["value"].as_u64().unwrap();
+                assert!((1..=faces).contains(&value));
+                assert_eq!(value, die["byte"].as_u64().unwrap() % faces + 1);
+            }
+
+            let audit = app.get(&format!("/v1/campaigns/{campaign}/posts/{}/audit", post["seq"])).await;
+            let audit = audit.ok(200);
+            assert_eq!(audit["ok"], true, "{name}.{}: {audit}", action["name"]);
+            assert_eq!(audit["outcomes_match"], true);
+            assert_eq!(audit["dice_stream"]["text"], data["stream_text"]);
+            resolved += 1;
+        }
+    }
+    assert!(resolved >= 20, "only {resolved} actions");
+}
+
+async fn bad_inputs(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let campaign =
+        app.campaign(&moderator, json!({"name": "Tabletop", "mode": "resolver", "ruleset": "acw-25mm"})).await;
+    let player = app.player(&moderator, &campaign, "confederate").await;
+
+    let unknown_action =
+        app.post(&player, &campaign, json!({"kind": "resolve", "body": {"action": "teleport", "inputs": {}}})).await;
+    unknown_action.problem(422, "body.body.action");
+    let ruleset = app.get("/v1/rulesets/acw-25mm").await;
+    let fire = ruleset.ok(200)["actions"].as_array().unwrap().iter().find(|a| a["name"] == "fire").unwrap().clone();
+    let mut inputs = fire["example"].clone();
+    inputs.as_object_mut().unwrap().insert("bayonets".into(), Value::Bool(true));
+    let extra =
+        app.post(&player, &campaign, json!({"kind": "resolve", "body": {"action": "fire", "inputs": inputs}})).await;
+    let p = extra.problem(422, "body.body.inputs.bayonets");
+    assert!(p["detail"].as_str().unwrap().contains("bayonets"), "{p}");
+    let wrong_kind = app.post(&player, &campaign, json!({"kind": "move", "body": {}})).await;
+    wrong_kind.problem(422, "body.kind");
+    let no_body = app.post(&player, &campaign, json!({"kind": "resolve"})).await;
+    no_body.problem(422, "body.body");
+    app.get("/v1/rulesets/no-such-rules").await.problem(404, "path.name");
+    app.request(
+        adjutant_e2e::reqwest::Method::POST,
+        "/v1/campaigns",
+        Some(&moderator),
+        Some(json!({"name": "x", "mode": "resolver", "ruleset": "warhammer"})),
+    )
+    .await
+    .problem(422, "body.ruleset");
+    app.get(&format!("/v1/campaigns/{campaign}/state")).await.problem(404, "path.id");
+
+    assert_eq!(app.db.count("posts").await, 0);
+}
