@@ -20,6 +20,11 @@ pub struct Config {
     pub request_timeout_secs: u64,
     pub rate_limit_per_minute: u32,
     pub log_format: String,
+    pub webhook_poll_ms: u64,
+    pub webhook_retry_base_ms: u64,
+    pub webhook_retry_cap_ms: u64,
+    pub webhook_max_attempts: u32,
+    pub webhook_timeout_secs: u64,
     #[serde(skip)]
     pub admin_token: Option<Secret>,
 }
@@ -75,6 +80,21 @@ impl Config {
         }
         if let Some(v) = var("ADJUTANT_LOG_FORMAT") {
             self.log_format = v;
+        }
+        if let Some(v) = var("ADJUTANT_WEBHOOK_POLL_MS") {
+            self.webhook_poll_ms = parse("ADJUTANT_WEBHOOK_POLL_MS", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_WEBHOOK_RETRY_BASE_MS") {
+            self.webhook_retry_base_ms = parse("ADJUTANT_WEBHOOK_RETRY_BASE_MS", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_WEBHOOK_RETRY_CAP_MS") {
+            self.webhook_retry_cap_ms = parse("ADJUTANT_WEBHOOK_RETRY_CAP_MS", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_WEBHOOK_MAX_ATTEMPTS") {
+            self.webhook_max_attempts = parse("ADJUTANT_WEBHOOK_MAX_ATTEMPTS", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_WEBHOOK_TIMEOUT_SECS") {
+            self.webhook_timeout_secs = parse("ADJUTANT_WEBHOOK_TIMEOUT_SECS", v)?;
         }
         self.admin_token = var("ADJUTANT_ADMIN_TOKEN").filter(|t| !t.is_empty()).map(Secret::new);
         Ok(())

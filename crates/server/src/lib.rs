@@ -12,6 +12,7 @@ pub mod extract;
 pub mod openapi;
 pub mod routes;
 pub mod views;
+pub mod webhooks;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -104,9 +105,20 @@ async fn time_limit(State(state): State<AppState>, request: Request, next: Next)
     }
 }
 
-/// Runs the service until SIGTERM or Ctrl-C, then finishes the requests in flight.
+/// Runs the service, and its webhook deliverer, until SIGTERM or Ctrl-C; then finishes the
+/// requests in flight and stops the deliverer (an attempt under way is finished and logged).
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await
+    let deliverer = webhooks::Deliverer::new(state.store.clone(), webhooks::Settings::from_config(&state.config))
+        .map_err(std::io::Error::other)?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let serving = async move {
+        let result = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await;
+        let _ = stop.send(true);
+        result
+    };
+    // One future, not a spawned task: dropping `serve` (a test aborting its server) stops both.
+    let (result, ()) = tokio::join!(serving, deliverer.run(stopped));
+    result
 }
 
 async fn shutdown_signal() {

@@ -35,6 +35,9 @@ use crate::AppState;
         routes::game::post_kinds,
         routes::game::list_rulesets,
         routes::game::get_ruleset,
+        routes::webhooks::create_webhook,
+        routes::webhooks::list_webhooks,
+        routes::webhooks::list_deliveries,
     ),
     components(schemas(crate::error::Problem)),
     modifiers(&BearerAuth, &PostExamples),
@@ -46,6 +49,7 @@ use crate::AppState;
         (name = "tools", description = "The public calculator"),
         (name = "game", description = "The managed Short ACW Campaign"),
         (name = "rulesets", description = "Resolver rulesets: the dice and tables of tabletop games"),
+        (name = "webhooks", description = "Outcomes POSTed to moderators' endpoints, signed by the Standard Webhooks scheme"),
         (name = "service", description = "Health"),
     )
 )]

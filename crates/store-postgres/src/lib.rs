@@ -7,9 +7,10 @@
 use std::time::Duration;
 
 use adjutant_store::{
-    AppendRequest, Appended, Campaign, Decide, NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, Store,
-    StoreError, Tail,
+    AppendRequest, Appended, Campaign, ClaimedDelivery, Decide, DeliveryAttempt, DeliveryLogEntry, DeliveryVerdict,
+    NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, Store, StoreError, Tail, Webhook,
 };
+use chrono::{DateTime, Utc};
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{ConnectOptions, PgConnection, Row};
@@ -112,8 +113,33 @@ fn outcome_from(row: &PgRow) -> Outcome {
     }
 }
 
+fn webhook_from(row: &PgRow) -> Webhook {
+    Webhook {
+        id: row.get("id"),
+        campaign_id: row.get("campaign_id"),
+        url: row.get("url"),
+        secret: row.get("secret"),
+        created_by: row.get("created_by"),
+        created_at: row.get("created_at"),
+        disabled_at: row.get("disabled_at"),
+        disabled_reason: row.get("disabled_reason"),
+    }
+}
+
 const POST_COLUMNS: &str = "campaign_id, seq, stamp, author_id, side, kind, body, prev_hash, hash";
 const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
+
+/// The Standard Webhooks body of each outcome of one post, for each active webhook of its campaign.
+const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id, payload)
+     SELECT w.id, o.id, json_build_object(
+         'type', 'outcome.created',
+         'timestamp', $1::text,
+         'data', json_build_object(
+             'id', o.id, 'campaign_id', o.campaign_id, 'position', o.position, 'seq', o.seq,
+             'kind', o.kind, 'headline', o.data::json ->> 'headline', 'data', o.data::json -> 'data'))::text
+     FROM outcomes o JOIN webhooks w ON w.campaign_id = o.campaign_id AND w.disabled_at IS NULL
+     WHERE o.campaign_id = $2 AND o.seq = $3
+     ORDER BY o.position, w.created_at, w.id";
 
 async fn post_and_outcomes(conn: &mut PgConnection, campaign: Uuid, seq: i64) -> Result<(Post, Vec<Outcome>)> {
     let row = sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND seq = $2"))
@@ -304,6 +330,16 @@ impl Store for PostgresStore {
                 .map_err(map_err)?;
             outcomes.push(outcome);
         }
+        if !outcomes.is_empty() {
+            // The outbox rows go with the outcomes: one per outcome and active webhook.
+            sqlx::query(OUTBOX_INSERT)
+                .bind(post.stamp.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+                .bind(campaign)
+                .bind(post.seq)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_err)?;
+        }
         if let Some(state) = decision.snapshot {
             sqlx::query("INSERT INTO snapshots (campaign_id, seq, state) VALUES ($1, $2, $3)")
                 .bind(campaign)
@@ -403,6 +439,170 @@ impl Store for PostgresStore {
         .await
         .map_err(map_err)?;
         Ok(row.map(|r| (r.get("seq"), r.get("state"))))
+    }
+
+    #[instrument(skip_all)]
+    async fn create_webhook(&self, w: Webhook) -> Result<Webhook> {
+        sqlx::query(
+            "INSERT INTO webhooks (id, campaign_id, url, secret, created_by, created_at, disabled_at, disabled_reason)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(w.id)
+        .bind(w.campaign_id)
+        .bind(&w.url)
+        .bind(&w.secret)
+        .bind(w.created_by)
+        .bind(w.created_at)
+        .bind(w.disabled_at)
+        .bind(&w.disabled_reason)
+        .execute(&self.pool)
+        .await
+        .map_err(map_err)?;
+        Ok(w)
+    }
+
+    #[instrument(skip_all)]
+    async fn webhooks(&self, campaign_id: Uuid) -> Result<Vec<Webhook>> {
+        let rows = sqlx::query("SELECT * FROM webhooks WHERE campaign_id = $1 ORDER BY created_at, id")
+            .bind(campaign_id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_err)?;
+        Ok(rows.iter().map(webhook_from).collect())
+    }
+
+    #[instrument(skip_all)]
+    async fn webhook(&self, id: Uuid) -> Result<Option<Webhook>> {
+        let row = sqlx::query("SELECT * FROM webhooks WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_err)?;
+        Ok(row.as_ref().map(webhook_from))
+    }
+
+    /// `FOR UPDATE … SKIP LOCKED`: replicas claiming at the same moment pass over each other's
+    /// rows instead of waiting or taking them twice; the lease keeps a claimed row from being
+    /// claimed again while its attempt runs.
+    #[instrument(skip_all)]
+    async fn claim_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedDelivery>> {
+        let mut tx = self.pool.begin().await.map_err(map_err)?;
+        let rows = sqlx::query(
+            "SELECT o.id, o.webhook_id, o.outcome_id, o.payload, o.attempts, w.url, w.secret
+             FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+             WHERE o.delivered_at IS NULL AND NOT o.gone AND o.given_up_at IS NULL AND w.disabled_at IS NULL
+               AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= $1)
+               AND (o.claimed_until IS NULL OR o.claimed_until <= $1)
+             ORDER BY o.next_attempt_at NULLS FIRST, o.id
+             LIMIT $2
+             FOR UPDATE OF o SKIP LOCKED",
+        )
+        .bind(now)
+        .bind(limit)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let ids: Vec<i64> = rows.iter().map(|r| r.get("id")).collect();
+        sqlx::query("UPDATE webhook_outbox SET claimed_until = $1, attempts = attempts + 1 WHERE id = ANY($2)")
+            .bind(lease_until)
+            .bind(&ids)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        tx.commit().await.map_err(map_err)?;
+        Ok(rows
+            .iter()
+            .map(|row| ClaimedDelivery {
+                outbox_id: row.get("id"),
+                webhook_id: row.get("webhook_id"),
+                outcome_id: row.get("outcome_id"),
+                payload: row.get("payload"),
+                attempt: row.get::<i32, _>("attempts") + 1,
+                url: row.get("url"),
+                secret: row.get("secret"),
+            })
+            .collect())
+    }
+
+    #[instrument(skip_all)]
+    async fn finish_delivery(&self, a: DeliveryAttempt, verdict: DeliveryVerdict) -> Result<()> {
+        let at = a.attempted_at;
+        let mut tx = self.pool.begin().await.map_err(map_err)?;
+        sqlx::query(
+            "INSERT INTO webhook_deliveries (outbox_id, attempt, attempted_at, status_code, error, duration_ms)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(a.outbox_id)
+        .bind(a.attempt)
+        .bind(at)
+        .bind(a.status_code)
+        .bind(&a.error)
+        .bind(a.duration_ms)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let settle = match &verdict {
+            DeliveryVerdict::Delivered => {
+                sqlx::query("UPDATE webhook_outbox SET delivered_at = $2, claimed_until = NULL WHERE id = $1").bind(a.outbox_id).bind(at)
+            }
+            DeliveryVerdict::Gone => sqlx::query(
+                "UPDATE webhook_outbox SET gone = TRUE, claimed_until = NULL WHERE id = $1 AND $2::timestamptz IS NOT NULL",
+            ).bind(a.outbox_id).bind(at),
+            DeliveryVerdict::RetryAt(next) => {
+                sqlx::query("UPDATE webhook_outbox SET next_attempt_at = $2, claimed_until = NULL WHERE id = $1").bind(a.outbox_id).bind(*next)
+            }
+            DeliveryVerdict::GiveUp => {
+                sqlx::query("UPDATE webhook_outbox SET given_up_at = $2, claimed_until = NULL WHERE id = $1").bind(a.outbox_id).bind(at)
+            }
+        };
+        settle.execute(&mut *tx).await.map_err(map_err)?;
+        if verdict == DeliveryVerdict::Gone {
+            sqlx::query(
+                "UPDATE webhooks SET disabled_at = $1, disabled_reason = $2
+                 WHERE id = (SELECT webhook_id FROM webhook_outbox WHERE id = $3) AND disabled_at IS NULL",
+            )
+            .bind(at)
+            .bind("the endpoint answered 410 Gone")
+            .bind(a.outbox_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        }
+        tx.commit().await.map_err(map_err)?;
+        Ok(())
+    }
+
+    #[instrument(skip_all)]
+    async fn deliveries(&self, webhook_id: Uuid, after: i64, limit: i64) -> Result<Vec<DeliveryLogEntry>> {
+        let rows = sqlx::query(
+            "SELECT d.id, d.outbox_id, o.outcome_id, d.attempt, d.attempted_at, d.status_code, d.error, d.duration_ms
+             FROM webhook_deliveries d JOIN webhook_outbox o ON o.id = d.outbox_id
+             WHERE o.webhook_id = $1 AND d.id > $2 ORDER BY d.id LIMIT $3",
+        )
+        .bind(webhook_id)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_err)?;
+        Ok(rows
+            .iter()
+            .map(|row| DeliveryLogEntry {
+                id: row.get("id"),
+                outbox_id: row.get("outbox_id"),
+                outcome_id: row.get("outcome_id"),
+                attempt: row.get("attempt"),
+                attempted_at: row.get("attempted_at"),
+                status_code: row.get("status_code"),
+                error: row.get("error"),
+                duration_ms: row.get("duration_ms"),
+            })
+            .collect())
     }
 
     async fn ping(&self) -> Result<()> {

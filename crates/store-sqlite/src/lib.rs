@@ -11,8 +11,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use adjutant_store::{
-    AppendRequest, Appended, Campaign, Decide, NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, Store,
-    StoreError,
+    AppendRequest, Appended, Campaign, ClaimedDelivery, Decide, DeliveryAttempt, DeliveryLogEntry, DeliveryVerdict,
+    NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, Store, StoreError, Webhook,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
@@ -137,8 +137,33 @@ fn outcome_from(row: &SqliteRow) -> Result<Outcome> {
     })
 }
 
+fn webhook_from(row: &SqliteRow) -> Result<Webhook> {
+    Ok(Webhook {
+        id: uuid(row.get("id"))?,
+        campaign_id: uuid(row.get("campaign_id"))?,
+        url: row.get("url"),
+        secret: row.get("secret"),
+        created_by: uuid(row.get("created_by"))?,
+        created_at: ms_to_time(row.get("created_at"))?,
+        disabled_at: row.get::<Option<i64>, _>("disabled_at").map(ms_to_time).transpose()?,
+        disabled_reason: row.get("disabled_reason"),
+    })
+}
+
 const POST_COLUMNS: &str = "campaign_id, seq, stamp_ms, author_id, side, kind, body, prev_hash, hash";
 const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
+
+/// The Standard Webhooks body of each outcome of one post, for each active webhook of its campaign.
+const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id, payload)
+     SELECT w.id, o.id, json_object(
+         'type', 'outcome.created',
+         'timestamp', ?1,
+         'data', json_object(
+             'id', o.id, 'campaign_id', o.campaign_id, 'position', o.position, 'seq', o.seq,
+             'kind', o.kind, 'headline', json_extract(o.data, '$.headline'), 'data', json_extract(o.data, '$.data')))
+     FROM outcomes o JOIN webhooks w ON w.campaign_id = o.campaign_id AND w.disabled_at IS NULL
+     WHERE o.campaign_id = ?2 AND o.seq = ?3
+     ORDER BY o.position, w.created_at, w.id";
 
 async fn post_and_outcomes(conn: &mut SqliteConnection, campaign: &str, seq: i64) -> Result<(Post, Vec<Outcome>)> {
     let row = sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? AND seq = ?"))
@@ -325,6 +350,16 @@ impl Store for SqliteStore {
                 .map_err(map_err)?;
             outcomes.push(outcome);
         }
+        if !outcomes.is_empty() {
+            // The outbox rows go with the outcomes: one per outcome and active webhook.
+            sqlx::query(OUTBOX_INSERT)
+                .bind(post.stamp.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+                .bind(&campaign)
+                .bind(post.seq)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_err)?;
+        }
         if let Some(state) = decision.snapshot {
             sqlx::query("INSERT INTO snapshots (campaign_id, seq, state) VALUES (?, ?, ?)")
                 .bind(&campaign)
@@ -424,6 +459,171 @@ impl Store for SqliteStore {
         .await
         .map_err(map_err)?;
         Ok(row.map(|r| (r.get("seq"), r.get("state"))))
+    }
+
+    #[instrument(skip_all)]
+    async fn create_webhook(&self, w: Webhook) -> Result<Webhook> {
+        sqlx::query(
+            "INSERT INTO webhooks (id, campaign_id, url, secret, created_by, created_at, disabled_at, disabled_reason)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(w.id.to_string())
+        .bind(w.campaign_id.to_string())
+        .bind(&w.url)
+        .bind(&w.secret)
+        .bind(w.created_by.to_string())
+        .bind(w.created_at.timestamp_millis())
+        .bind(w.disabled_at.map(|t| t.timestamp_millis()))
+        .bind(&w.disabled_reason)
+        .execute(&self.writer)
+        .await
+        .map_err(map_err)?;
+        Ok(w)
+    }
+
+    #[instrument(skip_all)]
+    async fn webhooks(&self, campaign_id: Uuid) -> Result<Vec<Webhook>> {
+        let rows = sqlx::query("SELECT * FROM webhooks WHERE campaign_id = ? ORDER BY created_at, id")
+            .bind(campaign_id.to_string())
+            .fetch_all(&self.readers)
+            .await
+            .map_err(map_err)?;
+        rows.iter().map(webhook_from).collect()
+    }
+
+    #[instrument(skip_all)]
+    async fn webhook(&self, id: Uuid) -> Result<Option<Webhook>> {
+        let row = sqlx::query("SELECT * FROM webhooks WHERE id = ?")
+            .bind(id.to_string())
+            .fetch_optional(&self.readers)
+            .await
+            .map_err(map_err)?;
+        row.as_ref().map(webhook_from).transpose()
+    }
+
+    /// The single writer serialises claims: the lease keeps a row from being claimed again
+    /// while its attempt runs.
+    #[instrument(skip_all)]
+    async fn claim_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedDelivery>> {
+        let now = now.timestamp_millis();
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
+        let rows = sqlx::query(
+            "SELECT o.id, o.webhook_id, o.outcome_id, o.payload, o.attempts, w.url, w.secret
+             FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+             WHERE o.delivered_at IS NULL AND o.gone = 0 AND o.given_up_at IS NULL AND w.disabled_at IS NULL
+               AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?1)
+               AND (o.claimed_until IS NULL OR o.claimed_until <= ?1)
+             ORDER BY COALESCE(o.next_attempt_at, 0), o.id
+             LIMIT ?2",
+        )
+        .bind(now)
+        .bind(limit)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let mut claimed = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let outbox_id: i64 = row.get("id");
+            sqlx::query("UPDATE webhook_outbox SET claimed_until = ?, attempts = attempts + 1 WHERE id = ?")
+                .bind(lease_until.timestamp_millis())
+                .bind(outbox_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(map_err)?;
+            claimed.push(ClaimedDelivery {
+                outbox_id,
+                webhook_id: uuid(row.get("webhook_id"))?,
+                outcome_id: uuid(row.get("outcome_id"))?,
+                payload: row.get("payload"),
+                attempt: row.get::<i32, _>("attempts") + 1,
+                url: row.get("url"),
+                secret: row.get("secret"),
+            });
+        }
+        tx.commit().await.map_err(map_err)?;
+        Ok(claimed)
+    }
+
+    #[instrument(skip_all)]
+    async fn finish_delivery(&self, a: DeliveryAttempt, verdict: DeliveryVerdict) -> Result<()> {
+        let at = a.attempted_at.timestamp_millis();
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
+        sqlx::query(
+            "INSERT INTO webhook_deliveries (outbox_id, attempt, attempted_at, status_code, error, duration_ms)
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(a.outbox_id)
+        .bind(a.attempt)
+        .bind(at)
+        .bind(a.status_code)
+        .bind(&a.error)
+        .bind(a.duration_ms)
+        .execute(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let settle = match &verdict {
+            DeliveryVerdict::Delivered => {
+                sqlx::query("UPDATE webhook_outbox SET delivered_at = ?2, claimed_until = NULL WHERE id = ?1").bind(a.outbox_id).bind(at)
+            }
+            DeliveryVerdict::Gone => {
+                sqlx::query("UPDATE webhook_outbox SET gone = 1, claimed_until = NULL WHERE id = ?1 AND ?2 IS NOT NULL").bind(a.outbox_id).bind(at)
+            }
+            DeliveryVerdict::RetryAt(next) => {
+                sqlx::query("UPDATE webhook_outbox SET next_attempt_at = ?2, claimed_until = NULL WHERE id = ?1").bind(a.outbox_id).bind(next.timestamp_millis())
+            }
+            DeliveryVerdict::GiveUp => {
+                sqlx::query("UPDATE webhook_outbox SET given_up_at = ?2, claimed_until = NULL WHERE id = ?1").bind(a.outbox_id).bind(at)
+            }
+        };
+        settle.execute(&mut *tx).await.map_err(map_err)?;
+        if verdict == DeliveryVerdict::Gone {
+            sqlx::query(
+                "UPDATE webhooks SET disabled_at = ?, disabled_reason = ?
+                 WHERE id = (SELECT webhook_id FROM webhook_outbox WHERE id = ?) AND disabled_at IS NULL",
+            )
+            .bind(at)
+            .bind("the endpoint answered 410 Gone")
+            .bind(a.outbox_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        }
+        tx.commit().await.map_err(map_err)?;
+        Ok(())
+    }
+
+    #[instrument(skip_all)]
+    async fn deliveries(&self, webhook_id: Uuid, after: i64, limit: i64) -> Result<Vec<DeliveryLogEntry>> {
+        let rows = sqlx::query(
+            "SELECT d.id, d.outbox_id, o.outcome_id, d.attempt, d.attempted_at, d.status_code, d.error, d.duration_ms
+             FROM webhook_deliveries d JOIN webhook_outbox o ON o.id = d.outbox_id
+             WHERE o.webhook_id = ? AND d.id > ? ORDER BY d.id LIMIT ?",
+        )
+        .bind(webhook_id.to_string())
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(map_err)?;
+        rows.iter()
+            .map(|row| {
+                Ok(DeliveryLogEntry {
+                    id: row.get("id"),
+                    outbox_id: row.get("outbox_id"),
+                    outcome_id: uuid(row.get("outcome_id"))?,
+                    attempt: row.get("attempt"),
+                    attempted_at: ms_to_time(row.get("attempted_at"))?,
+                    status_code: row.get("status_code"),
+                    error: row.get("error"),
+                    duration_ms: row.get("duration_ms"),
+                })
+            })
+            .collect()
     }
 
     async fn ping(&self) -> Result<()> {

@@ -178,6 +178,75 @@ pub enum Appended {
     Replayed(Post, Vec<Outcome>),
 }
 
+/// An endpoint a moderator registered to receive a campaign's outcomes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Webhook {
+    pub id: Uuid,
+    pub campaign_id: Uuid,
+    pub url: String,
+    /// `whsec_` and the base64 of the signing key.
+    pub secret: String,
+    pub created_by: Uuid,
+    pub created_at: DateTime<Utc>,
+    /// Set when the endpoint answered 410 Gone: nothing more is sent to it.
+    pub disabled_at: Option<DateTime<Utc>>,
+    pub disabled_reason: Option<String>,
+}
+
+/// An outbox row a deliverer has claimed, with what it needs to send it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedDelivery {
+    pub outbox_id: i64,
+    pub webhook_id: Uuid,
+    pub outcome_id: Uuid,
+    /// The JSON body, the same on every attempt.
+    pub payload: String,
+    /// This attempt's number: 1 for the first.
+    pub attempt: i32,
+    pub url: String,
+    pub secret: String,
+}
+
+/// What one attempt came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryAttempt {
+    pub outbox_id: i64,
+    pub attempt: i32,
+    pub attempted_at: DateTime<Utc>,
+    /// The HTTP status answered, if any.
+    pub status_code: Option<i32>,
+    /// Why there was no answer (refused, timed out), if so.
+    pub error: Option<String>,
+    pub duration_ms: i64,
+}
+
+/// What becomes of the outbox row after an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeliveryVerdict {
+    /// A 2xx answer: done.
+    Delivered,
+    /// 410 Gone: this row and every later one for the webhook stop; the webhook is disabled.
+    Gone,
+    /// Try again at this time.
+    RetryAt(DateTime<Utc>),
+    /// Out of attempts: stop trying this row.
+    GiveUp,
+}
+
+/// One line of a webhook's delivery log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeliveryLogEntry {
+    /// 1, 2, … across the log: the page cursor.
+    pub id: i64,
+    pub outbox_id: i64,
+    pub outcome_id: Uuid,
+    pub attempt: i32,
+    pub attempted_at: DateTime<Utc>,
+    pub status_code: Option<i32>,
+    pub error: Option<String>,
+    pub duration_ms: i64,
+}
+
 pub type Decide<'a> = &'a (dyn Fn(&Tail) -> std::result::Result<Decision, BoxError> + Send + Sync);
 
 #[async_trait]
@@ -206,6 +275,25 @@ pub trait Store: Send + Sync + 'static {
     async fn outcomes_of_post(&self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>>;
     /// The latest snapshot stored at or before post `seq`, with the post it follows.
     async fn snapshot_at(&self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>>;
+
+    /// Registers a webhook. Outcomes written from now on get an outbox row for it.
+    async fn create_webhook(&self, webhook: Webhook) -> Result<Webhook>;
+    /// A campaign's webhooks, in registration order.
+    async fn webhooks(&self, campaign_id: Uuid) -> Result<Vec<Webhook>>;
+    async fn webhook(&self, id: Uuid) -> Result<Option<Webhook>>;
+    /// Claims up to `limit` outbox rows due at `now` (not delivered, not gone, not given up, not
+    /// leased, webhook active) until `lease_until`, counting the attempt. Each row is claimed by
+    /// one caller only, even with several replicas on one database.
+    async fn claim_deliveries(
+        &self,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedDelivery>>;
+    /// Logs an attempt and settles its outbox row (releasing the lease), in one transaction.
+    async fn finish_delivery(&self, attempt: DeliveryAttempt, verdict: DeliveryVerdict) -> Result<()>;
+    /// A webhook's delivery log, oldest first, entries with `id > after`, at most `limit`.
+    async fn deliveries(&self, webhook_id: Uuid, after: i64, limit: i64) -> Result<Vec<DeliveryLogEntry>>;
 
     /// Cheap round trip for health checks.
     async fn ping(&self) -> Result<()>;

@@ -6,6 +6,7 @@ pub mod game;
 pub mod posts;
 pub mod tokens;
 pub mod tools;
+pub mod webhooks;
 
 use axum::routing::get;
 use axum::{Json, Router};
@@ -24,6 +25,7 @@ pub fn router() -> Router<AppState> {
         .merge(audit::router())
         .merge(tools::router())
         .merge(game::router())
+        .merge(webhooks::router())
 }
 
 #[derive(Serialize, ToSchema)]

@@ -1,0 +1,235 @@
+//! Webhooks: a campaign's moderator registers endpoints that receive every outcome, signed, and
+//! reads each endpoint's delivery log.
+
+use adjutant_store::{DeliveryLogEntry, Webhook};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::auth::Caller;
+use crate::error::{ApiResult, AppError};
+use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::routes::campaigns::{load_campaign, page_limit};
+use crate::webhooks::new_secret;
+use crate::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/campaigns/{id}/webhooks", get(list_webhooks).post(create_webhook))
+        .route("/v1/campaigns/{id}/webhooks/{webhook_id}/deliveries", get(list_deliveries))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewWebhook {
+    /// Where to POST each outcome: an `http://` address.
+    #[schema(example = "http://forum-bridge.example:8090/adjutant")]
+    pub url: String,
+}
+
+/// A webhook just registered, with its signing secret: shown this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RegisteredWebhook {
+    pub id: Uuid,
+    pub campaign_id: Uuid,
+    pub url: String,
+    /// `whsec_…`: verify each request's `webhook-signature` with it (Standard Webhooks).
+    pub secret: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookView {
+    pub id: Uuid,
+    pub campaign_id: Uuid,
+    pub url: String,
+    pub created_at: DateTime<Utc>,
+    /// `true` until the endpoint answers 410 Gone.
+    pub active: bool,
+    pub disabled_at: Option<DateTime<Utc>>,
+    pub disabled_reason: Option<String>,
+}
+
+impl From<Webhook> for WebhookView {
+    fn from(w: Webhook) -> Self {
+        Self {
+            id: w.id,
+            campaign_id: w.campaign_id,
+            url: w.url,
+            created_at: w.created_at,
+            active: w.disabled_at.is_none(),
+            disabled_at: w.disabled_at,
+            disabled_reason: w.disabled_reason,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookList {
+    pub webhooks: Vec<WebhookView>,
+}
+
+/// One attempt to deliver one outcome.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryView {
+    /// The log's cursor.
+    pub id: i64,
+    /// The outcome sent, also the request's `webhook-id`.
+    pub outcome_id: Uuid,
+    /// 1 for the first attempt at this outcome.
+    pub attempt: i32,
+    pub attempted_at: DateTime<Utc>,
+    /// The status the endpoint answered, if it answered.
+    pub status_code: Option<i32>,
+    /// Why there was no answer (could not connect, timed out), if so.
+    pub error: Option<String>,
+    pub duration_ms: i64,
+    /// A 2xx answer.
+    pub delivered: bool,
+}
+
+impl From<DeliveryLogEntry> for DeliveryView {
+    fn from(d: DeliveryLogEntry) -> Self {
+        Self {
+            id: d.id,
+            outcome_id: d.outcome_id,
+            attempt: d.attempt,
+            attempted_at: d.attempted_at,
+            delivered: d.status_code.is_some_and(|s| (200..300).contains(&s)),
+            status_code: d.status_code,
+            error: d.error,
+            duration_ms: d.duration_ms,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryPage {
+    pub deliveries: Vec<DeliveryView>,
+    /// Pass as `after` for the next page; absent on the last page.
+    pub next_after: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct DeliveryPaging {
+    /// Log entries after this id (default 0: from the start).
+    pub after: Option<i64>,
+    /// At most this many (1–100, default 50).
+    pub limit: Option<i64>,
+}
+
+/// Checks a webhook address: absolute `http://` with a host. (This build has no TLS client,
+/// so it refuses `https://` rather than fail every delivery later.)
+fn check_url(text: &str) -> ApiResult<String> {
+    let refuse = |detail: &str| AppError::unprocessable("body.url", "webhook.url", detail);
+    let text = text.trim();
+    if text.len() > 2000 {
+        return Err(refuse("the address is longer than 2000 characters"));
+    }
+    let url = reqwest::Url::parse(text).map_err(|e| refuse(&format!("not an absolute URL: {e}")))?;
+    match url.scheme() {
+        "http" => {}
+        "https" => return Err(refuse("this server delivers webhooks over http:// only (no TLS client is built in)")),
+        _ => return Err(refuse("a webhook address starts with http://")),
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(refuse("the address names no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(refuse("put no credentials in the address; verify the signature instead"));
+    }
+    Ok(url.to_string())
+}
+
+/// Registers a webhook (the campaign's moderator). Every outcome written from now on is POSTed
+/// to it, signed by the Standard Webhooks scheme with the secret returned here, once.
+#[utoipa::path(post, path = "/v1/campaigns/{id}/webhooks", tag = "webhooks", request_body = NewWebhook,
+    params(("id" = Uuid, Path, description = "campaign id")), security(("bearer" = [])),
+    responses((status = 201, body = RegisteredWebhook), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn create_webhook(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiJson(req): ApiJson<NewWebhook>,
+) -> ApiResult<(StatusCode, Json<RegisteredWebhook>)> {
+    let campaign = load_campaign(&state, id).await?;
+    let moderator = caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
+    let url = check_url(&req.url)?;
+    let webhook = Webhook {
+        id: Uuid::new_v4(),
+        campaign_id: id,
+        url,
+        secret: new_secret(),
+        created_by: moderator.id,
+        created_at: Utc::now(),
+        disabled_at: None,
+        disabled_reason: None,
+    };
+    let w = state.store.create_webhook(webhook).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(RegisteredWebhook { id: w.id, campaign_id: w.campaign_id, url: w.url, secret: w.secret, created_at: w.created_at }),
+    ))
+}
+
+/// A campaign's webhooks (its moderator), without their secrets.
+#[utoipa::path(get, path = "/v1/campaigns/{id}/webhooks", tag = "webhooks",
+    params(("id" = Uuid, Path, description = "campaign id")), security(("bearer" = [])),
+    responses((status = 200, body = WebhookList), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn list_webhooks(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<WebhookList>> {
+    let campaign = load_campaign(&state, id).await?;
+    caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
+    let webhooks = state.store.webhooks(id).await?;
+    Ok(Json(WebhookList { webhooks: webhooks.into_iter().map(WebhookView::from).collect() }))
+}
+
+/// A webhook's delivery log (the campaign's moderator): every attempt, oldest first.
+#[utoipa::path(get, path = "/v1/campaigns/{id}/webhooks/{webhook_id}/deliveries", tag = "webhooks",
+    params(("id" = Uuid, Path, description = "campaign id"), ("webhook_id" = Uuid, Path, description = "webhook id"), DeliveryPaging),
+    security(("bearer" = [])),
+    responses((status = 200, body = DeliveryPage), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn list_deliveries(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath((id, webhook_id)): ApiPath<(Uuid, Uuid)>,
+    ApiQuery(q): ApiQuery<DeliveryPaging>,
+) -> ApiResult<Json<DeliveryPage>> {
+    let campaign = load_campaign(&state, id).await?;
+    caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
+    let limit = page_limit(q.limit)?;
+    let after = q.after.unwrap_or(0);
+    if after < 0 {
+        return Err(AppError::bad_request("query.after", "paging.after", "after is a log entry id, 0 or more"));
+    }
+    match state.store.webhook(webhook_id).await? {
+        Some(w) if w.campaign_id == id => {}
+        _ => return Err(AppError::not_found("path.webhook_id", format!("campaign {id} has no webhook {webhook_id}"))),
+    }
+    let entries = state.store.deliveries(webhook_id, after, limit).await?;
+    let next_after = (entries.len() as i64 == limit).then(|| entries.last().map(|d| d.id)).flatten();
+    Ok(Json(DeliveryPage { deliveries: entries.into_iter().map(DeliveryView::from).collect(), next_after }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webhook_addresses_are_checked() {
+        assert_eq!(check_url(" http://127.0.0.1:9000/hook ").unwrap(), "http://127.0.0.1:9000/hook");
+        for bad in ["", "forum.example/hook", "ftp://forum.example/", "https://forum.example/", "http://u:p@host/"] {
+            let err = check_url(bad).unwrap_err();
+            assert_eq!(err.problem().field.as_deref(), Some("body.url"), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! Delivering outcomes to webhooks, by the Standard Webhooks scheme
+//! (<https://www.standardwebhooks.com/>).
+//!
+//! The outbox row of every outcome is written with the outcome, in the same transaction. The
+//! deliverer, a background task of every server, claims due rows (one claimant per row, even
+//! with several replicas: see `Store::claim_deliveries`), POSTs each row's payload, logs the
+//! attempt and settles the row: delivered on 2xx, gone for good on 410 (the webhook is
+//! disabled), otherwise tried again after an exponential back-off with full jitter. Everything
+//! it knows is in the database, so a restart picks up where it left off.
+//!
+//! Each request carries:
+//! - `webhook-id`: the outcome's id, the same on every retry, so a receiver can drop repeats;
+//! - `webhook-timestamp`: the attempt's time, Unix seconds;
+//! - `webhook-signature`: `v1,` and the base64 of HMAC-SHA256 over `{id}.{timestamp}.{body}`,
+//!   keyed with the base64-decoded part of the secret after `whsec_`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use adjutant_store::{ClaimedDelivery, DeliveryAttempt, DeliveryVerdict, Store, StoreError};
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
+use chrono::{DateTime, TimeDelta, Utc};
+use hmac::{Hmac, Mac};
+use rand::{Rng, RngCore};
+use sha2::Sha256;
+use tokio::sync::watch;
+
+use crate::config::Config;
+
+/// The secret's prefix, as the Standard Webhooks libraries expect it.
+pub const SECRET_PREFIX: &str = "whsec_";
+
+/// A new signing secret: `whsec_` and the base64 of 32 random bytes.
+pub fn new_secret() -> String {
+    let mut key = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut key);
+    format!("{SECRET_PREFIX}{}", BASE64.encode(key))
+}
+
+/// The `webhook-signature` value: `v1,` and base64(HMAC-SHA256(key, "{id}.{timestamp}.{body}")).
+pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Result<String, String> {
+    let key = BASE64
+        .decode(secret.strip_prefix(SECRET_PREFIX).unwrap_or(secret))
+        .map_err(|e| format!("the webhook secret is not base64: {e}"))?;
+    let mut mac = Hmac::<Sha256>::new_from_slice(&key).map_err(|e| e.to_string())?;
+    mac.update(id.as_bytes());
+    mac.update(b".");
+    mac.update(timestamp.to_string().as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    Ok(format!("v1,{}", BASE64.encode(mac.finalize().into_bytes())))
+}
+
+/// How the deliverer paces itself.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How often to look for due rows when there was nothing to do.
+    pub poll: Duration,
+    /// The back-off before the second attempt, doubled for each later one…
+    pub retry_base: Duration,
+    /// …up to this.
+    pub retry_cap: Duration,
+    /// Attempts in all before a row is given up.
+    pub max_attempts: u32,
+    /// How long to wait for the endpoint's answer.
+    pub timeout: Duration,
+    /// Rows claimed at a time.
+    pub batch: i64,
+}
+
+impl Settings {
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            poll: Duration::from_millis(config.webhook_poll_ms.max(1)),
+            retry_base: Duration::from_millis(config.webhook_retry_base_ms),
+            retry_cap: Duration::from_millis(config.webhook_retry_cap_ms),
+            max_attempts: config.webhook_max_attempts.max(1),
+            timeout: Duration::from_secs(config.webhook_timeout_secs.max(1)),
+            batch: 16,
+        }
+    }
+
+    /// The lease on a claimed row: long enough for the attempt to time out and be logged.
+    fn lease(&self) -> Duration {
+        self.timeout + Duration::from_secs(30)
+    }
+
+    /// "Full jitter": a uniform delay in [0, min(cap, base × 2^(attempt−1))], after attempt
+    /// number `attempt` failed.
+    pub fn backoff(&self, attempt: u32, rng: &mut impl Rng) -> Duration {
+        let doublings = attempt.saturating_sub(1).min(32);
+        let ceiling = self.retry_base.saturating_mul(1u32 << doublings.min(31)).min(self.retry_cap);
+        let ceiling_ms = u64::try_from(ceiling.as_millis()).unwrap_or(u64::MAX);
+        Duration::from_millis(rng.gen_range(0..=ceiling_ms))
+    }
+}
+
+/// The background task that sends the outbox.
+#[derive(Clone)]
+pub struct Deliverer {
+    store: Arc<dyn Store>,
+    client: reqwest::Client,
+    settings: Settings,
+}
+
+impl Deliverer {
+    pub fn new(store: Arc<dyn Store>, settings: Settings) -> Result<Self, String> {
+        let client = reqwest::Client::builder()
+            .timeout(settings.timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("Adjutant-Webhooks/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("webhook client: {e}"))?;
+        Ok(Self { store, client, settings })
+    }
+
+    /// Claims the rows due now and attempts each (concurrently); returns how many it attempted.
+    pub async fn run_once(&self) -> Result<usize, StoreError> {
+        let now = Utc::now();
+        let lease = TimeDelta::from_std(self.settings.lease()).unwrap_or(TimeDelta::minutes(1));
+        let claimed = self.store.claim_deliveries(now, now + lease, self.settings.batch).await?;
+        let count = claimed.len();
+        let mut attempts = tokio::task::JoinSet::new();
+        for delivery in claimed {
+            let this = self.clone();
+            attempts.spawn(async move { this.attempt(delivery).await });
+        }
+        while let Some(done) = attempts.join_next().await {
+            match done {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(error = %e, "could not record a webhook attempt"),
+                Err(e) => tracing::error!(error = %e, "a webhook attempt failed to run"),
+            }
+        }
+        Ok(count)
+    }
+
+    /// Delivers until `stop` turns true: busy while there are due rows, polling otherwise.
+    pub async fn run(self, mut stop: watch::Receiver<bool>) {
+        tracing::debug!(?self.settings, "webhook deliverer started");
+        loop {
+            if *stop.borrow() {
+                break;
+            }
+            let pause = match self.run_once().await {
+                Ok(0) => self.settings.poll,
+                Ok(_) => Duration::ZERO,
+                Err(e) => {
+                    tracing::warn!(error = %e, "webhook deliverer cannot reach the database");
+                    self.settings.poll.max(Duration::from_secs(1))
+                }
+            };
+            tokio::select! {
+                _ = stop.changed() => {}
+                () = tokio::time::sleep(pause) => {}
+            }
+        }
+        tracing::debug!("webhook deliverer stopped");
+    }
+
+    async fn attempt(&self, d: ClaimedDelivery) -> Result<(), StoreError> {
+        let attempted_at = Utc::now();
+        let started = Instant::now();
+        let sent = self.send(&d, attempted_at).await;
+        let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let (status_code, error, retry_after) = match &sent {
+            Ok((status, retry_after)) => (Some(i32::from(status.as_u16())), None, *retry_after),
+            Err(e) => (None, Some(e.clone()), None),
+        };
+        let verdict = match status_code {
+            Some(200..=299) => DeliveryVerdict::Delivered,
+            Some(410) => DeliveryVerdict::Gone,
+            _ if u32::try_from(d.attempt).unwrap_or(u32::MAX) >= self.settings.max_attempts => DeliveryVerdict::GiveUp,
+            _ => {
+                let attempt = u32::try_from(d.attempt).unwrap_or(1);
+                let mut wait = self.settings.backoff(attempt, &mut rand::thread_rng());
+                // An endpoint that says when to come back (429, 503) is taken at its word,
+                // within the cap.
+                if let Some(asked) = retry_after {
+                    wait = wait.max(asked.min(self.settings.retry_cap));
+                }
+                DeliveryVerdict::RetryAt(Utc::now() + TimeDelta::from_std(wait).unwrap_or(TimeDelta::hours(1)))
+            }
+        };
+        tracing::info!(
+            webhook = %d.webhook_id, outcome = %d.outcome_id, attempt = d.attempt,
+            status = ?status_code, error = ?error, ?verdict, "webhook attempt"
+        );
+        let attempt = DeliveryAttempt { outbox_id: d.outbox_id, attempt: d.attempt, attempted_at, status_code, error, duration_ms };
+        self.store.finish_delivery(attempt, verdict).await
+    }
+
+    /// Sends one request; the status and any Retry-After, or why there was no answer.
+    async fn send(
+        &self,
+        d: &ClaimedDelivery,
+        at: DateTime<Utc>,
+    ) -> Result<(reqwest::StatusCode, Option<Duration>), String> {
+        let id = d.outcome_id.to_string();
+        let timestamp = at.timestamp();
+        let signature = sign(&d.secret, &id, timestamp, d.payload.as_bytes())?;
+        let response = self
+            .client
+            .post(&d.url)
+            .header("content-type", "application/json")
+            .header("webhook-id", &id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature)
+            .body(d.payload.clone())
+            .send()
+            .await
+            .map_err(|e| describe(&e))?;
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        Ok((response.status(), retry_after))
+    }
+}
+
+/// A short account of a failed request, with its causes.
+fn describe(error: &reqwest::Error) -> String {
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else if error.is_connect() {
+        "could not connect"
+    } else {
+        "request failed"
+    };
+    let mut text = kind.to_owned();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// The example of the Standard Webhooks specification (and of its reference libraries).
+    #[test]
+    fn signs_as_the_standard_webhooks_example() {
+        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        let body = br#"{"test": 2432232314}"#;
+        let signature = sign(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, body).unwrap();
+        assert_eq!(signature, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+    }
+
+    #[test]
+    fn a_secret_is_whsec_and_32_bytes_of_base64() {
+        let secret = new_secret();
+        let key = BASE64.decode(secret.strip_prefix("whsec_").unwrap()).unwrap();
+        assert_eq!(key.len(), 32);
+        assert_ne!(secret, new_secret());
+    }
+
+    #[test]
+    fn backoff_doubles_under_the_cap_with_full_jitter() {
+        let settings = Settings {
+            poll: Duration::from_millis(10),
+            retry_base: Duration::from_millis(1000),
+            retry_cap: Duration::from_millis(10_000),
+            max_attempts: 5,
+            timeout: Duration::from_secs(1),
+            batch: 1,
+        };
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for (attempt, ceiling) in [(1, 1000), (2, 2000), (3, 4000), (4, 8000), (5, 10_000), (40, 10_000)] {
+            let waits: Vec<u128> = (0..500).map(|_| settings.backoff(attempt, &mut rng).as_millis()).collect();
+            let max = *waits.iter().max().unwrap();
+            let min = *waits.iter().min().unwrap();
+            assert!(max <= ceiling, "attempt {attempt}: {max} > {ceiling}");
+            // Full jitter spreads over the whole range, not just near the ceiling.
+            assert!(max > ceiling * 9 / 10, "attempt {attempt}: max {max}");
+            assert!(min < ceiling / 10, "attempt {attempt}: min {min}");
+        }
+    }
+}
