@@ -9,6 +9,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod extract;
+pub mod forum;
 pub mod openapi;
 pub mod routes;
 pub mod views;

@@ -35,6 +35,10 @@ use crate::AppState;
         routes::game::post_kinds,
         routes::game::list_rulesets,
         routes::game::get_ruleset,
+        routes::feed::campaign_outcomes,
+        routes::feed::bot_feed,
+        routes::feed::acknowledge,
+        routes::feed::create_moderator_bot,
     ),
     components(schemas(crate::error::Problem)),
     modifiers(&BearerAuth, &PostExamples),
@@ -46,6 +50,7 @@ use crate::AppState;
         (name = "tools", description = "The public calculator"),
         (name = "game", description = "The managed Short ACW Campaign"),
         (name = "rulesets", description = "Resolver rulesets: the dice and tables of tabletop games"),
+        (name = "feed", description = "Outcomes for the forum, and their acknowledgement by bots"),
         (name = "service", description = "Health"),
     )
 )]

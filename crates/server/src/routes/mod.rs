@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod campaigns;
+pub mod feed;
 pub mod game;
 pub mod posts;
 pub mod tokens;
@@ -24,6 +25,7 @@ pub fn router() -> Router<AppState> {
         .merge(audit::router())
         .merge(tools::router())
         .merge(game::router())
+        .merge(feed::router())
 }
 
 #[derive(Serialize, ToSchema)]
