@@ -27,6 +27,7 @@ use crate::AppState;
         routes::posts::list_posts,
         routes::posts::get_post,
         routes::audit::audit_post,
+        routes::audit::audit_campaign,
         routes::tools::result_number,
         routes::tools::reinforcement,
         routes::game::combat,

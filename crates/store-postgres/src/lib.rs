@@ -393,6 +393,19 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all)]
+    async fn snapshots(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<(i64, String)>> {
+        let rows =
+            sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = $1 AND seq > $2 ORDER BY seq LIMIT $3")
+                .bind(campaign_id)
+                .bind(after)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(map_err)?;
+        Ok(rows.iter().map(|r| (r.get("seq"), r.get("state"))).collect())
+    }
+
+    #[instrument(skip_all)]
     async fn snapshot_at(&self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
         let row = sqlx::query(
             "SELECT seq, state FROM snapshots WHERE campaign_id = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1",

@@ -215,6 +215,8 @@ pub trait Store: Send + Sync + 'static {
     /// Outcomes with `position > after`, in order, at most `limit`.
     async fn outcomes(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Outcome>>;
     async fn outcomes_of_post(&self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>>;
+    /// Snapshots after posts `> after`, in order, at most `limit`.
+    async fn snapshots(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<(i64, String)>>;
     /// The latest snapshot stored at or before post `seq`, with the post it follows.
     async fn snapshot_at(&self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>>;
 
