@@ -4,6 +4,7 @@ pub mod audit;
 pub mod campaigns;
 pub mod feed;
 pub mod game;
+pub mod page;
 pub mod posts;
 pub mod tokens;
 pub mod tools;
@@ -26,6 +27,7 @@ pub fn router() -> Router<AppState> {
         .merge(tools::router())
         .merge(game::router())
         .merge(feed::router())
+        .merge(page::router())
 }
 
 #[derive(Serialize, ToSchema)]
