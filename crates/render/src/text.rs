@@ -1,0 +1,2 @@
+pub struct ForumText;
+pub fn outcome_text() {}
