@@ -82,8 +82,9 @@ pub fn centre(hex: Hex) -> (f64, f64) {
     let r = f64::from(hex.row);
     let x = ORIGIN.0 + R + (c - 1.0) * 1.5 * R;
     let mut y = ORIGIN.1 + height / 2.0 + (r - 1.0) * height;
-    // "every even column sits half a hex lower than the odd columns beside it"
-    if hex.col % 2 == 0 {
+    // "every even column sits half a hex lower than the odd columns beside it" (written as
+    // "not odd", the way `Hex::neighbours` tests it)
+    if hex.col % 2 != 1 {
         y += height / 2.0;
     }
     (x, y)
