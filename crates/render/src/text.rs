@@ -131,6 +131,15 @@ fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or(0)
 }
 
+/// "1 factor", "3 factors".
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// `[["us-14th-inf", 4], …]` as "us-14th-inf 4, …".
 fn units_with_factors(v: &Value) -> String {
     let parts: Vec<String> = v
@@ -222,7 +231,14 @@ fn battle(d: &Value) -> Doc {
         Some(per) => {
             format!("Victory number {victory}: 100 / {} = {}, × {a} = {victory}", s(&nums["total_counted"]), s(per))
         }
-        None => format!("Victory number {victory} = 100 × {a} / {}, rounded", s(&nums["total_counted"])),
+        None => {
+            let total = s(&nums["total_counted"]);
+            let exact = total.parse::<f64>().ok().filter(|t| *t > 0.0).map(|t| 100.0 * a as f64 / t);
+            match exact {
+                Some(x) => format!("Victory number {victory} = 100 × {a} / {total} = {x:.2}, rounded half up"),
+                None => format!("Victory number {victory} = 100 × {a} / {total}, rounded half up"),
+            }
+        }
     };
     let result = u(&nums["result"]);
     let verdict = if nums["winner"] == "attacker" {
@@ -262,7 +278,7 @@ fn battle(d: &Value) -> Doc {
 fn casualties(d: &Value) -> Doc {
     let mut lines = vec![];
     let mut check = vec![];
-    for share in d["units"].as_array().into_iter().flatten() {
+    for share in d["units"].as_array().into_iter().flatten().filter(|share| u(&share["taken"]) > 0) {
         let taken = u(&share["taken"]);
         let eliminated = share["eliminated"] == Value::Bool(true);
         lines.push(plain(format!(
@@ -276,11 +292,12 @@ fn casualties(d: &Value) -> Doc {
     }
     let total = u(&d["casualties"]);
     Doc {
-        title: format!("Battle {}: the {} loses {total} factors", u(&d["battle"]), side(&d["side"])),
+        title: format!("Battle {}: the {} loses {}", u(&d["battle"]), side(&d["side"]), count(total, "factor")),
         lines,
         check: Some(format!(
-            "Check: {} = {total}; no unit takes a second casualty before every unit present has taken one",
-            check.join(" + ")
+            "Check: {}battle {} called for {total}; no unit takes a second casualty before every unit present has taken one",
+            if check.len() > 1 { format!("{} = {total}, as ", check.join(" + ")) } else { String::new() },
+            u(&d["battle"])
         )),
     }
 }
@@ -337,31 +354,34 @@ fn reinforced(d: &Value) -> Doc {
     let mut costs = vec![];
     for f in d["factors"].as_array().into_iter().flatten() {
         lines.push(plain(format!(
-            "{}: +{} factors for {} points (rail at {})",
+            "{}: +{} for {} (rail at {})",
             s(&f["unit"]),
-            u(&f["factors"]),
-            u(&f["cost"]),
+            count(u(&f["factors"]), "factor"),
+            count(u(&f["cost"]), "point"),
             s(&f["rail_hex"])
         )));
         costs.push(u(&f["cost"]).to_string());
     }
     for n in d["new_units"].as_array().into_iter().flatten() {
         lines.push(plain(format!(
-            "New {} unit {} ({}) in {} with {} factors for {} points",
+            "New {} unit {} ({}) in {} with {} for {}",
             s(&n["arm"]),
             s(&n["name"]),
             s(&n["unit"]),
             s(&n["hex"]),
-            u(&n["factors"]),
-            u(&n["cost"])
+            count(u(&n["factors"]), "factor"),
+            count(u(&n["cost"]), "point")
         )));
         costs.push(u(&n["cost"]).to_string());
     }
     let (before, cost, left) = (u(&d["points_before"]), u(&d["cost"]), u(&d["points_left"]));
     Doc {
-        title: format!("The {} spends {cost} reinforcement points", side(&d["side"])),
+        title: format!("The {} spends {}", side(&d["side"]), count(cost, "reinforcement point")),
         lines,
-        check: Some(format!("Check: {} = {cost}; {before} − {cost} = {left} points left", costs.join(" + "))),
+        check: Some(format!(
+            "Check: {}{before} − {cost} = {left} left",
+            if costs.len() > 1 { format!("{} = {cost}; ", costs.join(" + ")) } else { String::new() }
+        )),
     }
 }
 

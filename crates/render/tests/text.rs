@@ -21,7 +21,7 @@ fn the_worked_example_battle_in_bbcode_and_markdown() {
     for line in [
         "- Attacker (Union): us-14th-inf 4, us-13th-inf 4, us-12th-inf 4, us-27th-inf 3 = 15 factors\n",
         "- Defender (Rebel): cs-51st-inf 3, cs-52nd-inf 3 = 6 factors, river ×2 → 12\n",
-        "- Victory number 56 = 100 × 15 / 27, rounded\n",
+        "- Victory number 56 = 100 × 15 / 27 = 55.56, rounded half up\n",
         "- **Result number 21 ≤ victory 56: the attacker wins** (Union)\n",
         "- Difference 35 (band 31–40): winner ×0.5, loser ×2 of the basic rate 21/15\n",
         "- Casualties: **Union 1, Rebel 3**\n",
@@ -32,7 +32,7 @@ fn the_worked_example_battle_in_bbcode_and_markdown() {
     let bb = &t.bbcode;
     assert!(bb.starts_with("[b]Battle 1 at 0604: the Union wins[/b]\n[list]\n"), "{bb}");
     for line in [
-        "[*]Victory number 56 = 100 × 15 / 27, rounded\n",
+        "[*]Victory number 56 = 100 × 15 / 27 = 55.56, rounded half up\n",
         "[*][b]Result number 21 ≤ victory 56: the attacker wins[/b] (Union)\n",
         "[*]Casualties: [b]Union 1, Rebel 3[/b]\n",
         "[/list]\nCheck: 9:51:45 → N = 95145, √N = 308.455831522115, decimals 9–10 = 21\n",
@@ -52,7 +52,7 @@ fn casualties_retreat_and_the_reinforcement_roll() {
     assert!(t.markdown.starts_with("**Battle 1: the Rebel loses 3 factors**"), "{}", t.markdown);
     assert!(t.markdown.contains("- cs-52nd-inf: 3 → 1 (−2)\n"), "{}", t.markdown);
     assert!(t.markdown.contains("- cs-51st-inf: 3 → 2 (−1)\n"), "{}", t.markdown);
-    assert!(t.bbcode.contains("Check: 2 + 1 = 3;"), "{}", t.bbcode);
+    assert!(t.bbcode.contains("Check: 2 + 1 = 3, as battle 1 called for 3;"), "{}", t.bbcode);
 
     let t = outcome_text("retreat", &outcome("retreat"));
     assert!(t.markdown.starts_with("**Battle 1: the Rebel retreats**"), "{}", t.markdown);
