@@ -320,7 +320,8 @@ pub fn map_svg(scenario: &Scenario, state: &GameState, recent: &[Outcome]) -> St
             }
             svg.push(format!(
                 r##"<text x="{}" y="{}" font-size="8" fill="#7b745a" text-anchor="middle">{hex}</text>"##,
-                n(x),
+                // Cities wear their letter at the top right: the number steps aside.
+                n(if scenario.city_at(hex).is_some() { x - 9.0 } else { x }),
                 n(y - height / 2.0 + 10.0)
             ));
         }
@@ -376,7 +377,7 @@ pub fn map_svg(scenario: &Scenario, state: &GameState, recent: &[Outcome]) -> St
             Some(side) => (side_colour(side), "#ffffff"),
             None => ("#ffffff", INK),
         };
-        let (cx, cy) = (x + 22.0, y - 21.0);
+        let (cx, cy) = (x + 20.0, y - 25.0);
         svg.push(format!(
             r#"<circle cx="{}" cy="{}" r="9.5" fill="{fill}" stroke="{INK}" stroke-width="1.2"/>"#,
             n(cx),
@@ -494,7 +495,7 @@ fn draw_stack(svg: &mut Svg, hex: Hex, units: &[&UnitState]) {
     let line_h = 9.5;
     let w = 64.0;
     let h = line_h * lines.len() as f64 + 5.0;
-    let top = y + 4.0 - h / 2.0;
+    let top = y + 6.0 - h / 2.0;
     svg.push(format!(
         r#"<rect x="{}" y="{}" width="{}" height="{}" rx="3" fill="{}" stroke="{INK}" stroke-width="1"/>"#,
         n(x - w / 2.0),
@@ -624,9 +625,10 @@ fn draw_panel(svg: &mut Svg, scenario: &Scenario, state: &GameState, recent: &[O
         },
         "City held by the Union / the Rebels (white: nobody)",
     );
-    for (side, dash, label) in
-        [(Side::Union, "", "Move in the last turn"), (Side::Confederate, r#" stroke-dasharray="7 5""#, "Retreat")]
-    {
+    for (side, dash, label) in [
+        (Side::Union, "", "Move in the last turn, in the side's colour"),
+        (Side::Confederate, r#" stroke-dasharray="7 5""#, "Retreat (dashed)"),
+    ] {
         item(
             svg,
             &mut y,
@@ -670,14 +672,25 @@ fn draw_panel(svg: &mut Svg, scenario: &Scenario, state: &GameState, recent: &[O
     if shown.is_empty() {
         line(svg, &mut y, "nothing yet", INK);
     }
-    let bottom = ORIGIN.1 + R * 3f64.sqrt() * (f64::from(scenario.rows) + 0.5);
-    let bottom = bottom.max(1040.0);
-    for (i, o) in shown.iter().enumerate() {
-        if y > bottom - 28.0 {
-            line(svg, &mut y, &format!("… and {} more", shown.len() - i), INK);
-            break;
+    // The newest entries matter most: when they do not all fit, the oldest give way.
+    let bottom = (ORIGIN.1 + R * 3f64.sqrt() * (f64::from(scenario.rows) + 0.5)).max(1040.0);
+    let room = ((bottom - y) / 14.0).floor().max(2.0) as usize;
+    let entries: Vec<Vec<String>> = shown.iter().map(|o| wrap(&o.headline, 58)).collect();
+    let mut used = 0;
+    let mut first = entries.len();
+    while first > 0 && used + entries[first - 1].len() < room {
+        used += entries[first - 1].len();
+        first -= 1;
+    }
+    if first > 0 {
+        line(svg, &mut y, &format!("… {} earlier", first), INK);
+    }
+    for entry in &entries[first..] {
+        for (i, l) in entry.iter().enumerate() {
+            let text = if i == 0 { format!("• {l}") } else { l.clone() };
+            svg.text(x + if i == 0 { 4.0 } else { 14.0 }, y, 10.5, "normal", INK, "start", &text);
+            y += 14.0;
         }
-        line(svg, &mut y, &o.headline, INK);
     }
 }
 
