@@ -24,7 +24,9 @@ const R: f64 = 44.0;
 const ORIGIN: (f64, f64) = (24.0, 84.0);
 /// Width of the side panel (status, legend, cities, last turn).
 const PANEL_WIDTH: f64 = 390.0;
-const FONT: &str = "DejaVu Sans";
+/// DejaVu Sans is embedded for the PNG (`png.rs`); browsers showing the SVG fall back to
+/// whatever sans-serif they have.
+const FONT: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
 
 // Colours: Union blue and Confederate red, as on the period's maps.
 const UNION: &str = "#24589e";

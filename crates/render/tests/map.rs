@@ -60,6 +60,17 @@ fn the_map_draws_before_deployment_and_after_the_end() {
     }
 }
 
+#[test]
+fn names_from_players_are_escaped_and_the_svg_still_parses() {
+    let (scenario, mut state, outcomes) = replay(MID_GAME);
+    let unit = state.units.iter_mut().find(|u| u.id == "us-14th-inf").expect("unit");
+    unit.name = "<b>\"Tom's\" & co".to_string();
+    let svg = map_svg(&scenario, &state, last_turn(&outcomes));
+    assert!(svg.contains(">&lt;b&gt;&quot;Tom&#39;s&quot; </text>"), "names are cut to 11 characters, then escaped");
+    assert!(!svg.contains("<b>"));
+    map_png(&svg).expect("still well-formed");
+}
+
 fn png_size(png: &[u8]) -> (u32, u32) {
     let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     (be(&png[16..20]), be(&png[20..24]))

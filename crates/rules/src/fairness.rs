@@ -366,6 +366,31 @@ pub fn post_timing(stamps: &[DateTime<Utc>]) -> PostTiming {
     }
 }
 
+// ---- one player ------------------------------------------------------------------------------
+
+/// The three parts of the report for one player.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlayerFairness {
+    pub player: String,
+    pub attacker_wins: AttackerWins,
+    /// The result numbers of the player's attacks.
+    pub result_spread: ResultSpread,
+    pub post_timing: PostTiming,
+}
+
+/// A player's report from his attacks and the stamps of his posts. The stamps that matter most
+/// are those of the posts that fixed result numbers (`attack`, `resolve_attack`); passing all
+/// of his posts dilutes a bunching at particular seconds with his ordinary moves.
+pub fn player_fairness(player: &str, attacks: &[Attack], stamps: &[DateTime<Utc>]) -> PlayerFairness {
+    let results: Vec<u32> = attacks.iter().map(|a| a.result).collect();
+    PlayerFairness {
+        player: player.to_string(),
+        attacker_wins: attacker_wins(attacks),
+        result_spread: result_spread(&results),
+        post_timing: post_timing(stamps),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -515,6 +540,22 @@ mod tests {
         assert!(t.by_second.p_value > 0.05, "{:?}", t.by_second);
         assert_eq!(t.by_millisecond_mod_6.counts.iter().sum::<u64>(), 120);
         assert!(t.verdict.contains("consistent with chance"), "{}", t.verdict);
+    }
+
+    #[test]
+    fn a_player_report_puts_the_parts_together() {
+        let base = Utc.with_ymd_and_hms(2026, 3, 2, 9, 51, 0).unwrap();
+        let attacks: Vec<Attack> = (0..40).map(|i| Attack { victory: 20, result: (i * 3) % 21 }).collect();
+        let stamps: Vec<DateTime<Utc>> =
+            (0..40).map(|i| base + chrono::Duration::minutes(i) + chrono::Duration::seconds(5)).collect();
+        let r = player_fairness("alice", &attacks, &stamps);
+        assert_eq!(r.player, "alice");
+        assert_eq!(r.attacker_wins.observed, 40);
+        assert_eq!(r.result_spread.by_number.total, 40);
+        assert_eq!(r.post_timing.busiest_seconds[0].second, 5);
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["attacker_wins"]["observed"], 40);
+        assert!(json["post_timing"]["verdict"].as_str().unwrap().contains("less than once in a thousand"));
     }
 
     #[test]
