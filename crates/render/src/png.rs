@@ -27,13 +27,21 @@ fn options() -> usvg::Options<'static> {
     usvg::Options { font_family: FONT_FAMILY.to_string(), fontdb: Arc::new(fonts), ..usvg::Options::default() }
 }
 
-/// Renders an SVG picture to PNG bytes at its own size.
+/// The longest side of a PNG, in pixels. A scenario may be up to 99 × 99 hexes, which at full
+/// size would be a picture of some 200 MB in memory; larger pictures are scaled down to fit.
+pub const MAX_SIDE: u32 = 4096;
+
+/// Renders an SVG picture to PNG bytes at its own size (scaled down to [`MAX_SIDE`] if larger).
 pub fn map_png(svg: &str) -> Result<Vec<u8>, String> {
     let tree = usvg::Tree::from_str(svg, &options()).map_err(|e| format!("the SVG does not parse: {e}"))?;
-    let size = tree.size().to_int_size();
-    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
-        .ok_or_else(|| format!("cannot make a {}×{} picture", size.width(), size.height()))?;
-    resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
+    let size = tree.size();
+    let longest = size.width().max(size.height());
+    let scale = if longest > MAX_SIDE as f32 { MAX_SIDE as f32 / longest } else { 1.0 };
+    let width = ((size.width() * scale).ceil() as u32).clamp(1, MAX_SIDE);
+    let height = ((size.height() * scale).ceil() as u32).clamp(1, MAX_SIDE);
+    let mut pixmap =
+        tiny_skia::Pixmap::new(width, height).ok_or_else(|| format!("cannot make a {width}×{height} picture"))?;
+    resvg::render(&tree, tiny_skia::Transform::from_scale(scale, scale), &mut pixmap.as_mut());
     pixmap.encode_png().map_err(|e| format!("PNG encoding failed: {e}"))
 }
 
@@ -46,6 +54,16 @@ mod tests {
         let o = options();
         assert_eq!(o.fontdb.len(), 2);
         assert!(o.fontdb.faces().all(|f| f.families.iter().any(|(name, _)| name == FONT_FAMILY)));
+    }
+
+    #[test]
+    fn a_huge_picture_is_scaled_down() {
+        let svg = r#"<svg xmlns="http://www.w3.org/2000/svg" width="10000" height="500"><rect width="10000" height="500" fill="red"/></svg>"#;
+        let png = map_png(svg).unwrap();
+        let pixmap = tiny_skia::Pixmap::decode_png(&png).unwrap();
+        assert_eq!((pixmap.width(), pixmap.height()), (4096, 205));
+        let p = pixmap.pixel(4094, 200).unwrap();
+        assert_eq!((p.red(), p.green(), p.alpha()), (255, 0, 255));
     }
 
     #[test]
