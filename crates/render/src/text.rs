@@ -469,7 +469,11 @@ fn game_over(d: &Value) -> Doc {
     let winner = if d["winner"].is_null() { "nobody".to_string() } else { side(&d["winner"]) };
     Doc {
         title: format!("Game over on turn {}: {}", u(&d["turn"]), s(&d["condition"])),
-        lines: vec![mixed("Winner: ", winner, format!(" ({})", s(&d["level"])))],
+        lines: vec![mixed(
+            "Winner: ",
+            winner,
+            if d["level"].is_null() { String::new() } else { format!(" ({})", s(&d["level"])) },
+        )],
         check: None,
     }
 }
@@ -545,6 +549,41 @@ mod tests {
         assert_eq!(result_number_check(&r), "Check: 9:51:45 → N = 95145, √N = 308.455831522115, decimals 9–10 = 21");
         let r = json!({"n": 1005, "sqrt": "31.701734968294", "first_digit": 8, "result": 68});
         assert_eq!(result_number_check(&r), "Check: 0:10:05 → N = 1005, √N = 31.701734968294, decimals 8–9 = 68");
+    }
+
+    #[test]
+    fn the_cavalry_option_and_its_consequences() {
+        // Data shaped as `short_acw::orders` writes it.
+        let t = outcome_text(
+            "attack_declared",
+            &json!({"battle": 2, "attackers": ["us-14th-inf"], "target": "0802", "cavalry": ["cs-37th-cav", "cs-45th-cav"]}),
+        );
+        assert_eq!(
+            t.markdown,
+            "**Battle 2: attack on 0802**\n\n- Attackers: us-14th-inf\n- The defending cavalry (**cs-37th-cav, cs-45th-cav**) may retreat 1 hex before the battle; the attacker's next post fixes the result number.\n"
+        );
+        let losses = json!([{"unit": "cs-37th-cav", "hex": "0901", "next_to_enemy": "0801", "factors_before": 3,
+                             "factors_lost": 2, "factors_after": 1, "eliminated": false}]);
+        let t = outcome_text(
+            "cavalry_option",
+            &json!({"battle": 2, "retreat": true, "hex": "0901", "cavalry": ["cs-37th-cav"], "losses": losses}),
+        );
+        assert!(t.bbcode.starts_with("[b]Battle 2: the cavalry retreat before the battle[/b]\n"), "{}", t.bbcode);
+        assert!(t.bbcode.contains("[*]cs-37th-cav retreat to 0901\n"), "{}", t.bbcode);
+        assert!(t.bbcode.contains("[*]cs-37th-cav ends next to the enemy: loses 2 of 3 factors\n"), "{}", t.bbcode);
+        let t = outcome_text("cavalry_option", &json!({"battle": 2, "retreat": false, "cavalry": ["cs-37th-cav"]}));
+        assert_eq!(t.markdown, "**Battle 2: the cavalry stand**\n\n- cs-37th-cav stay and fight\n");
+        let t = outcome_text("attack_void", &json!({"battle": 2, "target": "0802"}));
+        assert!(t.markdown.starts_with("**Battle 2: 0802 is empty, there is no battle**"));
+        let t = outcome_text(
+            "eliminated",
+            &json!({"battle": 3, "unit": "cs-hq", "hex": "0905", "reason": "no legal retreat"}),
+        );
+        assert_eq!(t.bbcode, "[b]Battle 3: cs-hq is eliminated[/b]\n[list]\n[*]In 0905: no legal retreat.\n[/list]\n");
+        let t = outcome_text("game_over", &json!({"winner": null, "level": null, "condition": "Draw", "turn": 12}));
+        assert!(t.markdown.contains("- Winner: **nobody**\n"), "{}", t.markdown);
+        let t = outcome_text("turn_begins", &json!({"turn": 3, "side": "confederate"}));
+        assert_eq!(t.markdown, "**Turn 3: the Rebel player turn begins**\n\n");
     }
 
     #[test]
