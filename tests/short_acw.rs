@@ -10,6 +10,7 @@ on_both_backends! {
     a_scripted_campaign_plays_to_a_major_union_victory => scripted_campaign;
     refusals_name_the_rule_and_change_nothing => refusals_change_nothing;
     a_rollback_voids_later_posts_and_recomputes_the_state => rollback;
+    the_campaign_audit_catches_a_tampered_outcome_and_a_tampered_post => campaign_audit_catches_tampering;
 }
 
 const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
@@ -168,6 +169,16 @@ async fn scripted_campaign(backend: Backend) {
         let audit = g.app.get(&format!("/v1/campaigns/{}/posts/{seq}/audit", g.campaign)).await;
         assert_eq!(audit.ok(200)["ok"], true, "post {seq}: {}", audit.text);
     }
+    // The whole campaign replays to the same outcomes and states.
+    let audit = g.app.get(&format!("/v1/campaigns/{}/audit", g.campaign)).await;
+    let audit = audit.ok(200);
+    assert_eq!(audit["ok"], true, "{audit}");
+    assert_eq!(audit["posts"], g.script.len());
+    assert_eq!(audit["snapshots"], g.script.len());
+    assert_eq!(audit["result_numbers"], 1);
+    assert_eq!(audit["reinforcement_rolls"], 2);
+    assert!(audit["outcomes"].as_i64().unwrap() > g.script.len() as i64);
+
     // Nothing is accepted once the game is over.
     let late = g.app.post(&g.confederate, &g.campaign, json!({"kind": "end_turn", "body": {}})).await;
     let problem = late.problem(422, "kind");
@@ -301,4 +312,56 @@ async fn rollback(backend: Backend) {
     let audit = g.app.get(&format!("/v1/campaigns/{}/posts/7/audit", g.campaign)).await;
     assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
     let _ = Method::GET;
+}
+
+async fn campaign_audit_catches_tampering(backend: Backend) {
+    let g = game(backend).await;
+    for i in 0..17 {
+        g.step(i).await;
+    }
+    let path = format!("/v1/campaigns/{}/audit", g.campaign);
+    assert_eq!(g.app.get(&path).await.ok(200)["ok"], true);
+
+    // Someone with the database file changes the battle's casualties...
+    let unguard_outcomes = match backend {
+        Backend::Sqlite => "DROP TRIGGER outcomes_append_only_update;",
+        Backend::Postgres => "ALTER TABLE outcomes DISABLE TRIGGER outcomes_append_only;",
+    };
+    g.app
+        .db
+        .execute(&format!(
+            "{unguard_outcomes} UPDATE outcomes SET data = REPLACE(data, '\"loser_casualties\":3', '\"loser_casualties\":1') WHERE kind = 'battle';"
+        ))
+        .await;
+    let audit = g.app.get(&path).await;
+    let audit = audit.ok(200);
+    assert_eq!(audit["ok"], false);
+    let differences = audit["differences"].as_array().unwrap();
+    assert_eq!(differences.len(), 1, "{audit}");
+    assert_eq!(differences[0]["seq"], 14);
+    assert_eq!(differences[0]["check"], "outcomes");
+
+    // ...and a post's order.
+    let unguard_posts = match backend {
+        Backend::Sqlite => "DROP TRIGGER posts_append_only_update;",
+        Backend::Postgres => "ALTER TABLE posts DISABLE TRIGGER posts_append_only;",
+    };
+    g.app
+        .db
+        .execute(&format!(
+            "{unguard_posts} UPDATE posts SET body = REPLACE(body, 'cs-52nd-inf', 'cs-51st-inf') WHERE seq = 16;"
+        ))
+        .await;
+    let audit = g.app.get(&path).await;
+    let audit = audit.ok(200);
+    let checks: Vec<(i64, &str)> = audit["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["seq"].as_i64().unwrap(), d["check"].as_str().unwrap()))
+        .collect();
+    assert!(checks.contains(&(14, "outcomes")), "{audit}");
+    assert!(checks.contains(&(16, "chain")), "{audit}");
+    // The changed order also changes who took the casualties: the replay says so.
+    assert!(checks.iter().any(|(seq, check)| *seq >= 16 && *check != "chain"), "{audit}");
 }

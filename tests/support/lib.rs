@@ -71,11 +71,12 @@ pub fn postgres_admin_url() -> Option<String> {
     }
 }
 
-/// A database of its own for one test.
+/// A database of its own for one test. Clones share it (a restarted server opens it again).
+#[derive(Clone)]
 pub struct TestDb {
     pub url: String,
     pub backend: Backend,
-    _dir: Option<tempfile::TempDir>,
+    _dir: Option<Arc<tempfile::TempDir>>,
 }
 
 impl TestDb {
@@ -84,7 +85,7 @@ impl TestDb {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().expect("temp dir");
                 let url = format!("sqlite://{}", dir.path().join("adjutant.db").display());
-                Self { url, backend, _dir: Some(dir) }
+                Self { url, backend, _dir: Some(Arc::new(dir)) }
             }
             Backend::Postgres => {
                 let admin = postgres_admin_url().expect("PostgreSQL URL");
@@ -195,8 +196,13 @@ impl TestApp {
     }
 
     pub async fn spawn_with(backend: Backend, configure: impl FnOnce(&mut Config)) -> Self {
+        Self::spawn_on(TestDb::new(backend).await, configure).await
+    }
+
+    /// A server on an existing database: `spawn_on(app.db.clone(), …)` after dropping `app`
+    /// restarts it.
+    pub async fn spawn_on(db: TestDb, configure: impl FnOnce(&mut Config)) -> Self {
         init_tracing();
-        let db = TestDb::new(backend).await;
         let admin_token = format!("operator-{}", uuid::Uuid::new_v4());
         let mut config = Config::defaults();
         config.database_url = db.url.clone();

@@ -4,11 +4,13 @@
 //! response. The rules never call the store; the store never decides a rule.
 
 pub mod auth;
+pub mod bot;
 pub mod campaign;
 pub mod clock;
 pub mod config;
 pub mod error;
 pub mod extract;
+pub mod forum;
 pub mod openapi;
 pub mod routes;
 pub mod views;

@@ -8,6 +8,7 @@ use adjutant_server::{open_store, serve, AppState};
 use tracing_subscriber::EnvFilter;
 
 const USAGE: &str = "usage: adjutant [serve]
+       adjutant bot [options]   (the reference forum bot: adjutant bot --help)
 
 Starts the Adjutant service. Configuration: config/default.toml (or ADJUTANT_CONFIG), overridden by
 ADJUTANT_LISTEN, ADJUTANT_DATABASE_URL, ADJUTANT_ADMIN_TOKEN and the other ADJUTANT_* variables
@@ -17,6 +18,7 @@ fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         None | Some("serve") => {}
+        Some("bot") => return bot(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             return std::process::ExitCode::SUCCESS;
@@ -46,6 +48,36 @@ fn main() -> std::process::ExitCode {
         Err(e) => {
             tracing::error!("{e}");
             eprintln!("adjutant: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn bot(args: &[String]) -> std::process::ExitCode {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{}", adjutant_server::bot::BOT_USAGE);
+        return std::process::ExitCode::SUCCESS;
+    }
+    let command = match adjutant_server::bot::parse_command(args, |key| std::env::var(key).ok()) {
+        Ok(command) => command,
+        Err(e) => {
+            eprintln!("adjutant bot: {e}\n\n{}", adjutant_server::bot::BOT_USAGE);
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let filter = EnvFilter::try_from_env("ADJUTANT_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).init();
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("adjutant bot: cannot start the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(adjutant_server::bot::run_command(command)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("adjutant bot: {e}");
             std::process::ExitCode::FAILURE
         }
     }

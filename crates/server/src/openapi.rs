@@ -27,6 +27,7 @@ use crate::AppState;
         routes::posts::list_posts,
         routes::posts::get_post,
         routes::audit::audit_post,
+        routes::audit::audit_campaign,
         routes::tools::result_number,
         routes::tools::reinforcement,
         routes::game::combat,
@@ -38,6 +39,10 @@ use crate::AppState;
         routes::webhooks::create_webhook,
         routes::webhooks::list_webhooks,
         routes::webhooks::list_deliveries,
+        routes::feed::campaign_outcomes,
+        routes::feed::bot_feed,
+        routes::feed::acknowledge,
+        routes::feed::create_moderator_bot,
     ),
     components(schemas(crate::error::Problem)),
     modifiers(&BearerAuth, &PostExamples),
@@ -50,6 +55,7 @@ use crate::AppState;
         (name = "game", description = "The managed Short ACW Campaign"),
         (name = "rulesets", description = "Resolver rulesets: the dice and tables of tabletop games"),
         (name = "webhooks", description = "Outcomes POSTed to moderators' endpoints, signed by the Standard Webhooks scheme"),
+        (name = "feed", description = "Outcomes for the forum, and their acknowledgement by bots"),
         (name = "service", description = "Health"),
     )
 )]

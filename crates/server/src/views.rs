@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::campaign::{CampaignSettings, LoadedCampaign, SIDES};
+use crate::forum::{outcome_text, ForumText};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -169,6 +170,7 @@ impl From<&ResultNumber> for ResultNumberView {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct OutcomeView {
     pub id: Uuid,
+    pub campaign_id: Uuid,
     /// The feed cursor: 1, 2, … across the campaign.
     pub position: i64,
     /// The post it came from.
@@ -179,18 +181,25 @@ pub struct OutcomeView {
     /// Every number the rules used.
     #[schema(value_type = Object)]
     pub data: Value,
+    /// Ready to post: what happened, the numbers, a line to check them, and the marker
+    /// `adjutant:outcome:<id>`.
+    pub text: ForumText,
 }
 
 impl OutcomeView {
     pub fn of(o: &Outcome) -> Self {
         let mut stored: Value = serde_json::from_str(&o.data).unwrap_or(Value::Null);
+        let headline = stored.get("headline").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let data = stored.get_mut("data").map(Value::take).unwrap_or(Value::Null);
         Self {
             id: o.id,
+            campaign_id: o.campaign_id,
             position: o.position,
             seq: o.seq,
             kind: o.kind.clone(),
-            headline: stored.get("headline").and_then(Value::as_str).unwrap_or_default().to_owned(),
-            data: stored.get_mut("data").map(Value::take).unwrap_or(Value::Null),
+            text: outcome_text(o.id, &o.kind, &headline, &data),
+            headline,
+            data,
         }
     }
 }

@@ -187,7 +187,14 @@ impl Deliverer {
             webhook = %d.webhook_id, outcome = %d.outcome_id, attempt = d.attempt,
             status = ?status_code, error = ?error, ?verdict, "webhook attempt"
         );
-        let attempt = DeliveryAttempt { outbox_id: d.outbox_id, attempt: d.attempt, attempted_at, status_code, error, duration_ms };
+        let attempt = DeliveryAttempt {
+            outbox_id: d.outbox_id,
+            attempt: d.attempt,
+            attempted_at,
+            status_code,
+            error,
+            duration_ms,
+        };
         self.store.finish_delivery(attempt, verdict).await
     }
 

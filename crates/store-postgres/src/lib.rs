@@ -7,11 +7,11 @@
 use std::time::Duration;
 
 use adjutant_store::{
-    AppendRequest, Appended, Campaign, ClaimedDelivery, Decide, DeliveryAttempt, DeliveryLogEntry, DeliveryVerdict,
-    NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, Store, StoreError, Tail, Webhook,
+    Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, Decide, DeliveryAttempt, DeliveryLogEntry,
+    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, Store, StoreError, Tail, Webhook,
 };
-use chrono::{DateTime, Utc};
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{ConnectOptions, PgConnection, Row};
 use tracing::instrument;
@@ -429,6 +429,19 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all)]
+    async fn snapshots(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<(i64, String)>> {
+        let rows =
+            sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = $1 AND seq > $2 ORDER BY seq LIMIT $3")
+                .bind(campaign_id)
+                .bind(after)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(map_err)?;
+        Ok(rows.iter().map(|r| (r.get("seq"), r.get("state"))).collect())
+    }
+
+    #[instrument(skip_all)]
     async fn snapshot_at(&self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
         let row = sqlx::query(
             "SELECT seq, state FROM snapshots WHERE campaign_id = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1",
@@ -439,6 +452,65 @@ impl Store for PostgresStore {
         .await
         .map_err(map_err)?;
         Ok(row.map(|r| (r.get("seq"), r.get("state"))))
+    }
+
+    #[instrument(skip_all)]
+    async fn outcome(&self, campaign_id: Uuid, id: Uuid) -> Result<Option<Outcome>> {
+        let row = sqlx::query(&format!("SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND id = $2"))
+            .bind(campaign_id)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_err)?;
+        Ok(row.as_ref().map(outcome_from))
+    }
+
+    #[instrument(skip_all)]
+    async fn pending_outcomes(&self, bot: &Principal, limit: i64) -> Result<Vec<Outcome>> {
+        let rows = sqlx::query(
+            "SELECT o.id, o.campaign_id, o.position, o.seq, o.kind, o.data
+             FROM outcomes o JOIN campaigns c ON c.id = o.campaign_id
+             WHERE (c.id = $1 OR ($1 IS NULL AND c.moderator_id = $2))
+               AND NOT EXISTS (SELECT 1 FROM acknowledgements a WHERE a.bot_id = $3 AND a.outcome_id = o.id)
+             ORDER BY c.ord, o.position LIMIT $4",
+        )
+        .bind(bot.campaign_id)
+        .bind(bot.created_by)
+        .bind(bot.id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_err)?;
+        Ok(rows.iter().map(outcome_from).collect())
+    }
+
+    #[instrument(skip_all)]
+    async fn acknowledge(&self, ack: Acknowledgement) -> Result<Acknowledgement> {
+        sqlx::query(
+            "INSERT INTO acknowledgements (bot_id, outcome_id, campaign_id, forum_post_id, acked_at)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (bot_id, outcome_id) DO NOTHING",
+        )
+        .bind(ack.bot_id)
+        .bind(ack.outcome_id)
+        .bind(ack.campaign_id)
+        .bind(&ack.forum_post_id)
+        .bind(ack.acked_at)
+        .execute(&self.pool)
+        .await
+        .map_err(map_err)?;
+        let row = sqlx::query("SELECT * FROM acknowledgements WHERE bot_id = $1 AND outcome_id = $2")
+            .bind(ack.bot_id)
+            .bind(ack.outcome_id)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(map_err)?;
+        Ok(Acknowledgement {
+            bot_id: row.get("bot_id"),
+            outcome_id: row.get("outcome_id"),
+            campaign_id: row.get("campaign_id"),
+            forum_post_id: row.get("forum_post_id"),
+            acked_at: row.get("acked_at"),
+        })
     }
 
     #[instrument(skip_all)]

@@ -11,8 +11,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use adjutant_store::{
-    AppendRequest, Appended, Campaign, ClaimedDelivery, Decide, DeliveryAttempt, DeliveryLogEntry, DeliveryVerdict,
-    NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, Store, StoreError, Webhook,
+    Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, Decide, DeliveryAttempt, DeliveryLogEntry,
+    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, Store, StoreError, Webhook,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
@@ -449,6 +449,19 @@ impl Store for SqliteStore {
     }
 
     #[instrument(skip_all)]
+    async fn snapshots(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<(i64, String)>> {
+        let rows =
+            sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = ? AND seq > ? ORDER BY seq LIMIT ?")
+                .bind(campaign_id.to_string())
+                .bind(after)
+                .bind(limit)
+                .fetch_all(&self.readers)
+                .await
+                .map_err(map_err)?;
+        Ok(rows.iter().map(|r| (r.get("seq"), r.get("state"))).collect())
+    }
+
+    #[instrument(skip_all)]
     async fn snapshot_at(&self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
         let row = sqlx::query(
             "SELECT seq, state FROM snapshots WHERE campaign_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
@@ -459,6 +472,67 @@ impl Store for SqliteStore {
         .await
         .map_err(map_err)?;
         Ok(row.map(|r| (r.get("seq"), r.get("state"))))
+    }
+
+    #[instrument(skip_all)]
+    async fn outcome(&self, campaign_id: Uuid, id: Uuid) -> Result<Option<Outcome>> {
+        let row = sqlx::query(&format!("SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? AND id = ?"))
+            .bind(campaign_id.to_string())
+            .bind(id.to_string())
+            .fetch_optional(&self.readers)
+            .await
+            .map_err(map_err)?;
+        row.as_ref().map(outcome_from).transpose()
+    }
+
+    #[instrument(skip_all)]
+    async fn pending_outcomes(&self, bot: &Principal, limit: i64) -> Result<Vec<Outcome>> {
+        let rows = sqlx::query(
+            "SELECT o.id, o.campaign_id, o.position, o.seq, o.kind, o.data
+             FROM outcomes o JOIN campaigns c ON c.id = o.campaign_id
+             WHERE (c.id = ?1 OR (?1 IS NULL AND c.moderator_id = ?2))
+               AND NOT EXISTS (SELECT 1 FROM acknowledgements a WHERE a.bot_id = ?3 AND a.outcome_id = o.id)
+             ORDER BY c.ord, o.position LIMIT ?4",
+        )
+        .bind(bot.campaign_id.map(|id| id.to_string()))
+        .bind(bot.created_by.map(|id| id.to_string()))
+        .bind(bot.id.to_string())
+        .bind(limit)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(map_err)?;
+        rows.iter().map(outcome_from).collect()
+    }
+
+    #[instrument(skip_all)]
+    async fn acknowledge(&self, ack: Acknowledgement) -> Result<Acknowledgement> {
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
+        sqlx::query(
+            "INSERT INTO acknowledgements (bot_id, outcome_id, campaign_id, forum_post_id, acked_at)
+             VALUES (?, ?, ?, ?, ?) ON CONFLICT (bot_id, outcome_id) DO NOTHING",
+        )
+        .bind(ack.bot_id.to_string())
+        .bind(ack.outcome_id.to_string())
+        .bind(ack.campaign_id.to_string())
+        .bind(&ack.forum_post_id)
+        .bind(ack.acked_at.timestamp_millis())
+        .execute(&mut *tx)
+        .await
+        .map_err(map_err)?;
+        let row = sqlx::query("SELECT * FROM acknowledgements WHERE bot_id = ? AND outcome_id = ?")
+            .bind(ack.bot_id.to_string())
+            .bind(ack.outcome_id.to_string())
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(map_err)?;
+        tx.commit().await.map_err(map_err)?;
+        Ok(Acknowledgement {
+            bot_id: uuid(row.get("bot_id"))?,
+            outcome_id: uuid(row.get("outcome_id"))?,
+            campaign_id: uuid(row.get("campaign_id"))?,
+            forum_post_id: row.get("forum_post_id"),
+            acked_at: ms_to_time(row.get("acked_at"))?,
+        })
     }
 
     #[instrument(skip_all)]
@@ -568,16 +642,24 @@ impl Store for SqliteStore {
         .map_err(map_err)?;
         let settle = match &verdict {
             DeliveryVerdict::Delivered => {
-                sqlx::query("UPDATE webhook_outbox SET delivered_at = ?2, claimed_until = NULL WHERE id = ?1").bind(a.outbox_id).bind(at)
+                sqlx::query("UPDATE webhook_outbox SET delivered_at = ?2, claimed_until = NULL WHERE id = ?1")
+                    .bind(a.outbox_id)
+                    .bind(at)
             }
             DeliveryVerdict::Gone => {
-                sqlx::query("UPDATE webhook_outbox SET gone = 1, claimed_until = NULL WHERE id = ?1 AND ?2 IS NOT NULL").bind(a.outbox_id).bind(at)
+                sqlx::query("UPDATE webhook_outbox SET gone = 1, claimed_until = NULL WHERE id = ?1 AND ?2 IS NOT NULL")
+                    .bind(a.outbox_id)
+                    .bind(at)
             }
             DeliveryVerdict::RetryAt(next) => {
-                sqlx::query("UPDATE webhook_outbox SET next_attempt_at = ?2, claimed_until = NULL WHERE id = ?1").bind(a.outbox_id).bind(next.timestamp_millis())
+                sqlx::query("UPDATE webhook_outbox SET next_attempt_at = ?2, claimed_until = NULL WHERE id = ?1")
+                    .bind(a.outbox_id)
+                    .bind(next.timestamp_millis())
             }
             DeliveryVerdict::GiveUp => {
-                sqlx::query("UPDATE webhook_outbox SET given_up_at = ?2, claimed_until = NULL WHERE id = ?1").bind(a.outbox_id).bind(at)
+                sqlx::query("UPDATE webhook_outbox SET given_up_at = ?2, claimed_until = NULL WHERE id = ?1")
+                    .bind(a.outbox_id)
+                    .bind(at)
             }
         };
         settle.execute(&mut *tx).await.map_err(map_err)?;

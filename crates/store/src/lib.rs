@@ -132,6 +132,17 @@ pub struct Outcome {
     pub data: String,
 }
 
+/// A bot's acknowledgement of an outcome it delivered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Acknowledgement {
+    pub bot_id: Uuid,
+    pub outcome_id: Uuid,
+    pub campaign_id: Uuid,
+    /// The forum's id of the post that carried the outcome.
+    pub forum_post_id: String,
+    pub acked_at: DateTime<Utc>,
+}
+
 /// The end of a campaign's log, as `decide` sees it inside the write transaction.
 #[derive(Debug, Clone)]
 pub struct Tail {
@@ -273,6 +284,8 @@ pub trait Store: Send + Sync + 'static {
     /// Outcomes with `position > after`, in order, at most `limit`.
     async fn outcomes(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Outcome>>;
     async fn outcomes_of_post(&self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>>;
+    /// Snapshots after posts `> after`, in order, at most `limit`.
+    async fn snapshots(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<(i64, String)>>;
     /// The latest snapshot stored at or before post `seq`, with the post it follows.
     async fn snapshot_at(&self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>>;
 
@@ -294,6 +307,14 @@ pub trait Store: Send + Sync + 'static {
     async fn finish_delivery(&self, attempt: DeliveryAttempt, verdict: DeliveryVerdict) -> Result<()>;
     /// A webhook's delivery log, oldest first, entries with `id > after`, at most `limit`.
     async fn deliveries(&self, webhook_id: Uuid, after: i64, limit: i64) -> Result<Vec<DeliveryLogEntry>>;
+    /// One outcome by id.
+    async fn outcome(&self, campaign_id: Uuid, id: Uuid) -> Result<Option<Outcome>>;
+    /// Outcomes the bot has not acknowledged, oldest first: those of its campaign, or of every
+    /// campaign of the moderator who issued it when it is not bound to one.
+    async fn pending_outcomes(&self, bot: &Principal, limit: i64) -> Result<Vec<Outcome>>;
+    /// Records an acknowledgement; when the bot acknowledged the outcome before, the first
+    /// acknowledgement stands and is returned.
+    async fn acknowledge(&self, ack: Acknowledgement) -> Result<Acknowledgement>;
 
     /// Cheap round trip for health checks.
     async fn ping(&self) -> Result<()>;

@@ -21,7 +21,9 @@ use crate::views::{stamp_numbers, StampNumbers};
 use crate::AppState;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/campaigns/{id}/posts/{seq}/audit", get(audit_post))
+    Router::new()
+        .route("/v1/campaigns/{id}/posts/{seq}/audit", get(audit_post))
+        .route("/v1/campaigns/{id}/audit", get(audit_campaign))
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -250,4 +252,240 @@ async fn recomputed_outcomes_match(
         state.store.snapshot_at(post.campaign_id, post.seq).await?.filter(|(seq, _)| *seq == post.seq);
     let snapshot_matches = effects.snapshot.as_deref() == stored_snapshot.as_ref().map(|(_, text)| text.as_str());
     Ok(outcomes_match && snapshot_matches)
+}
+
+/// One thing the whole-campaign audit found wrong.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Difference {
+    pub seq: i64,
+    /// `chain`, `outcomes`, `snapshot` or `rules`.
+    pub check: String,
+    pub detail: String,
+}
+
+/// The whole campaign replayed through the rules.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct CampaignAudit {
+    pub campaign_id: Uuid,
+    /// Posts replayed and chain links verified.
+    pub posts: i64,
+    /// Stored outcomes compared with the rules' outcomes.
+    pub outcomes: i64,
+    /// Stored state snapshots compared with the replayed state.
+    pub snapshots: i64,
+    /// Result numbers recomputed (one per battle) and reinforcement rolls recomputed.
+    pub result_numbers: i64,
+    pub reinforcement_rolls: i64,
+    /// Dice rerolled from resolver posts' streams.
+    pub dice: i64,
+    /// Posts voided by rollbacks (still replayed and checked as they were when written).
+    pub void_posts: i64,
+    /// The hash of the last post: quote it to pin the log as it is now.
+    pub head_hash: Option<String>,
+    pub differences: Vec<Difference>,
+    pub ok: bool,
+    pub elapsed_ms: u64,
+}
+
+/// Replays the whole log through the rules: every hash link, every result number and
+/// reinforcement roll, every die, every stored outcome and state snapshot.
+#[utoipa::path(get, path = "/v1/campaigns/{id}/audit", tag = "audit",
+    params(("id" = Uuid, Path, description = "campaign id")),
+    responses((status = 200, body = CampaignAudit), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn audit_campaign(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<CampaignAudit>> {
+    let campaign = load_campaign(&state, id).await?;
+    Ok(Json(replay_campaign(&state, &campaign).await?))
+}
+
+const PAGE: i64 = 1000;
+
+pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> ApiResult<CampaignAudit> {
+    use std::collections::VecDeque;
+    let started = std::time::Instant::now();
+    let id = campaign.campaign.id;
+    let mut audit = CampaignAudit {
+        campaign_id: id,
+        posts: 0,
+        outcomes: 0,
+        snapshots: 0,
+        result_numbers: 0,
+        reinforcement_rolls: 0,
+        dice: 0,
+        void_posts: 0,
+        head_hash: None,
+        differences: Vec::new(),
+        ok: true,
+        elapsed_ms: 0,
+    };
+    let differ = |audit: &mut CampaignAudit, seq: i64, check: &str, detail: String| {
+        audit.differences.push(Difference { seq, check: check.into(), detail });
+    };
+
+    let mut expected_prev = GENESIS.to_owned();
+    let mut expected_seq = 1;
+    let mut replayed: Option<(i64, String)> = None;
+    let mut void: Vec<i64> = Vec::new();
+    let mut stored_outcomes: VecDeque<adjutant_store::Outcome> = VecDeque::new();
+    let mut outcomes_after = 0;
+    let mut stored_snapshots: VecDeque<(i64, String)> = VecDeque::new();
+    let mut snapshots_after = 0;
+    let mut after = 0;
+    loop {
+        let posts = state.store.posts(id, after, PAGE).await?;
+        if posts.is_empty() {
+            break;
+        }
+        for post in &posts {
+            after = post.seq;
+            audit.posts += 1;
+            // The chain.
+            if post.seq != expected_seq {
+                differ(
+                    &mut audit,
+                    post.seq,
+                    "chain",
+                    format!("sequence number out of order (expected {expected_seq})"),
+                );
+            }
+            if post.prev_hash != expected_prev {
+                differ(&mut audit, post.seq, "chain", "prev_hash is not the previous post's hash".into());
+            }
+            let recomputed = recompute_hash(post, &post.prev_hash);
+            if recomputed != post.hash {
+                differ(
+                    &mut audit,
+                    post.seq,
+                    "chain",
+                    format!("stored hash {} but the post's fields hash to {recomputed}: it was changed", post.hash),
+                );
+            }
+            expected_prev = post.hash.clone();
+            expected_seq = post.seq + 1;
+
+            // What was stored for this post.
+            while stored_outcomes.back().is_none_or(|o| o.seq <= post.seq) {
+                let page = state.store.outcomes(id, outcomes_after, PAGE).await?;
+                let Some(last) = page.last() else { break };
+                outcomes_after = last.position;
+                stored_outcomes.extend(page);
+            }
+            let mut mine = Vec::new();
+            while stored_outcomes.front().is_some_and(|o| o.seq <= post.seq) {
+                if let Some(o) = stored_outcomes.pop_front() {
+                    if o.seq == post.seq {
+                        mine.push(o);
+                    } else {
+                        differ(&mut audit, o.seq, "outcomes", format!("outcome {} belongs to no post", o.id));
+                    }
+                }
+            }
+            while stored_snapshots.back().is_none_or(|(seq, _)| *seq <= post.seq) {
+                let page = state.store.snapshots(id, snapshots_after, PAGE).await?;
+                let Some((last, _)) = page.last() else { break };
+                snapshots_after = *last;
+                stored_snapshots.extend(page);
+            }
+            let stored_snapshot = if stored_snapshots.front().is_some_and(|(seq, _)| *seq == post.seq) {
+                stored_snapshots.pop_front()
+            } else {
+                None
+            };
+
+            // The rules, again, on the replayed state.
+            let tail = Tail {
+                next_seq: post.seq,
+                prev_hash: Some(post.prev_hash.clone()),
+                prev_stamp: None,
+                snapshot: replayed.clone(),
+                next_position: 0,
+            };
+            let mut context = Context::default();
+            let rollback_to = (post.kind == kinds::ROLLBACK)
+                .then(|| body_value(post).get("to_seq").and_then(serde_json::Value::as_i64));
+            if let Some(to_seq) = rollback_to {
+                context.void = void.clone();
+                if let Some(to_seq) = to_seq.filter(|s| *s > 0) {
+                    // The stored snapshot there was itself checked against the replay when it was reached.
+                    context.rollback_snapshot = state.store.snapshot_at(id, to_seq).await?;
+                }
+            }
+            if void.contains(&post.seq) {
+                audit.void_posts += 1;
+            }
+            match decide(campaign, &tail, post, &context) {
+                Ok(effects) => {
+                    audit.outcomes += mine.len() as i64;
+                    let same = effects.outcomes.len() == mine.len()
+                        && effects
+                            .outcomes
+                            .iter()
+                            .zip(&mine)
+                            .all(|(new, old)| new.kind == old.kind && new.data == old.data);
+                    if !same {
+                        differ(
+                            &mut audit,
+                            post.seq,
+                            "outcomes",
+                            "the stored outcomes differ from what the rules give".into(),
+                        );
+                    }
+                    for o in &effects.outcomes {
+                        match o.kind.as_str() {
+                            "battle" => audit.result_numbers += 1,
+                            "reinforcement_roll" => audit.reinforcement_rolls += 1,
+                            _ => {}
+                        }
+                        if o.kind == "resolution" {
+                            audit.dice += serde_json::from_str::<serde_json::Value>(&o.data)
+                                .ok()
+                                .and_then(|d| d["data"]["dice"].as_array().map(|a| a.len() as i64))
+                                .unwrap_or(0);
+                        }
+                    }
+                    match (&effects.snapshot, &stored_snapshot) {
+                        (Some(new), Some((_, old))) => {
+                            audit.snapshots += 1;
+                            if new != old {
+                                differ(
+                                    &mut audit,
+                                    post.seq,
+                                    "snapshot",
+                                    "the stored state differs from the replayed state".into(),
+                                );
+                            }
+                        }
+                        (Some(_), None) => {
+                            differ(&mut audit, post.seq, "snapshot", "no state snapshot was stored".into())
+                        }
+                        (None, Some(_)) => differ(
+                            &mut audit,
+                            post.seq,
+                            "snapshot",
+                            "a snapshot was stored for a post that changes nothing".into(),
+                        ),
+                        (None, None) => {}
+                    }
+                    if let Some(new) = effects.snapshot {
+                        replayed = Some((post.seq, new));
+                    }
+                }
+                Err(e) => differ(
+                    &mut audit,
+                    post.seq,
+                    "rules",
+                    format!("the rules refuse this stored post: {}", e.problem().detail),
+                ),
+            }
+            if let Some(to_seq) = rollback_to.flatten() {
+                void.extend(to_seq + 1..post.seq);
+            }
+            audit.head_hash = Some(post.hash.clone());
+        }
+    }
+    audit.ok = audit.differences.is_empty();
+    audit.elapsed_ms = started.elapsed().as_millis() as u64;
+    Ok(audit)
 }

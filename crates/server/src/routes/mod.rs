@@ -2,7 +2,9 @@
 
 pub mod audit;
 pub mod campaigns;
+pub mod feed;
 pub mod game;
+pub mod page;
 pub mod posts;
 pub mod tokens;
 pub mod tools;
@@ -26,6 +28,8 @@ pub fn router() -> Router<AppState> {
         .merge(tools::router())
         .merge(game::router())
         .merge(webhooks::router())
+        .merge(feed::router())
+        .merge(page::router())
 }
 
 #[derive(Serialize, ToSchema)]

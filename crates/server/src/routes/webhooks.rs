@@ -174,7 +174,13 @@ pub async fn create_webhook(
     let w = state.store.create_webhook(webhook).await?;
     Ok((
         StatusCode::CREATED,
-        Json(RegisteredWebhook { id: w.id, campaign_id: w.campaign_id, url: w.url, secret: w.secret, created_at: w.created_at }),
+        Json(RegisteredWebhook {
+            id: w.id,
+            campaign_id: w.campaign_id,
+            url: w.url,
+            secret: w.secret,
+            created_at: w.created_at,
+        }),
     ))
 }
 

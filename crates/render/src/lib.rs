@@ -1,0 +1,13 @@
+//! Pictures and forum text for Adjutant: pure functions, no IO.
+//!
+//! - [`map_svg`] draws a Short ACW campaign's map, and [`map_png`] rasterises it with resvg
+//!   using fonts embedded in the crate;
+//! - [`outcome_text`] writes an outcome as BBCode and Markdown for the forum bot.
+
+pub mod map;
+pub mod png;
+pub mod text;
+
+pub use map::{last_turn, map_svg};
+pub use png::map_png;
+pub use text::{outcome_text, ForumText};

@@ -1,0 +1,595 @@
+//! Outcomes as forum posts, in BBCode and in Markdown.
+//!
+//! Each text says what happened, gives the numbers, and ends with ONE line a reader can use to
+//! check it by hand ("Check: 9:51:45 → N = 95145, √N = 308.455831522115, decimals 9–10 = 21").
+//! The text is built once as a small document (a title, bullet lines with bold parts, the
+//! check line) and written out in both markups, so the two always say the same thing.
+//!
+//! Kinds: every outcome kind the Short ACW `apply` produces, and `resolution` for a resolver
+//! campaign's `Resolution` (ruleset, action, headline, dice, lookups, result). Data with
+//! `ruleset` and `dice` fields is read as a resolution whatever its kind; any other kind gets a
+//! generic text listing its fields.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// One outcome, ready to post.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ForumText {
+    pub bbcode: String,
+    pub markdown: String,
+}
+
+/// A piece of a line: plain or bold.
+enum Part {
+    Plain(String),
+    Bold(String),
+}
+
+type Line = Vec<Part>;
+
+struct Doc {
+    title: String,
+    lines: Vec<Line>,
+    check: Option<String>,
+}
+
+fn plain(text: impl Into<String>) -> Line {
+    vec![Part::Plain(text.into())]
+}
+
+/// "Casualties: **Union 1**" and the like: plain text, then a bold part, then plain text.
+fn mixed(before: impl Into<String>, bold: impl Into<String>, after: impl Into<String>) -> Line {
+    vec![Part::Plain(before.into()), Part::Bold(bold.into()), Part::Plain(after.into())]
+}
+
+/// Markdown's inline markup characters, escaped so names from players stay text.
+fn escape_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '*' | '_' | '`' | '[' | ']' | '<' | '>') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// BBCode has no escape: square brackets in names become round ones so they cannot open a tag.
+fn escape_bbcode(text: &str) -> String {
+    text.replace('[', "(").replace(']', ")")
+}
+
+impl Doc {
+    fn markdown(&self) -> String {
+        let mut out = format!("**{}**\n\n", escape_markdown(&self.title));
+        for line in &self.lines {
+            out.push_str("- ");
+            for part in line {
+                match part {
+                    Part::Plain(t) => out.push_str(&escape_markdown(t)),
+                    Part::Bold(t) => out.push_str(&format!("**{}**", escape_markdown(t))),
+                }
+            }
+            out.push('\n');
+        }
+        // The check line holds numbers, hexes and the dice stream's text, never a player's
+        // words, and stays unescaped so it can be copied as it reads.
+        if let Some(check) = &self.check {
+            out.push_str(&format!("\n{check}\n"));
+        }
+        out
+    }
+
+    fn bbcode(&self) -> String {
+        let mut out = format!("[b]{}[/b]\n", escape_bbcode(&self.title));
+        if !self.lines.is_empty() {
+            out.push_str("[list]\n");
+            for line in &self.lines {
+                out.push_str("[*]");
+                for part in line {
+                    match part {
+                        Part::Plain(t) => out.push_str(&escape_bbcode(t)),
+                        Part::Bold(t) => out.push_str(&format!("[b]{}[/b]", escape_bbcode(t))),
+                    }
+                }
+                out.push('\n');
+            }
+            out.push_str("[/list]\n");
+        }
+        if let Some(check) = &self.check {
+            out.push_str(&format!("{}\n", escape_bbcode(check)));
+        }
+        out
+    }
+}
+
+// ---- reading the data ----------------------------------------------------------------------
+
+fn s(v: &Value) -> String {
+    match v {
+        Value::String(t) => t.clone(),
+        Value::Null => "—".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// A side as the seed names it ("union" → Union, "confederate" → Rebel).
+fn side(v: &Value) -> String {
+    match v.as_str() {
+        Some("union") => "Union".to_string(),
+        Some("confederate") | Some("rebel") => "Rebel".to_string(),
+        _ => s(v),
+    }
+}
+
+fn list(v: &Value) -> Vec<String> {
+    v.as_array().map(|a| a.iter().map(s).collect()).unwrap_or_default()
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or(0)
+}
+
+/// "1 factor", "3 factors".
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// `[["us-14th-inf", 4], …]` as "us-14th-inf 4, …".
+fn units_with_factors(v: &Value) -> String {
+    let parts: Vec<String> = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|pair| match pair.as_array() {
+            Some(p) if p.len() == 2 => format!("{} {}", s(&p[0]), s(&p[1])),
+            _ => s(pair),
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// The time of day N was made from: 95145 → "9:51:45".
+fn time_of(n: u64) -> String {
+    format!("{}:{:02}:{:02}", n / 10_000, n / 100 % 100, n % 100)
+}
+
+/// The check line of a post-time result number.
+pub fn result_number_check(result_number: &Value) -> String {
+    let n = u(&result_number["n"]);
+    let first = u(&result_number["first_digit"]);
+    format!(
+        "Check: {} → N = {n}, √N = {}, decimals {first}–{} = {:02}",
+        time_of(n),
+        s(&result_number["sqrt"]),
+        first + 1,
+        u(&result_number["result"])
+    )
+}
+
+// ---- the kinds -----------------------------------------------------------------------------
+
+/// An outcome as forum text, in BBCode and Markdown.
+pub fn outcome_text(kind: &str, data: &Value) -> ForumText {
+    let doc = if data.get("ruleset").is_some() && data.get("dice").is_some() {
+        resolution(data)
+    } else {
+        match kind {
+            "battle" => battle(data),
+            "casualties" => casualties(data),
+            "retreat" => retreat(data),
+            "reinforcement_roll" => reinforcement_roll(data),
+            "reinforced" => reinforced(data),
+            "moved" => moved(data),
+            "deployed" => deployed(data),
+            "turn_begins" => turn_begins(data),
+            "turn_ended" => turn_ended(data),
+            "attack_declared" => attack_declared(data),
+            "cavalry_option" => cavalry_option(data),
+            "attack_void" => Doc {
+                title: format!("Battle {}: {} is empty, there is no battle", u(&data["battle"]), s(&data["target"])),
+                lines: vec![plain("The defending cavalry retreated before the battle and left the hex empty.")],
+                check: None,
+            },
+            "eliminated" => Doc {
+                title: format!("Battle {}: {} is eliminated", u(&data["battle"]), s(&data["unit"])),
+                lines: vec![plain(format!("In {}: {}.", s(&data["hex"]), s(&data["reason"])))],
+                check: None,
+            },
+            "game_over" => game_over(data),
+            _ => generic(kind, data),
+        }
+    };
+    ForumText { bbcode: doc.bbcode(), markdown: doc.markdown() }
+}
+
+fn battle(d: &Value) -> Doc {
+    let nums = &d["numbers"];
+    let attacker = side(&d["attacker_side"]);
+    let defender = side(&d["loser_side"]);
+    let defender = if defender == attacker { side(&d["winner_side"]) } else { defender };
+    let winner = side(&d["winner_side"]);
+    let (a, dd) = (u(&nums["attacker"]), u(&nums["defender"]));
+    let defence = s(&nums["defence"]);
+    let defender_line = if nums["multiplier"] == "1" {
+        format!("Defender ({defender}): {} = {dd} factors, in the open", units_with_factors(&d["defenders"]))
+    } else {
+        format!(
+            "Defender ({defender}): {} = {dd} factors, {defence} ×{} → {}",
+            units_with_factors(&d["defenders"]),
+            s(&nums["multiplier"]),
+            s(&nums["defender_counted"])
+        )
+    };
+    let victory = u(&nums["victory"]);
+    let victory_line = match nums.get("per_factor").filter(|v| !v.is_null()) {
+        Some(per) => {
+            format!("Victory number {victory}: 100 / {} = {}, × {a} = {victory}", s(&nums["total_counted"]), s(per))
+        }
+        None => {
+            let total = s(&nums["total_counted"]);
+            let exact = total.parse::<f64>().ok().filter(|t| *t > 0.0).map(|t| 100.0 * a as f64 / t);
+            match exact {
+                Some(x) => format!("Victory number {victory} = 100 × {a} / {total} = {x:.2}, rounded half up"),
+                None => format!("Victory number {victory} = 100 × {a} / {total}, rounded half up"),
+            }
+        }
+    };
+    let result = u(&nums["result"]);
+    let verdict = if nums["winner"] == "attacker" {
+        format!("Result number {result} ≤ victory {victory}: the attacker wins")
+    } else {
+        format!("Result number {result} > victory {victory}: the defender wins")
+    };
+    Doc {
+        title: format!("Battle {} at {}: the {winner} wins", u(&d["battle"]), s(&d["target"])),
+        lines: vec![
+            plain(format!("Attacker ({attacker}): {} = {a} factors", units_with_factors(&d["attackers"]))),
+            plain(defender_line),
+            plain(victory_line),
+            mixed("", verdict, format!(" ({winner})")),
+            plain(format!(
+                "Difference {} (band {}): winner ×{}, loser ×{} of the basic rate {}",
+                u(&nums["difference"]),
+                s(&nums["band"]),
+                s(&nums["winner_rate"]),
+                s(&nums["loser_rate"]),
+                s(&nums["basic_rate"])
+            )),
+            mixed(
+                "Casualties: ",
+                format!(
+                    "{attacker} {}, {defender} {}",
+                    u(&nums["attacker_casualties"]),
+                    u(&nums["defender_casualties"])
+                ),
+                "",
+            ),
+        ],
+        check: Some(result_number_check(&nums["result_number"])),
+    }
+}
+
+fn casualties(d: &Value) -> Doc {
+    let mut lines = vec![];
+    let mut check = vec![];
+    for share in d["units"].as_array().into_iter().flatten().filter(|share| u(&share["taken"]) > 0) {
+        let taken = u(&share["taken"]);
+        let eliminated = share["eliminated"] == Value::Bool(true);
+        lines.push(plain(format!(
+            "{}: {} → {} (−{taken}){}",
+            s(&share["unit"]),
+            u(&share["before"]),
+            u(&share["after"]),
+            if eliminated { ", eliminated" } else { "" }
+        )));
+        check.push(taken.to_string());
+    }
+    let total = u(&d["casualties"]);
+    Doc {
+        title: format!("Battle {}: the {} loses {}", u(&d["battle"]), side(&d["side"]), count(total, "factor")),
+        lines,
+        check: Some(format!(
+            "Check: {}battle {} called for {total}; no unit takes a second casualty before every unit present has taken one",
+            if check.len() > 1 { format!("{} = {total}, as ", check.join(" + ")) } else { String::new() },
+            u(&d["battle"])
+        )),
+    }
+}
+
+fn retreat(d: &Value) -> Doc {
+    let mut lines = vec![];
+    for m in d["moves"].as_array().into_iter().flatten() {
+        lines.push(plain(format!("{}: {} → {}", s(&m["unit"]), s(&m["from"]), list(&m["path"]).join(" → "))));
+    }
+    for id in list(&d["eliminated_without_retreat"]) {
+        lines.push(plain(format!("{id}: no legal retreat, eliminated")));
+    }
+    let mut check = None;
+    for l in d["losses"].as_array().into_iter().flatten().filter(|l| u(&l["factors_lost"]) > 0) {
+        let before = u(&l["factors_before"]);
+        lines.push(mixed(
+            format!("{} ends next to the enemy in {}: ", s(&l["unit"]), s(&l["next_to_enemy"])),
+            format!("loses {} of {before} factors", u(&l["factors_lost"])),
+            "",
+        ));
+        check = Some(format!(
+            "Check: half of {before} factors, rounded up, is {} (the seed: \"immediately lose HALF their factors\")",
+            before.div_ceil(2)
+        ));
+    }
+    lines.push(plain(format!("{} is left empty; nobody advances into it.", s(&d["vacated"]))));
+    Doc { title: format!("Battle {}: the {} retreats", u(&d["battle"]), side(&d["side"])), lines, check }
+}
+
+fn reinforcement_roll(d: &Value) -> Doc {
+    let (ms, rem, cities) = (u(&d["ms"]), u(&d["remainder"]), u(&d["cities"]));
+    let gains = d["gains"] == Value::Bool(true);
+    let held = list(&d["cities_held"]);
+    Doc {
+        title: format!("Rebel reinforcement post: {}", if gains { "gains 1 point" } else { "no gain" }),
+        lines: vec![
+            plain(format!(
+                "Reinforcement cities held: {cities}{}",
+                if held.is_empty() { String::new() } else { format!(" ({})", held.join(", ")) }
+            )),
+            mixed("Milliseconds of the post: ", format!(".{ms:03}"), ""),
+            plain(format!("Points stored: {}", u(&d["points_stored"]))),
+        ],
+        check: Some(format!(
+            "Check: {ms} mod 6 = {rem} {} {cities} cities held → {}",
+            if gains { "≤" } else { ">" },
+            if gains { "gains 1 point" } else { "no gain" }
+        )),
+    }
+}
+
+fn reinforced(d: &Value) -> Doc {
+    let mut lines = vec![];
+    let mut costs = vec![];
+    for f in d["factors"].as_array().into_iter().flatten() {
+        lines.push(plain(format!(
+            "{}: +{} for {} (rail at {})",
+            s(&f["unit"]),
+            count(u(&f["factors"]), "factor"),
+            count(u(&f["cost"]), "point"),
+            s(&f["rail_hex"])
+        )));
+        costs.push(u(&f["cost"]).to_string());
+    }
+    for n in d["new_units"].as_array().into_iter().flatten() {
+        lines.push(plain(format!(
+            "New {} unit {} ({}) in {} with {} for {}",
+            s(&n["arm"]),
+            s(&n["name"]),
+            s(&n["unit"]),
+            s(&n["hex"]),
+            count(u(&n["factors"]), "factor"),
+            count(u(&n["cost"]), "point")
+        )));
+        costs.push(u(&n["cost"]).to_string());
+    }
+    let (before, cost, left) = (u(&d["points_before"]), u(&d["cost"]), u(&d["points_left"]));
+    Doc {
+        title: format!("The {} spends {}", side(&d["side"]), count(cost, "reinforcement point")),
+        lines,
+        check: Some(format!(
+            "Check: {}{before} − {cost} = {left} left",
+            if costs.len() > 1 { format!("{} = {cost}; ", costs.join(" + ")) } else { String::new() }
+        )),
+    }
+}
+
+fn moved(d: &Value) -> Doc {
+    let path = list(&d["path"]);
+    let mut lines = vec![plain(format!(
+        "Path: {} → {} ({} of {} movement points)",
+        s(&d["from"]),
+        path.join(" → "),
+        u(&d["cost"]),
+        u(&d["allowance"])
+    ))];
+    if !d["halted_next_to"].is_null() {
+        lines.push(mixed("", format!("Halts next to the enemy in {}", s(&d["halted_next_to"])), " and must attack"));
+    }
+    Doc {
+        title: format!("{} moves {} → {}", s(&d["unit"]), s(&d["from"]), path.last().cloned().unwrap_or_default()),
+        lines,
+        check: None,
+    }
+}
+
+fn deployed(d: &Value) -> Doc {
+    let placements = d["placements"].as_array().cloned().unwrap_or_default();
+    let lines = placements.iter().map(|p| plain(format!("{} in {}", s(&p["unit"]), s(&p["hex"])))).collect::<Vec<_>>();
+    Doc { title: format!("The {} deploys {} units", side(&d["side"]), placements.len()), lines, check: None }
+}
+
+fn turn_begins(d: &Value) -> Doc {
+    let mut lines = vec![];
+    if let Some(gain) = d["points_gained"].as_u64() {
+        lines.push(plain(format!("The Union receives {gain} reinforcement point ({} stored)", u(&d["points_stored"]))));
+    }
+    Doc { title: format!("Turn {}: the {} player turn begins", u(&d["turn"]), side(&d["side"])), lines, check: None }
+}
+
+fn turn_ended(d: &Value) -> Doc {
+    let fortified = list(&d["newly_fortified"]);
+    let lines = if fortified.is_empty() {
+        vec![]
+    } else {
+        vec![plain(format!("Fortified (did not move): {}", fortified.join(", ")))]
+    };
+    Doc { title: format!("Turn {}: the {} ends its player turn", u(&d["turn"]), side(&d["side"])), lines, check: None }
+}
+
+fn attack_declared(d: &Value) -> Doc {
+    Doc {
+        title: format!("Battle {}: attack on {}", u(&d["battle"]), s(&d["target"])),
+        lines: vec![
+            plain(format!("Attackers: {}", list(&d["attackers"]).join(", "))),
+            mixed(
+                "The defending cavalry (",
+                list(&d["cavalry"]).join(", "),
+                ") may retreat 1 hex before the battle; the attacker's next post fixes the result number.",
+            ),
+        ],
+        check: None,
+    }
+}
+
+fn cavalry_option(d: &Value) -> Doc {
+    let cavalry = list(&d["cavalry"]).join(", ");
+    if d["retreat"] == Value::Bool(true) {
+        let mut lines = vec![plain(format!("{cavalry} retreat to {}", s(&d["hex"])))];
+        for l in d["losses"].as_array().into_iter().flatten().filter(|l| u(&l["factors_lost"]) > 0) {
+            lines.push(plain(format!(
+                "{} ends next to the enemy: loses {} of {} factors",
+                s(&l["unit"]),
+                u(&l["factors_lost"]),
+                u(&l["factors_before"])
+            )));
+        }
+        Doc { title: format!("Battle {}: the cavalry retreat before the battle", u(&d["battle"])), lines, check: None }
+    } else {
+        Doc {
+            title: format!("Battle {}: the cavalry stand", u(&d["battle"])),
+            lines: vec![plain(format!("{cavalry} stay and fight"))],
+            check: None,
+        }
+    }
+}
+
+fn game_over(d: &Value) -> Doc {
+    let winner = if d["winner"].is_null() { "nobody".to_string() } else { side(&d["winner"]) };
+    Doc {
+        title: format!("Game over on turn {}: {}", u(&d["turn"]), s(&d["condition"])),
+        lines: vec![mixed(
+            "Winner: ",
+            winner,
+            if d["level"].is_null() { String::new() } else { format!(" ({})", s(&d["level"])) },
+        )],
+        check: None,
+    }
+}
+
+fn resolution(d: &Value) -> Doc {
+    let mut lines = vec![plain(format!("Ruleset {}, action {}", s(&d["ruleset"]), s(&d["action"])))];
+    let dice = d["dice"].as_array().cloned().unwrap_or_default();
+    if !dice.is_empty() {
+        let rolled: Vec<String> =
+            dice.iter().map(|r| format!("d{} = {} ({})", u(&r["faces"]), u(&r["value"]), s(&r["purpose"]))).collect();
+        lines.push(mixed("Dice: ", rolled.join(", "), ""));
+    }
+    for l in d["lookups"].as_array().into_iter().flatten() {
+        lines.push(plain(format!("{}: {} × {} → {}", s(&l["table"]), s(&l["row"]), s(&l["column"]), s(&l["value"]))));
+    }
+    match &d["result"] {
+        Value::Object(fields) => {
+            for (k, v) in fields {
+                lines.push(plain(format!("{}: {}", k.replace('_', " "), s(v))));
+            }
+        }
+        Value::Null => {}
+        other => lines.push(plain(format!("Result: {}", s(other)))),
+    }
+    let check = match (d["stream_text"].as_str(), dice.first()) {
+        (Some(text), Some(first)) => {
+            let byte_index = u(&first["byte_index"]);
+            let byte = u(&first["byte"]);
+            let faces = u(&first["faces"]).max(1);
+            Some(format!(
+                "Check: printf '%s' '{text}/{}' | sha256sum → byte {} = {byte} → {byte} mod {faces} + 1 = {} (the first die; each die takes the next byte)",
+                byte_index / 32,
+                byte_index % 32,
+                byte % faces + 1
+            ))
+        }
+        _ => None,
+    };
+    let headline = s(&d["headline"]);
+    Doc { title: headline, lines, check }
+}
+
+fn generic(kind: &str, d: &Value) -> Doc {
+    let mut title = kind.replace('_', " ");
+    if let Some(first) = title.get(..1) {
+        title = first.to_uppercase() + &title[1..];
+    }
+    let lines = match d {
+        Value::Object(fields) => {
+            fields.iter().map(|(k, v)| plain(format!("{}: {}", k.replace('_', " "), s(v)))).collect()
+        }
+        Value::Null => vec![],
+        other => vec![plain(s(other))],
+    };
+    Doc { title, lines, check: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_from_players_cannot_inject_markup() {
+        let t = outcome_text("moved", &json!({"unit": "[url=x]*evil*[/url]", "from": "0101", "path": ["0102"]}));
+        assert!(t.bbcode.starts_with("[b](url=x)*evil*(/url) moves 0101 → 0102[/b]"), "{}", t.bbcode);
+        assert!(t.markdown.starts_with(r"**\[url=x\]\*evil\*\[/url\] moves 0101 → 0102**"), "{}", t.markdown);
+    }
+
+    #[test]
+    fn the_check_line_of_the_worked_example() {
+        let r = json!({"n": 95145, "sqrt": "308.455831522115", "first_digit": 9, "result": 21});
+        assert_eq!(result_number_check(&r), "Check: 9:51:45 → N = 95145, √N = 308.455831522115, decimals 9–10 = 21");
+        let r = json!({"n": 1005, "sqrt": "31.701734968294", "first_digit": 8, "result": 68});
+        assert_eq!(result_number_check(&r), "Check: 0:10:05 → N = 1005, √N = 31.701734968294, decimals 8–9 = 68");
+    }
+
+    #[test]
+    fn the_cavalry_option_and_its_consequences() {
+        // Data shaped as `short_acw::orders` writes it.
+        let t = outcome_text(
+            "attack_declared",
+            &json!({"battle": 2, "attackers": ["us-14th-inf"], "target": "0802", "cavalry": ["cs-37th-cav", "cs-45th-cav"]}),
+        );
+        assert_eq!(
+            t.markdown,
+            "**Battle 2: attack on 0802**\n\n- Attackers: us-14th-inf\n- The defending cavalry (**cs-37th-cav, cs-45th-cav**) may retreat 1 hex before the battle; the attacker's next post fixes the result number.\n"
+        );
+        let losses = json!([{"unit": "cs-37th-cav", "hex": "0901", "next_to_enemy": "0801", "factors_before": 3,
+                             "factors_lost": 2, "factors_after": 1, "eliminated": false}]);
+        let t = outcome_text(
+            "cavalry_option",
+            &json!({"battle": 2, "retreat": true, "hex": "0901", "cavalry": ["cs-37th-cav"], "losses": losses}),
+        );
+        assert!(t.bbcode.starts_with("[b]Battle 2: the cavalry retreat before the battle[/b]\n"), "{}", t.bbcode);
+        assert!(t.bbcode.contains("[*]cs-37th-cav retreat to 0901\n"), "{}", t.bbcode);
+        assert!(t.bbcode.contains("[*]cs-37th-cav ends next to the enemy: loses 2 of 3 factors\n"), "{}", t.bbcode);
+        let t = outcome_text("cavalry_option", &json!({"battle": 2, "retreat": false, "cavalry": ["cs-37th-cav"]}));
+        assert_eq!(t.markdown, "**Battle 2: the cavalry stand**\n\n- cs-37th-cav stay and fight\n");
+        let t = outcome_text("attack_void", &json!({"battle": 2, "target": "0802"}));
+        assert!(t.markdown.starts_with("**Battle 2: 0802 is empty, there is no battle**"));
+        let t = outcome_text(
+            "eliminated",
+            &json!({"battle": 3, "unit": "cs-hq", "hex": "0905", "reason": "no legal retreat"}),
+        );
+        assert_eq!(t.bbcode, "[b]Battle 3: cs-hq is eliminated[/b]\n[list]\n[*]In 0905: no legal retreat.\n[/list]\n");
+        let t = outcome_text("game_over", &json!({"winner": null, "level": null, "condition": "Draw", "turn": 12}));
+        assert!(t.markdown.contains("- Winner: **nobody**\n"), "{}", t.markdown);
+        let t = outcome_text("turn_begins", &json!({"turn": 3, "side": "confederate"}));
+        assert_eq!(t.markdown, "**Turn 3: the Rebel player turn begins**\n\n");
+    }
+
+    #[test]
+    fn unknown_kinds_list_their_fields() {
+        let t = outcome_text("rollback", &json!({"to_post": 12, "reason": "typo"}));
+        assert_eq!(t.markdown, "**Rollback**\n\n- reason: typo\n- to post: 12\n");
+        assert_eq!(t.bbcode, "[b]Rollback[/b]\n[list]\n[*]reason: typo\n[*]to post: 12\n[/list]\n");
+    }
+}

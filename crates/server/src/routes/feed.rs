@@ -1,0 +1,205 @@
+//! The outcome feed: what the rules decided, ready for the forum; bots acknowledge delivery.
+
+use adjutant_store::{Acknowledgement, Principal, PrincipalKind};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::auth::{new_token, token_hash, Caller};
+use crate::error::{ApiResult, AppError};
+use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::routes::campaigns::{load_campaign, page_limit};
+use crate::routes::tokens::check_name;
+use crate::views::{IssuedToken, NewBot, OutcomeView};
+use crate::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/campaigns/{id}/outcomes", get(campaign_outcomes))
+        .route("/v1/campaigns/{id}/outcomes/{outcome_id}/ack", post(acknowledge))
+        .route("/v1/bot/feed", get(bot_feed))
+        .route("/v1/bots", post(create_moderator_bot))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct OutcomePaging {
+    /// Outcomes after this position (default 0: from the start).
+    pub after: Option<i64>,
+    /// At most this many (1–100, default 50).
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct OutcomePage {
+    pub outcomes: Vec<OutcomeView>,
+    /// Pass as `after` for the next page; absent at the end of the feed so far.
+    pub next_after: Option<i64>,
+}
+
+/// A campaign's outcomes in order, each with forum-ready text.
+#[utoipa::path(get, path = "/v1/campaigns/{id}/outcomes", tag = "feed",
+    params(("id" = Uuid, Path, description = "campaign id"), OutcomePaging),
+    responses((status = 200, body = OutcomePage), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn campaign_outcomes(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiQuery(q): ApiQuery<OutcomePaging>,
+) -> ApiResult<Json<OutcomePage>> {
+    load_campaign(&state, id).await?;
+    let limit = page_limit(q.limit)?;
+    let after = q.after.unwrap_or(0);
+    if after < 0 {
+        return Err(AppError::bad_request("query.after", "paging.after", "after is a feed position, 0 or more"));
+    }
+    let outcomes = state.store.outcomes(id, after, limit).await?;
+    let next_after = (outcomes.len() as i64 == limit).then(|| outcomes.last().map(|o| o.position)).flatten();
+    Ok(Json(OutcomePage { outcomes: outcomes.iter().map(OutcomeView::of).collect(), next_after }))
+}
+
+fn require_bot(caller: &Caller) -> ApiResult<&Principal> {
+    match caller {
+        Caller::Principal(p) if p.kind == PrincipalKind::Bot => Ok(p),
+        Caller::Anonymous => Err(AppError::Unauthorized("this needs a bot token".into())),
+        _ => Err(AppError::forbidden("auth.bot_only", "only a bot reads its delivery feed and acknowledges")),
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct FeedQuery {
+    /// At most this many (1–100, default 50).
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct BotFeed {
+    /// Outcomes this bot has not acknowledged yet, oldest first. They are served again until
+    /// acknowledged.
+    pub outcomes: Vec<OutcomeView>,
+}
+
+/// The bot's delivery feed across its campaigns.
+#[utoipa::path(get, path = "/v1/bot/feed", tag = "feed", params(FeedQuery), security(("bearer" = [])),
+    responses((status = 200, body = BotFeed), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn bot_feed(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiQuery(q): ApiQuery<FeedQuery>,
+) -> ApiResult<Json<BotFeed>> {
+    let bot = require_bot(&caller)?;
+    let limit = page_limit(q.limit)?;
+    let outcomes = state.store.pending_outcomes(bot, limit).await?;
+    Ok(Json(BotFeed { outcomes: outcomes.iter().map(OutcomeView::of).collect() }))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewAcknowledgement {
+    /// The forum's id of the post that carried the outcome.
+    #[schema(example = "48213")]
+    pub forum_post_id: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct AcknowledgementView {
+    pub bot_id: Uuid,
+    pub outcome_id: Uuid,
+    pub campaign_id: Uuid,
+    pub forum_post_id: String,
+    pub acked_at: String,
+}
+
+/// Acknowledges delivery of an outcome. Acknowledging again is harmless: the first stands.
+#[utoipa::path(post, path = "/v1/campaigns/{id}/outcomes/{outcome_id}/ack", tag = "feed", request_body = NewAcknowledgement,
+    params(("id" = Uuid, Path, description = "campaign id"), ("outcome_id" = Uuid, Path, description = "outcome id")),
+    security(("bearer" = [])),
+    responses((status = 200, body = AcknowledgementView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn acknowledge(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath((id, outcome_id)): ApiPath<(Uuid, Uuid)>,
+    ApiJson(req): ApiJson<NewAcknowledgement>,
+) -> ApiResult<Json<AcknowledgementView>> {
+    let bot = require_bot(&caller)?;
+    let campaign = load_campaign(&state, id).await?;
+    let serves = match bot.campaign_id {
+        Some(bound) => bound == id,
+        None => bot.created_by == Some(campaign.campaign.moderator_id),
+    };
+    if !serves {
+        return Err(AppError::forbidden("auth.bot_campaign", "this bot does not serve that campaign"));
+    }
+    let post_id = req.forum_post_id.trim();
+    if post_id.is_empty() || post_id.len() > 200 || post_id.chars().any(char::is_control) {
+        return Err(AppError::unprocessable(
+            "body.forum_post_id",
+            "ack.forum_post_id",
+            "the forum post id has 1 to 200 characters",
+        ));
+    }
+    state
+        .store
+        .outcome(id, outcome_id)
+        .await?
+        .ok_or_else(|| AppError::not_found("path.outcome_id", format!("no outcome {outcome_id} in this campaign")))?;
+    let ack = state
+        .store
+        .acknowledge(Acknowledgement {
+            bot_id: bot.id,
+            outcome_id,
+            campaign_id: id,
+            forum_post_id: post_id.to_owned(),
+            acked_at: Utc::now(),
+        })
+        .await?;
+    Ok(Json(AcknowledgementView {
+        bot_id: ack.bot_id,
+        outcome_id: ack.outcome_id,
+        campaign_id: ack.campaign_id,
+        forum_post_id: ack.forum_post_id,
+        acked_at: adjutant_rules::dice::stamp_text(ack.acked_at),
+    }))
+}
+
+/// Issues a bot token that serves every campaign of the calling moderator.
+#[utoipa::path(post, path = "/v1/bots", tag = "tokens", request_body = NewBot, security(("bearer" = [])),
+    responses((status = 201, body = IssuedToken), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn create_moderator_bot(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(req): ApiJson<NewBot>,
+) -> ApiResult<(StatusCode, Json<IssuedToken>)> {
+    let moderator = caller.require_moderator()?;
+    let name = check_name("body.name", &req.name)?;
+    let token = new_token();
+    let principal = Principal {
+        id: Uuid::new_v4(),
+        kind: PrincipalKind::Bot,
+        name,
+        campaign_id: None,
+        side: None,
+        created_by: Some(moderator.id),
+        created_at: Utc::now(),
+    };
+    let principal = state
+        .store
+        .create_principal(adjutant_store::NewPrincipal { token_hash: token_hash(&token), principal })
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(IssuedToken {
+            id: principal.id,
+            kind: "bot".into(),
+            name: principal.name,
+            campaign_id: None,
+            side: None,
+            token,
+        }),
+    ))
+}

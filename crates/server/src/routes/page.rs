@@ -1,0 +1,218 @@
+//! The campaign's web page: the map, whose turn it is, and the log with every result number and
+//! its audit. Served by the binary itself; plain HTML and a few lines of script, no build step,
+//! readable on a phone.
+
+use adjutant_rules::dice::stamp_text;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::campaign::Game;
+use crate::error::ApiResult;
+use crate::extract::ApiPath;
+use crate::routes::campaigns::load_campaign;
+use crate::routes::game::current_state;
+use crate::routes::posts::void_posts;
+use crate::views::{stamp_numbers, OutcomeView};
+use crate::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/campaigns/{id}", get(campaign_page)).route("/assets/page.css", get(stylesheet))
+}
+
+/// Escapes text for HTML.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+const CSS: &str = include_str!("page.css");
+
+async fn stylesheet() -> Response {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "public, max-age=300")], CSS)
+        .into_response()
+}
+
+/// The page shows at most this many of the latest posts.
+const SHOWN: i64 = 200;
+
+async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Html<String>> {
+    let campaign = load_campaign(&state, id).await?;
+    let c = &campaign.campaign;
+    let mut html = String::new();
+    let title = escape(&c.name);
+    let what = match &campaign.game {
+        Game::Managed { scenario, .. } => format!("Managed campaign · {}", escape(&scenario.title)),
+        Game::Resolver { ruleset } => format!("Resolver campaign · {}", escape(ruleset.title())),
+    };
+    html.push_str(&format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title} — Adjutant</title><link rel=\"stylesheet\" href=\"/assets/page.css\"></head>\
+         <body data-campaign=\"{id}\"><header><h1>{title}</h1><p class=\"what\">{what} · clock {} ({}), decimals {}–{} of √N</p></header><main>",
+        escape(&campaign.settings.time_zone),
+        escape(&campaign.settings.clock),
+        campaign.settings.first_digit,
+        campaign.settings.first_digit + 1,
+    ));
+
+    if campaign.scenario().is_some() {
+        let (_, game) = current_state(&state, &campaign).await?;
+        let game = serde_json::to_value(&game).unwrap_or(Value::Null);
+        html.push_str("<section id=\"turn\"><h2>Whose turn</h2>");
+        html.push_str(&turn_summary(&game));
+        html.push_str("</section>");
+        html.push_str(&format!(
+            "<section id=\"map\"><h2>Map</h2><a href=\"/v1/campaigns/{id}/map.svg\">\
+             <img src=\"/v1/campaigns/{id}/map.svg\" alt=\"The campaign map: terrain, cities with their controller, units with their factors, the last turn's moves and battles\" width=\"100%\"></a>\
+             <p class=\"links\"><a href=\"/v1/campaigns/{id}/map.png\">PNG</a> · <a href=\"/v1/campaigns/{id}/state\">state (JSON)</a></p></section>"
+        ));
+    }
+
+    // The latest posts, newest first.
+    let total = last_seq(&state, id).await?;
+    let from = (total - SHOWN).max(0);
+    let posts = state.store.posts(id, from, SHOWN).await?;
+    let void = void_posts(&state, id).await?;
+    html.push_str(&format!(
+        "<section id=\"log\"><h2>The log</h2><p id=\"audit-status\" class=\"pending\">Checking every number…</p>\
+         <p class=\"links\">{total} posts · <a href=\"/v1/campaigns/{id}/audit\">audit the whole campaign</a> · \
+         <a href=\"/v1/campaigns/{id}/outcomes\">outcome feed</a> · <a href=\"/v1/campaigns/{id}/posts\">posts (JSON)</a></p><ol class=\"posts\" reversed>"
+    ));
+    for post in posts.iter().rev() {
+        let numbers = stamp_numbers(&campaign, post.stamp);
+        let outcomes = state.store.outcomes_of_post(id, post.seq).await?;
+        let is_void = void.contains(&post.seq);
+        let side = post.side.as_deref().unwrap_or("moderator");
+        html.push_str(&format!(
+            "<li value=\"{seq}\" class=\"post{void_class} side-{side_class}\" id=\"post-{seq}\">\
+             <div class=\"head\"><span class=\"seq\">#{seq}</span> <span class=\"side\">{side}</span> \
+             <span class=\"kind\">{kind}</span>{void_badge}</div>\
+             <div class=\"time\"><time datetime=\"{stamp}\">{stamp}</time> · {tod} → result number <b class=\"result\">{result:02}</b> \
+             <span class=\"sqrt\">(√{n} = {sqrt})</span> · <a href=\"/v1/campaigns/{id}/posts/{seq}/audit\">audit</a></div>",
+            seq = post.seq,
+            void_class = if is_void { " void" } else { "" },
+            side_class = escape(side),
+            side = escape(side),
+            kind = escape(&post.kind),
+            void_badge = if is_void { " <span class=\"badge\">void</span>" } else { "" },
+            stamp = stamp_text(post.stamp),
+            tod = numbers.time_of_day,
+            result = numbers.result_number.result,
+            n = numbers.result_number.n,
+            sqrt = numbers.result_number.sqrt,
+        ));
+        if !outcomes.is_empty() {
+            html.push_str("<ul class=\"outcomes\">");
+            for o in &outcomes {
+                let view = OutcomeView::of(o);
+                html.push_str(&format!(
+                    "<li class=\"outcome kind-{}\">{}</li>",
+                    escape(&view.kind),
+                    escape(&view.headline)
+                ));
+            }
+            html.push_str("</ul>");
+        }
+        html.push_str("</li>");
+    }
+    html.push_str("</ol></section></main><footer>Adjutant · every number here can be recomputed from the post's time stamp: see <a href=\"/docs\">the API docs</a>.</footer>");
+    html.push_str(SCRIPT);
+    html.push_str("</body></html>");
+    Ok(Html(html))
+}
+
+async fn last_seq(state: &AppState, id: Uuid) -> ApiResult<i64> {
+    let mut after = 0;
+    loop {
+        let page = state.store.posts(id, after, 1000).await?;
+        match page.last() {
+            Some(post) => after = post.seq,
+            None => return Ok(after),
+        }
+    }
+}
+
+fn turn_summary(game: &Value) -> String {
+    let side_name = |s: &Value| match s.as_str() {
+        Some("union") => "the Union".to_owned(),
+        Some("confederate") => "the Rebels".to_owned(),
+        _ => "—".to_owned(),
+    };
+    let mut out = String::new();
+    if let Some(result) = game.get("result").filter(|r| !r.is_null()) {
+        out.push_str(&format!(
+            "<p class=\"result-line\"><b>The game is over:</b> {}</p>",
+            escape(result["condition"].as_str().unwrap_or_default())
+        ));
+        return out;
+    }
+    let phase = game["phase"].as_str().unwrap_or_default();
+    if phase == "deployment" {
+        out.push_str("<p class=\"turn-line\">Deployment: both sides place their units.</p>");
+    } else {
+        out.push_str(&format!(
+            "<p class=\"turn-line\">Turn {}, {} phase: <b>{}</b> to act.</p>",
+            game["turn"],
+            escape(phase),
+            side_name(&game["side_to_act"])
+        ));
+    }
+    if let Some(awaiting) = game["awaiting"].as_array().filter(|a| !a.is_empty()) {
+        out.push_str("<ul class=\"awaiting\">");
+        for a in awaiting {
+            out.push_str(&format!(
+                "<li>Waiting for {}: {}</li>",
+                side_name(&a["side"]),
+                escape(a["detail"].as_str().unwrap_or_default())
+            ));
+        }
+        out.push_str("</ul>");
+    }
+    let points = &game["reinforcement_points"];
+    out.push_str(&format!(
+        "<p class=\"points\">Reinforcement points stored: Union {}, Rebels {}.</p>",
+        points["union"], points["confederate"]
+    ));
+    out
+}
+
+/// Runs the whole-campaign audit when the page opens and says what it found.
+const SCRIPT: &str = r#"<script>
+(async () => {
+  const id = document.body.dataset.campaign;
+  const status = document.getElementById('audit-status');
+  try {
+    const response = await fetch(`/v1/campaigns/${id}/audit`);
+    const audit = await response.json();
+    if (audit.ok) {
+      status.textContent = `Audit: all ${audit.posts} posts check out — ${audit.result_numbers} result numbers, ${audit.reinforcement_rolls} reinforcement rolls and ${audit.dice} dice recomputed, hash chain intact.`;
+      status.className = 'ok';
+    } else {
+      status.textContent = `Audit: ${audit.differences.length} differences found — see the audit.`;
+      status.className = 'bad';
+      for (const d of audit.differences) {
+        const post = document.getElementById(`post-${d.seq}`);
+        if (post) post.classList.add('differs');
+      }
+    }
+  } catch (e) {
+    status.textContent = 'The audit could not be run: ' + e;
+    status.className = 'bad';
+  }
+})();
+</script>"#;

@@ -1,0 +1,270 @@
+//! The reference bot against a real Adjutant (SQLite and PostgreSQL) and a local
+//! Discourse-style forum: it posts each outcome once, waits out a 429 as Retry-After says,
+//! acknowledges with the forum's post id, and after a crash between posting and acknowledging
+//! finds its own reply instead of posting again.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use adjutant_e2e::reqwest::Method;
+use adjutant_e2e::serde_json::{json, Value};
+use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
+use adjutant_server::bot::{Bot, BotConfig, BotError, Topics};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+on_both_backends! {
+    the_bot_posts_each_outcome_once_and_survives_a_crash => bot_posts_once;
+}
+
+const TOPIC: u64 = 77;
+const API_KEY: &str = "forum-key-123";
+const BOT_USER: &str = "adjutant";
+
+#[derive(Debug, Clone)]
+struct ForumPost {
+    id: u64,
+    topic_id: u64,
+    username: String,
+    raw: String,
+}
+
+#[derive(Default)]
+struct ForumState {
+    posts: Vec<ForumPost>,
+    /// Answer the next POST /posts.json with 429 and this Retry-After.
+    throttle_next: Option<&'static str>,
+    throttled: usize,
+    refused: usize,
+}
+
+#[derive(Clone, Default)]
+struct Forum(Arc<Mutex<ForumState>>);
+
+impl Forum {
+    async fn start(&self) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let app = axum::Router::new()
+            .route("/posts.json", axum::routing::post(create_post))
+            .route("/t/{file}", axum::routing::get(topic))
+            .route("/t/{topic}/posts.json", axum::routing::get(topic_posts))
+            .with_state(self.clone());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        url
+    }
+
+    fn add(&self, username: &str, raw: &str) -> u64 {
+        let mut state = self.0.lock().unwrap();
+        let id = 1000 + state.posts.len() as u64;
+        state.posts.push(ForumPost { id, topic_id: TOPIC, username: username.into(), raw: raw.into() });
+        id
+    }
+
+    fn posts(&self) -> Vec<ForumPost> {
+        self.0.lock().unwrap().posts.clone()
+    }
+}
+
+fn authorised(forum: &Forum, headers: &HeaderMap) -> bool {
+    let ok = headers.get("api-key").is_some_and(|v| v == API_KEY)
+        && headers.get("api-username").is_some_and(|v| v == BOT_USER);
+    if !ok {
+        forum.0.lock().unwrap().refused += 1;
+    }
+    ok
+}
+
+fn view(post: &ForumPost, with_raw: bool) -> Value {
+    let mut v = json!({
+        "id": post.id, "topic_id": post.topic_id, "username": post.username,
+        "cooked": format!("<p>{}</p>", post.raw.replace('\n', "<br>")),
+    });
+    if with_raw {
+        v["raw"] = json!(post.raw);
+    }
+    v
+}
+
+async fn create_post(State(forum): State<Forum>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
+    if !authorised(&forum, &headers) {
+        return (StatusCode::FORBIDDEN, Json(json!({"errors": ["bad key"]}))).into_response();
+    }
+    let throttle = {
+        let mut state = forum.0.lock().unwrap();
+        let after = state.throttle_next.take();
+        state.throttled += usize::from(after.is_some());
+        after
+    };
+    if let Some(after) = throttle {
+        return (StatusCode::TOO_MANY_REQUESTS, [("retry-after", after)], Json(json!({"errors": ["slow down"]})))
+            .into_response();
+    }
+    let (Some(topic_id), Some(raw)) = (body["topic_id"].as_u64(), body["raw"].as_str()) else {
+        return (StatusCode::UNPROCESSABLE_ENTITY, Json(json!({"errors": ["topic_id and raw"]}))).into_response();
+    };
+    assert_eq!(topic_id, TOPIC);
+    let id = forum.add(BOT_USER, raw);
+    Json(json!({"id": id, "topic_id": topic_id, "raw": raw, "username": BOT_USER})).into_response()
+}
+
+/// `GET /t/{topic}.json`: like Discourse, the whole stream of ids but only the first posts.
+async fn topic(State(forum): State<Forum>, headers: HeaderMap, Path(file): Path<String>) -> Response {
+    if !authorised(&forum, &headers) {
+        return StatusCode::FORBIDDEN.into_response();
+    }
+    let Some(Ok(topic)) = file.strip_suffix(".json").map(str::parse::<u64>) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let posts: Vec<ForumPost> = forum.posts().into_iter().filter(|p| p.topic_id == topic).collect();
+    let stream: Vec<u64> = posts.iter().map(|p| p.id).collect();
+    let first: Vec<Value> = posts.iter().take(2).map(|p| view(p, false)).collect();
+    Json(json!({"id": topic, "post_stream": {"posts": first, "stream": stream}})).into_response()
+}
+
+/// `GET /t/{topic}/posts.json?post_ids[]=…`
+async fn topic_posts(
+    State(forum): State<Forum>,
+    headers: HeaderMap,
+    Path(topic): Path<u64>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    if !authorised(&forum, &headers) {
+        return StatusCode::FORBIDDEN.into_response();
+    }
+    let query = query.unwrap_or_default();
+    let with_raw = query.split('&').any(|p| p == "include_raw=true");
+    let ids: Vec<u64> = query
+        .split('&')
+        .filter_map(|p| p.strip_prefix("post_ids[]=").or_else(|| p.strip_prefix("post_ids%5B%5D=")))
+        .filter_map(|id| id.parse().ok())
+        .collect();
+    let posts: Vec<Value> = forum
+        .posts()
+        .iter()
+        .filter(|p| p.topic_id == topic && ids.contains(&p.id))
+        .map(|p| view(p, with_raw))
+        .collect();
+    Json(json!({"post_stream": {"posts": posts}})).into_response()
+}
+
+async fn resolve(app: &TestApp, player: &str, campaign: &str, i: i64) -> Value {
+    app.clock.set(seed_morning() + chrono::Duration::milliseconds(1_001 * i));
+    let action = json!({"kind": "resolve", "body": {"action": "formation_test", "inputs": {"class": "B"}}});
+    app.post(player, campaign, action).await.ok(201)["outcomes"][0].clone()
+}
+
+async fn feed(app: &TestApp, bot: &str) -> Vec<Value> {
+    let answer = app.request(Method::GET, "/v1/bot/feed?limit=100", Some(bot), None).await;
+    answer.ok(200)["outcomes"].as_array().unwrap().clone()
+}
+
+/// Bot replies per outcome marker.
+fn replies_by_marker(forum: &Forum) -> BTreeMap<String, Vec<u64>> {
+    let mut by = BTreeMap::new();
+    for post in forum.posts().iter().filter(|p| p.username == BOT_USER) {
+        let at = post.raw.find("adjutant:outcome:").expect("every bot reply has a marker");
+        by.entry(post.raw[at..at + 17 + 36].to_owned()).or_insert_with(Vec::new).push(post.id);
+    }
+    by
+}
+
+async fn bot_posts_once(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "Forum", "mode": "resolver", "ruleset": "acw-25mm"})).await;
+    let player = app.player(&moderator, &campaign, "union").await;
+    let bot = app
+        .request(
+            Method::POST,
+            &format!("/v1/campaigns/{campaign}/bots"),
+            Some(&moderator),
+            Some(json!({"name": "Forum bot"})),
+        )
+        .await;
+    let bot_token = bot.ok(201)["token"].as_str().unwrap().to_owned();
+
+    let forum = Forum::default();
+    let forum_url = forum.start().await;
+    forum.add("general_lee", "Opening orders for the campaign.");
+    let config = || {
+        let topics = Topics::parse(&format!("{campaign}={TOPIC}")).unwrap();
+        let mut config = BotConfig::new(&app.base, &bot_token, &forum_url, API_KEY, BOT_USER, topics);
+        config.max_wait = Duration::from_secs(5);
+        config
+    };
+
+    let mut outcomes = Vec::new();
+    for i in 0..3 {
+        outcomes.push(resolve(&app, &player, &campaign, i).await);
+    }
+    // A player quotes the first outcome's marker: that is not the bot's reply.
+    let first_marker = format!("adjutant:outcome:{}", outcomes[0]["id"].as_str().unwrap());
+    forum.add("general_grant", &format!("[quote]{first_marker}[/quote] Lucky roll!"));
+
+    // The forum throttles the first reply once; the bot waits as asked and goes on.
+    forum.0.lock().unwrap().throttle_next = Some("1");
+    let started = Instant::now();
+    let report = Bot::new(config()).unwrap().run_until_idle().await.unwrap();
+    assert_eq!((report.posted, report.recovered, report.skipped), (3, 0, 0));
+    assert!(started.elapsed() >= Duration::from_millis(950), "Retry-After: 1 was not honoured");
+    assert_eq!(forum.0.lock().unwrap().throttled, 1);
+    assert_eq!(forum.0.lock().unwrap().refused, 0);
+    let replies = replies_by_marker(&forum);
+    assert_eq!(replies.len(), 3);
+    assert!(replies.values().all(|ids| ids.len() == 1));
+    for outcome in &outcomes {
+        let marker = format!("adjutant:outcome:{}", outcome["id"].as_str().unwrap());
+        let post_id = replies[&marker][0];
+        let post = forum.posts().into_iter().find(|p| p.id == post_id).unwrap();
+        assert_eq!(post.raw, outcome["text"]["bbcode"].as_str().unwrap(), "the reply is the outcome's BBCode");
+    }
+    assert!(feed(&app, &bot_token).await.is_empty(), "everything acknowledged");
+    // Nothing new: a pass does nothing.
+    let idle = Bot::new(config()).unwrap().run_until_idle().await.unwrap();
+    assert_eq!(idle.acknowledged(), 0);
+
+    // A crash between posting and acknowledging.
+    let fourth = resolve(&app, &player, &campaign, 3).await;
+    let fifth = resolve(&app, &player, &campaign, 4).await;
+    let crashed = Arc::new(Mutex::new(None));
+    let seen = crashed.clone();
+    let dying = Bot::new(config()).unwrap().after_post(Arc::new(move |outcome, post_id| {
+        *seen.lock().unwrap() = Some((outcome, post_id.to_owned()));
+        Err(BotError::Other("the bot dies before acknowledging".into()))
+    }));
+    let err = dying.run_once().await.unwrap_err();
+    assert!(err.to_string().contains("dies"), "{err}");
+    let (crashed_outcome, crashed_post) = crashed.lock().unwrap().clone().unwrap();
+    assert_eq!(crashed_outcome.to_string(), fourth["id"].as_str().unwrap());
+    assert_eq!(replies_by_marker(&forum).len(), 4, "the reply was posted");
+    let pending: Vec<Value> = feed(&app, &bot_token).await;
+    assert_eq!(pending.len(), 2, "not acknowledged: served again");
+
+    // A fresh bot finds its reply to the fourth, acknowledges it, and posts only the fifth.
+    let report = Bot::new(config()).unwrap().run_until_idle().await.unwrap();
+    assert_eq!((report.posted, report.recovered), (1, 1));
+    let replies = replies_by_marker(&forum);
+    assert_eq!(replies.len(), 5);
+    assert!(replies.values().all(|ids| ids.len() == 1), "posted twice: {replies:?}");
+    assert!(feed(&app, &bot_token).await.is_empty());
+    assert_eq!(forum.posts().len(), 2 + 5);
+
+    // The acknowledgement names the reply the bot found (a second one does not change it).
+    let ack = app
+        .request(
+            Method::POST,
+            &format!("/v1/campaigns/{campaign}/outcomes/{}/ack", fourth["id"].as_str().unwrap()),
+            Some(&bot_token),
+            Some(json!({"forum_post_id": "999999"})),
+        )
+        .await;
+    assert_eq!(ack.ok(200)["forum_post_id"], crashed_post.as_str());
+    let fifth_marker = format!("adjutant:outcome:{}", fifth["id"].as_str().unwrap());
+    assert_eq!(replies[&fifth_marker].len(), 1);
+}

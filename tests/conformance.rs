@@ -1,0 +1,278 @@
+//! The store conformance suite: the same promises checked against the `Store` trait on SQLite
+//! and on PostgreSQL, so the two backends behave identically.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use adjutant_e2e::{on_both_backends, Backend, TestDb};
+use adjutant_store::{
+    Acknowledgement, AppendRequest, Appended, BoxError, Campaign, Decision, NewOutcome, NewPrincipal, Post, Principal,
+    PrincipalKind, Store, StoreError, Tail,
+};
+use chrono::{TimeZone, Utc};
+use uuid::Uuid;
+
+on_both_backends! {
+    principals_are_found_by_token_hash_only => principals;
+    campaigns_list_in_creation_order => campaigns;
+    appends_number_posts_and_replay_idempotency_keys => appends;
+    a_refused_append_writes_nothing => refused_append;
+    concurrent_appends_never_skip_or_repeat => concurrent_appends;
+    the_same_key_sent_concurrently_stores_one_post => concurrent_same_key;
+    outcomes_snapshots_and_acknowledgements => outcomes_and_snapshots;
+    the_log_cannot_be_rewritten => append_only;
+}
+
+fn principal(kind: PrincipalKind, campaign: Option<Uuid>) -> Principal {
+    Principal {
+        id: Uuid::new_v4(),
+        kind,
+        name: format!("{kind:?}"),
+        campaign_id: campaign,
+        side: campaign.map(|_| "union".to_owned()),
+        created_by: None,
+        created_at: Utc.with_ymd_and_hms(2026, 11, 21, 9, 0, 0).unwrap(),
+    }
+}
+
+async fn setup(backend: Backend) -> (TestDb, Arc<dyn Store>, Principal, Campaign, Principal) {
+    let db = TestDb::new(backend).await;
+    let store = db.store().await;
+    let moderator = store
+        .create_principal(NewPrincipal { principal: principal(PrincipalKind::Moderator, None), token_hash: [1; 32] })
+        .await
+        .unwrap();
+    let campaign = store.create_campaign(new_campaign(moderator.id, "First")).await.unwrap();
+    let mut player = principal(PrincipalKind::Player, Some(campaign.id));
+    player.created_by = Some(moderator.id);
+    let player = store.create_principal(NewPrincipal { principal: player, token_hash: [2; 32] }).await.unwrap();
+    (db, store, moderator, campaign, player)
+}
+
+fn new_campaign(moderator: Uuid, name: &str) -> Campaign {
+    Campaign {
+        id: Uuid::new_v4(),
+        name: name.into(),
+        moderator_id: moderator,
+        mode: "resolver".into(),
+        scenario: None,
+        scenario_text: None,
+        ruleset: Some("acw-25mm".into()),
+        settings: "{}".into(),
+        created_at: Utc.with_ymd_and_hms(2026, 11, 21, 9, 0, 0).unwrap(),
+    }
+}
+
+fn request(campaign: &Campaign, author: &Principal, key: &str, hash: &str) -> AppendRequest {
+    AppendRequest {
+        campaign_id: campaign.id,
+        author_id: author.id,
+        idempotency_key: key.into(),
+        request_hash: hash.into(),
+    }
+}
+
+/// A decide callback that writes a post with `outcomes` outcomes and, when asked, a snapshot.
+fn writer(
+    campaign: Uuid,
+    author: Uuid,
+    outcomes: usize,
+    snapshot: bool,
+) -> impl Fn(&Tail) -> Result<Decision, BoxError> + Send + Sync {
+    move |tail: &Tail| {
+        let stamp = Utc.timestamp_millis_opt(1_700_000_000_000 + tail.next_seq * 1_000).unwrap();
+        Ok(Decision {
+            post: Post {
+                campaign_id: campaign,
+                seq: tail.next_seq,
+                stamp,
+                author_id: author,
+                side: Some("union".into()),
+                kind: "note".into(),
+                body: format!("{{\"n\":{}}}", tail.next_seq),
+                prev_hash: tail.prev_hash.clone().unwrap_or_else(|| "0".repeat(64)),
+                hash: format!("{:064}", tail.next_seq),
+            },
+            outcomes: (0..outcomes)
+                .map(|i| NewOutcome { id: Uuid::new_v4(), kind: "roll".into(), data: format!("{{\"i\":{i}}}") })
+                .collect(),
+            snapshot: snapshot.then(|| format!("{{\"after\":{}}}", tail.next_seq)),
+        })
+    }
+}
+
+async fn principals(backend: Backend) {
+    let (_db, store, moderator, campaign, _player) = setup(backend).await;
+    assert_eq!(store.principal_by_token_hash(&[1; 32]).await.unwrap(), Some(moderator.clone()));
+    let found = store.principal_by_token_hash(&[2; 32]).await.unwrap().unwrap();
+    assert_eq!(found.campaign_id, Some(campaign.id));
+    assert_eq!(found.side.as_deref(), Some("union"));
+    assert_eq!(found.created_by, Some(moderator.id));
+    assert_eq!(store.principal_by_token_hash(&[3; 32]).await.unwrap(), None);
+    // A token hash is unique.
+    let clash = store
+        .create_principal(NewPrincipal { principal: principal(PrincipalKind::Bot, None), token_hash: [1; 32] })
+        .await;
+    assert!(matches!(clash, Err(StoreError::Conflict(_))), "{clash:?}");
+    store.ping().await.unwrap();
+}
+
+async fn campaigns(backend: Backend) {
+    let (_db, store, moderator, first, _) = setup(backend).await;
+    let mut ids = vec![first.id];
+    for i in 0..4 {
+        ids.push(store.create_campaign(new_campaign(moderator.id, &format!("c{i}"))).await.unwrap().id);
+    }
+    let page = store.campaigns(None, 3).await.unwrap();
+    assert_eq!(page.iter().map(|c| c.id).collect::<Vec<_>>(), ids[..3]);
+    let rest = store.campaigns(Some(ids[2]), 10).await.unwrap();
+    assert_eq!(rest.iter().map(|c| c.id).collect::<Vec<_>>(), ids[3..]);
+    assert_eq!(store.campaign(first.id).await.unwrap(), Some(first));
+    assert_eq!(store.campaign(Uuid::new_v4()).await.unwrap(), None);
+}
+
+async fn appends(backend: Backend) {
+    let (_db, store, _, campaign, player) = setup(backend).await;
+    let decide = writer(campaign.id, player.id, 1, false);
+    let first = store.append_post(request(&campaign, &player, "a", "h1"), &decide).await.unwrap();
+    let Appended::New(post, outcomes) = first else { panic!("expected a new post") };
+    assert_eq!(post.seq, 1);
+    assert_eq!(outcomes[0].position, 1);
+    let second = store.append_post(request(&campaign, &player, "b", "h2"), &decide).await.unwrap();
+    let Appended::New(second, _) = second else { panic!("expected a new post") };
+    assert_eq!(second.seq, 2);
+    assert_eq!(second.prev_hash, post.hash);
+
+    // The same key and request: the stored post, nothing new.
+    let replay = store.append_post(request(&campaign, &player, "a", "h1"), &decide).await.unwrap();
+    assert_eq!(replay, Appended::Replayed(post.clone(), outcomes.clone()));
+    // The same key, another request: refused.
+    let reused = store.append_post(request(&campaign, &player, "a", "other"), &decide).await;
+    assert!(matches!(reused, Err(StoreError::KeyReused)), "{reused:?}");
+    assert_eq!(store.posts(campaign.id, 0, 100).await.unwrap().len(), 2);
+    assert_eq!(store.post(campaign.id, 1).await.unwrap(), Some(post));
+    assert_eq!(store.posts(campaign.id, 1, 100).await.unwrap(), vec![second]);
+    assert_eq!(store.posts_of_kind(campaign.id, "note").await.unwrap().len(), 2);
+    assert!(store.posts_of_kind(campaign.id, "rollback").await.unwrap().is_empty());
+}
+
+async fn refused_append(backend: Backend) {
+    let (db, store, _, campaign, player) = setup(backend).await;
+    let refuse = |_: &Tail| -> Result<Decision, BoxError> { Err("the rules say no".into()) };
+    let refused = store.append_post(request(&campaign, &player, "k", "h"), &refuse).await;
+    assert!(matches!(refused, Err(StoreError::Refused(_))), "{refused:?}");
+    assert_eq!(db.count("posts").await, 0);
+    assert_eq!(db.count("idempotency_keys").await, 0);
+    // The key is still free.
+    let decide = writer(campaign.id, player.id, 0, false);
+    assert!(matches!(store.append_post(request(&campaign, &player, "k", "h"), &decide).await, Ok(Appended::New(..))));
+}
+
+async fn concurrent_appends(backend: Backend) {
+    let (_db, store, _, campaign, player) = setup(backend).await;
+    let mut tasks = Vec::new();
+    for i in 0..64 {
+        let store = store.clone();
+        let campaign = campaign.clone();
+        let player = player.clone();
+        tasks.push(tokio::spawn(async move {
+            let decide = writer(campaign.id, player.id, 2, true);
+            store.append_post(request(&campaign, &player, &format!("k{i}"), "h"), &decide).await
+        }));
+    }
+    for task in tasks {
+        assert!(matches!(task.await.unwrap(), Ok(Appended::New(..))));
+    }
+    let posts = store.posts(campaign.id, 0, 100).await.unwrap();
+    assert_eq!(posts.iter().map(|p| p.seq).collect::<Vec<_>>(), (1..=64).collect::<Vec<_>>());
+    for pair in posts.windows(2) {
+        assert_eq!(pair[1].prev_hash, pair[0].hash);
+    }
+    let outcomes = store.outcomes(campaign.id, 0, 1000).await.unwrap();
+    assert_eq!(outcomes.iter().map(|o| o.position).collect::<Vec<_>>(), (1..=128).collect::<Vec<_>>());
+}
+
+async fn concurrent_same_key(backend: Backend) {
+    let (db, store, _, campaign, player) = setup(backend).await;
+    let mut tasks = Vec::new();
+    for _ in 0..16 {
+        let store = store.clone();
+        let campaign = campaign.clone();
+        let player = player.clone();
+        tasks.push(tokio::spawn(async move {
+            let decide = writer(campaign.id, player.id, 0, false);
+            store.append_post(request(&campaign, &player, "only-once", "h"), &decide).await
+        }));
+    }
+    let mut new = 0;
+    let mut seqs = BTreeSet::new();
+    for task in tasks {
+        match task.await.unwrap().unwrap() {
+            Appended::New(post, _) => {
+                new += 1;
+                seqs.insert(post.seq);
+            }
+            Appended::Replayed(post, _) => {
+                seqs.insert(post.seq);
+            }
+        }
+    }
+    assert_eq!(new, 1);
+    assert_eq!(seqs.into_iter().collect::<Vec<_>>(), [1]);
+    assert_eq!(db.count("posts").await, 1);
+}
+
+async fn outcomes_and_snapshots(backend: Backend) {
+    let (_db, store, moderator, campaign, player) = setup(backend).await;
+    for i in 0..4 {
+        let decide = writer(campaign.id, player.id, 1, i % 2 == 0);
+        store.append_post(request(&campaign, &player, &format!("k{i}"), "h"), &decide).await.unwrap();
+    }
+    // Snapshots after posts 1 and 3: the latest at or before a post.
+    assert_eq!(store.snapshot_at(campaign.id, 1).await.unwrap(), Some((1, "{\"after\":1}".into())));
+    assert_eq!(store.snapshot_at(campaign.id, 2).await.unwrap(), Some((1, "{\"after\":1}".into())));
+    assert_eq!(store.snapshot_at(campaign.id, i64::MAX).await.unwrap(), Some((3, "{\"after\":3}".into())));
+    assert_eq!(store.snapshot_at(campaign.id, 0).await.unwrap(), None);
+
+    let outcomes = store.outcomes(campaign.id, 1, 2).await.unwrap();
+    assert_eq!(outcomes.iter().map(|o| o.position).collect::<Vec<_>>(), [2, 3]);
+    assert_eq!(store.outcomes_of_post(campaign.id, 4).await.unwrap()[0].position, 4);
+    let first = store.outcomes(campaign.id, 0, 1).await.unwrap().remove(0);
+    assert_eq!(store.outcome(campaign.id, first.id).await.unwrap(), Some(first.clone()));
+
+    let mut bot = principal(PrincipalKind::Bot, Some(campaign.id));
+    bot.created_by = Some(moderator.id);
+    let bot = store.create_principal(NewPrincipal { principal: bot, token_hash: [9; 32] }).await.unwrap();
+    assert_eq!(store.pending_outcomes(&bot, 10).await.unwrap().len(), 4);
+    let at = Utc.with_ymd_and_hms(2026, 11, 21, 10, 0, 0).unwrap();
+    let ack = Acknowledgement {
+        bot_id: bot.id,
+        outcome_id: first.id,
+        campaign_id: campaign.id,
+        forum_post_id: "p1".into(),
+        acked_at: at,
+    };
+    assert_eq!(store.acknowledge(ack.clone()).await.unwrap(), ack);
+    let again = Acknowledgement { forum_post_id: "p2".into(), ..ack.clone() };
+    assert_eq!(store.acknowledge(again).await.unwrap(), ack, "the first acknowledgement stands");
+    let pending = store.pending_outcomes(&bot, 10).await.unwrap();
+    assert_eq!(pending.iter().map(|o| o.position).collect::<Vec<_>>(), [2, 3, 4]);
+}
+
+async fn append_only(backend: Backend) {
+    let (db, store, _, campaign, player) = setup(backend).await;
+    let decide = writer(campaign.id, player.id, 1, true);
+    store.append_post(request(&campaign, &player, "k", "h"), &decide).await.unwrap();
+    for sql in [
+        "UPDATE posts SET body = '{}'",
+        "DELETE FROM posts",
+        "UPDATE outcomes SET data = '{}'",
+        "DELETE FROM outcomes",
+        "UPDATE snapshots SET state = '{}'",
+        "DELETE FROM snapshots",
+    ] {
+        let refused = db.try_execute(sql).await;
+        assert!(refused.as_ref().is_err_and(|e| e.contains("append-only")), "{sql}: {refused:?}");
+    }
+    assert_eq!(db.count("posts").await, 1);
+}

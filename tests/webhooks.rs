@@ -1,0 +1,403 @@
+//! Webhooks over real HTTP, on SQLite and on PostgreSQL: a receiver that is down for a while
+//! gets every outcome exactly once, signed by the Standard Webhooks scheme; 410 stops
+//! deliveries for good; a restarted server delivers what was pending; moderators read the log.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use adjutant_e2e::reqwest::Method;
+use adjutant_e2e::serde_json::{json, Value};
+use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+on_both_backends! {
+    a_receiver_down_for_a_while_gets_every_outcome_once_signed => down_then_up;
+    gone_stops_deliveries_for_good => gone_stops;
+    a_restarted_server_delivers_what_was_pending => restart_delivers;
+    moderators_register_and_read_webhooks => moderator_endpoints;
+}
+
+/// What the receiver answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Down,
+    Up,
+    Gone,
+}
+
+/// One request the receiver got.
+#[derive(Debug, Clone)]
+struct Seen {
+    id: String,
+    timestamp: String,
+    signature: String,
+    body: Vec<u8>,
+    answered: u16,
+}
+
+#[derive(Clone)]
+struct Receiver {
+    url: String,
+    mode: Arc<Mutex<Mode>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Receiver {
+    async fn start(mode: Mode) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::serve(listener, mode)
+    }
+
+    /// On a given port (one that refused connections until now).
+    async fn start_on(port: u16, mode: Mode) -> Self {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+        Self::serve(listener, mode)
+    }
+
+    fn serve(listener: tokio::net::TcpListener, mode: Mode) -> Self {
+        let url = format!("http://{}/hooks/adjutant", listener.local_addr().unwrap());
+        let receiver = Self { url, mode: Arc::new(Mutex::new(mode)), seen: Arc::default() };
+        let app =
+            axum::Router::new().route("/hooks/adjutant", axum::routing::post(receive)).with_state(receiver.clone());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        receiver
+    }
+
+    fn set(&self, mode: Mode) {
+        *self.mode.lock().unwrap() = mode;
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    /// Outcome id → how many requests for it were answered 2xx.
+    fn delivered(&self) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for s in self.seen().iter().filter(|s| (200..300).contains(&s.answered)) {
+            *counts.entry(s.id.clone()).or_insert(0) += 1;
+        }
+        counts
+    }
+}
+
+async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    let status = match *r.mode.lock().unwrap() {
+        Mode::Down => StatusCode::SERVICE_UNAVAILABLE,
+        Mode::Up => StatusCode::NO_CONTENT,
+        Mode::Gone => StatusCode::GONE,
+    };
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    r.seen.lock().unwrap().push(Seen {
+        id: header("webhook-id"),
+        timestamp: header("webhook-timestamp"),
+        signature: header("webhook-signature"),
+        body: body.to_vec(),
+        answered: status.as_u16(),
+    });
+    status
+}
+
+/// Verifies a request as a Standard Webhooks receiver does, written here from the
+/// specification independently of the server's code.
+fn verify(secret: &str, seen: &Seen) -> bool {
+    let key = BASE64.decode(secret.strip_prefix("whsec_").expect("whsec_ prefix")).expect("base64 secret");
+    let mut mac = Hmac::<Sha256>::new_from_slice(&key).unwrap();
+    mac.update(format!("{}.{}.", seen.id, seen.timestamp).as_bytes());
+    mac.update(&seen.body);
+    let expected = format!("v1,{}", BASE64.encode(mac.finalize().into_bytes()));
+    // The header may carry several space-separated signatures.
+    seen.signature.split(' ').any(|s| s == expected)
+}
+
+/// Fast back-off for tests: retries within a fraction of a second.
+fn fast(config: &mut adjutant_server::config::Config) {
+    config.webhook_poll_ms = 20;
+    config.webhook_retry_base_ms = 40;
+    config.webhook_retry_cap_ms = 250;
+    config.webhook_timeout_secs = 3;
+    config.webhook_max_attempts = 1000;
+}
+
+struct Setup {
+    app: TestApp,
+    moderator: String,
+    campaign: String,
+    player: String,
+}
+
+async fn setup(backend: Backend) -> Setup {
+    let app = TestApp::spawn_with(backend, fast).await;
+    let moderator = app.moderator().await;
+    let campaign =
+        app.campaign(&moderator, json!({"name": "Webhooks", "mode": "resolver", "ruleset": "acw-25mm"})).await;
+    let player = app.player(&moderator, &campaign, "union").await;
+    Setup { app, moderator, campaign, player }
+}
+
+async fn register(app: &TestApp, moderator: &str, campaign: &str, url: &str) -> Value {
+    let answer = app
+        .request(
+            Method::POST,
+            &format!("/v1/campaigns/{campaign}/webhooks"),
+            Some(moderator),
+            Some(json!({"url": url})),
+        )
+        .await;
+    answer.ok(201).clone()
+}
+
+/// Posts a resolution; returns its outcome's id.
+async fn resolve(app: &TestApp, player: &str, campaign: &str, i: i64) -> String {
+    app.clock.set(seed_morning() + chrono::Duration::milliseconds(1_001 * i));
+    let action = json!({"kind": "resolve", "body": {"action": "formation_test", "inputs": {"class": "B"}}});
+    let post = app.post(player, campaign, action).await;
+    post.ok(201)["outcomes"][0]["id"].as_str().unwrap().to_owned()
+}
+
+async fn deliveries(app: &TestApp, moderator: &str, campaign: &str, webhook: &str) -> Vec<Value> {
+    let answer = app
+        .request(
+            Method::GET,
+            &format!("/v1/campaigns/{campaign}/webhooks/{webhook}/deliveries?limit=100"),
+            Some(moderator),
+            None,
+        )
+        .await;
+    answer.ok(200)["deliveries"].as_array().unwrap().clone()
+}
+
+/// Waits (up to 20 s) until `done` holds.
+async fn eventually(what: &str, mut done: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !done().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+async fn down_then_up(backend: Backend) {
+    let s = setup(backend).await;
+    let flaky = Receiver::start(Mode::Down).await;
+    let steady = Receiver::start(Mode::Up).await;
+    let flaky_hook = register(&s.app, &s.moderator, &s.campaign, &flaky.url).await;
+    let steady_hook = register(&s.app, &s.moderator, &s.campaign, &steady.url).await;
+    let flaky_secret = flaky_hook["secret"].as_str().unwrap().to_owned();
+    let steady_secret = steady_hook["secret"].as_str().unwrap().to_owned();
+    assert!(flaky_secret.starts_with("whsec_"));
+    assert_ne!(flaky_secret, steady_secret);
+
+    let mut ids = BTreeSet::new();
+    let mut refused_first = Vec::new();
+    for i in 0..3 {
+        refused_first.push(resolve(&s.app, &s.player, &s.campaign, i).await);
+    }
+    ids.extend(refused_first.iter().cloned());
+    // Written with the outcomes: one outbox row per outcome and webhook.
+    assert_eq!(s.app.db.count("webhook_outbox").await, 6);
+
+    // The flaky receiver turns every attempt away for a while.
+    let flaky_id = flaky_hook["id"].as_str().unwrap();
+    eventually("each outcome was refused at least twice", async || {
+        let seen = flaky.seen();
+        ids.iter().all(|id| seen.iter().filter(|s| &s.id == id && s.answered == 503).count() >= 2)
+    })
+    .await;
+    assert!(flaky.delivered().is_empty());
+    flaky.set(Mode::Up);
+    for i in 3..5 {
+        ids.insert(resolve(&s.app, &s.player, &s.campaign, i).await);
+    }
+    eventually("both receivers have every outcome", async || {
+        flaky.delivered().len() == ids.len() && steady.delivered().len() == ids.len()
+    })
+    .await;
+    // Give a duplicate every chance to show up.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+
+    let outcomes = s.app.get(&format!("/v1/campaigns/{}/outcomes", s.campaign)).await;
+    let feed_ids: BTreeSet<String> =
+        outcomes.ok(200)["outcomes"].as_array().unwrap().iter().map(|o| o["id"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(feed_ids, ids);
+    for (receiver, secret, other) in [(&flaky, &flaky_secret, &steady_secret), (&steady, &steady_secret, &flaky_secret)]
+    {
+        let delivered = receiver.delivered();
+        assert_eq!(delivered.keys().cloned().collect::<BTreeSet<_>>(), ids);
+        assert!(delivered.values().all(|&n| n == 1), "delivered more than once: {delivered:?}");
+        let now = chrono::Utc::now().timestamp();
+        for seen in receiver.seen() {
+            assert!(verify(secret, &seen), "bad signature on {seen:?}");
+            assert!(!verify(other, &seen), "another webhook's secret verified {seen:?}");
+            let timestamp: i64 = seen.timestamp.parse().unwrap();
+            assert!((now - 120..=now + 1).contains(&timestamp), "timestamp {timestamp} vs now {now}");
+            let body: Value = adjutant_e2e::serde_json::from_slice(&seen.body).unwrap();
+            assert_eq!(body["type"], "outcome.created");
+            assert_eq!(body["data"]["id"], seen.id.as_str());
+            assert_eq!(body["data"]["campaign_id"], s.campaign.as_str());
+            assert_eq!(body["data"]["kind"], "resolution");
+            assert!(body["data"]["headline"].as_str().is_some_and(|h| !h.is_empty()), "{body}");
+            assert_eq!(body["data"]["data"]["action"], "formation_test");
+        }
+        // Every attempt at one outcome sends the same body (the retries are the same message).
+        let mut bodies: BTreeMap<String, BTreeSet<Vec<u8>>> = BTreeMap::new();
+        for seen in receiver.seen() {
+            bodies.entry(seen.id.clone()).or_default().insert(seen.body.clone());
+        }
+        assert!(bodies.values().all(|b| b.len() == 1));
+    }
+
+    // The delivery log shows the refusals, then the success, attempt by attempt.
+    let log = deliveries(&s.app, &s.moderator, &s.campaign, flaky_id).await;
+    assert_eq!(log.len(), flaky.seen().len(), "every attempt is logged");
+    for id in &refused_first {
+        let attempts: Vec<&Value> = log.iter().filter(|d| d["outcome_id"] == id.as_str()).collect();
+        assert!(attempts.len() >= 3, "{attempts:?}");
+        for (n, d) in attempts.iter().enumerate() {
+            assert_eq!(d["attempt"], n + 1);
+            let last = n + 1 == attempts.len();
+            assert_eq!(d["status_code"], if last { 204 } else { 503 }, "{d}");
+            assert_eq!(d["delivered"], last);
+            assert!(d["duration_ms"].as_i64().unwrap() >= 0);
+        }
+    }
+    let steady_log = deliveries(&s.app, &s.moderator, &s.campaign, steady_hook["id"].as_str().unwrap()).await;
+    assert_eq!(steady_log.len(), 5);
+    assert!(steady_log.iter().all(|d| d["attempt"] == 1 && d["status_code"] == 204));
+}
+
+async fn gone_stops(backend: Backend) {
+    let s = setup(backend).await;
+    let receiver = Receiver::start(Mode::Gone).await;
+    let hook = register(&s.app, &s.moderator, &s.campaign, &receiver.url).await;
+    let hook_id = hook["id"].as_str().unwrap();
+    resolve(&s.app, &s.player, &s.campaign, 0).await;
+    eventually("the endpoint said 410", async || !receiver.seen().is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+
+    // One request, then nothing: no retry.
+    assert_eq!(receiver.seen().len(), 1, "{:?}", receiver.seen());
+    assert!(verify(hook["secret"].as_str().unwrap(), &receiver.seen()[0]));
+    let list =
+        s.app.request(Method::GET, &format!("/v1/campaigns/{}/webhooks", s.campaign), Some(&s.moderator), None).await;
+    let listed = &list.ok(200)["webhooks"][0];
+    assert_eq!(listed["id"], hook_id);
+    assert_eq!(listed["active"], false);
+    assert!(listed["disabled_reason"].as_str().unwrap().contains("410"), "{listed}");
+    assert!(listed["disabled_at"].is_string());
+    assert!(listed.get("secret").is_none(), "the secret is shown only once");
+
+    // Later outcomes get no outbox row for it, and still nothing is sent.
+    receiver.set(Mode::Up);
+    let before = s.app.db.count("webhook_outbox").await;
+    assert_eq!(before, 1);
+    resolve(&s.app, &s.player, &s.campaign, 1).await;
+    resolve(&s.app, &s.player, &s.campaign, 2).await;
+    assert_eq!(s.app.db.count("webhook_outbox").await, before);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(receiver.seen().len(), 1);
+
+    let log = deliveries(&s.app, &s.moderator, &s.campaign, hook_id).await;
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0]["status_code"], 410);
+    assert_eq!(log[0]["delivered"], false);
+}
+
+async fn restart_delivers(backend: Backend) {
+    let s = setup(backend).await;
+    // A port nobody listens on yet: connections are refused.
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}/hooks/adjutant");
+    let hook = register(&s.app, &s.moderator, &s.campaign, &url).await;
+    let hook_id = hook["id"].as_str().unwrap().to_owned();
+    let mut ids = BTreeSet::new();
+    for i in 0..2 {
+        ids.insert(resolve(&s.app, &s.player, &s.campaign, i).await);
+    }
+    eventually("both outcomes failed to connect", async || {
+        let log = deliveries(&s.app, &s.moderator, &s.campaign, &hook_id).await;
+        ids.iter().all(|id| log.iter().any(|d| d["outcome_id"] == id.as_str()))
+    })
+    .await;
+    let log = deliveries(&s.app, &s.moderator, &s.campaign, &hook_id).await;
+    assert!(
+        log.iter().all(|d| d["status_code"].is_null() && d["error"].as_str().is_some_and(|e| !e.is_empty())),
+        "{log:?}"
+    );
+
+    // The server goes away; the endpoint comes up; a new server on the same database delivers.
+    let Setup { app, moderator, campaign, .. } = s;
+    let db = app.db.clone();
+    drop(app);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let receiver = Receiver::start_on(port, Mode::Up).await;
+    let app = TestApp::spawn_on(db, fast).await;
+    eventually("the restarted server delivered both", async || receiver.delivered().len() == 2).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let delivered = receiver.delivered();
+    assert_eq!(delivered.keys().cloned().collect::<BTreeSet<_>>(), ids);
+    assert!(delivered.values().all(|&n| n == 1), "{delivered:?}");
+    assert!(receiver.seen().iter().all(|seen| verify(hook["secret"].as_str().unwrap(), seen)));
+    let log = deliveries(&app, &moderator, &campaign, &hook_id).await;
+    assert_eq!(log.iter().filter(|d| d["delivered"] == true).count(), 2);
+    assert!(log.iter().filter(|d| d["delivered"] == false).count() >= 2);
+}
+
+async fn moderator_endpoints(backend: Backend) {
+    let s = setup(backend).await;
+    let path = format!("/v1/campaigns/{}/webhooks", s.campaign);
+    let bad = |url: &str| json!({"url": url});
+    for url in ["not a url", "ftp://example.com/x", "https://example.com/hook", "http://user:pw@example.com/"] {
+        let answer = s.app.request(Method::POST, &path, Some(&s.moderator), Some(bad(url))).await;
+        answer.problem(422, "body.url");
+    }
+    let extra = s.app.request(Method::POST, &path, Some(&s.moderator), Some(json!({"url": "http://a/", "x": 1}))).await;
+    extra.problem(422, "body.x");
+    s.app.request(Method::POST, &path, Some(&s.player), Some(bad("http://a/"))).await.problem(403, "Authorization");
+    s.app.request(Method::POST, &path, None, Some(bad("http://a/"))).await.problem(401, "Authorization");
+    let other_moderator = s.app.moderator().await;
+    s.app.request(Method::GET, &path, Some(&other_moderator), None).await.problem(403, "Authorization");
+    assert_eq!(s.app.db.count("webhooks").await, 0);
+
+    let hook = register(&s.app, &s.moderator, &s.campaign, "http://127.0.0.1:9/hook").await;
+    assert_eq!(hook["url"], "http://127.0.0.1:9/hook");
+    assert_eq!(hook["campaign_id"], s.campaign.as_str());
+    let listed = s.app.request(Method::GET, &path, Some(&s.moderator), None).await;
+    let listed = listed.ok(200)["webhooks"].as_array().unwrap().clone();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["active"], true);
+
+    let unknown = uuid::Uuid::new_v4();
+    s.app
+        .request(Method::GET, &format!("{path}/{unknown}/deliveries"), Some(&s.moderator), None)
+        .await
+        .problem(404, "path.webhook_id");
+    // A webhook of another campaign is not found through this one.
+    let other = s.app.campaign(&s.moderator, json!({"name": "Other", "mode": "resolver", "ruleset": "acw-25mm"})).await;
+    let hook_id = hook["id"].as_str().unwrap();
+    s.app
+        .request(Method::GET, &format!("/v1/campaigns/{other}/webhooks/{hook_id}/deliveries"), Some(&s.moderator), None)
+        .await
+        .problem(404, "path.webhook_id");
+    s.app
+        .request(Method::GET, &format!("{path}/{hook_id}/deliveries?limit=0"), Some(&s.moderator), None)
+        .await
+        .problem(400, "query.limit");
+    assert!(deliveries(&s.app, &s.moderator, &s.campaign, hook_id).await.is_empty());
+
+    let spec = s.app.get("/v1/openapi.json").await;
+    let paths = &spec.ok(200)["paths"];
+    assert!(paths["/v1/campaigns/{id}/webhooks"]["post"].is_object());
+    assert!(paths["/v1/campaigns/{id}/webhooks/{webhook_id}/deliveries"]["get"].is_object());
+}
