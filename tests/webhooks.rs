@@ -22,6 +22,7 @@ on_both_backends! {
     gone_stops_deliveries_for_good => gone_stops;
     a_restarted_server_delivers_what_was_pending => restart_delivers;
     moderators_register_and_read_webhooks => moderator_endpoints;
+    two_servers_on_one_database_deliver_each_outcome_once => two_replicas;
 }
 
 /// What the receiver answers.
@@ -119,12 +120,13 @@ fn verify(secret: &str, seen: &Seen) -> bool {
     seen.signature.split(' ').any(|s| s == expected)
 }
 
-/// Fast back-off for tests: retries within a fraction of a second.
+/// Fast back-off for tests: retries within a fraction of a second; a row leased by a server
+/// that died mid-attempt is free again after 2 s.
 fn fast(config: &mut adjutant_server::config::Config) {
     config.webhook_poll_ms = 20;
     config.webhook_retry_base_ms = 40;
     config.webhook_retry_cap_ms = 250;
-    config.webhook_timeout_secs = 3;
+    config.webhook_timeout_secs = 1;
     config.webhook_max_attempts = 1000;
 }
 
@@ -400,4 +402,35 @@ async fn moderator_endpoints(backend: Backend) {
     let paths = &spec.ok(200)["paths"];
     assert!(paths["/v1/campaigns/{id}/webhooks"]["post"].is_object());
     assert!(paths["/v1/campaigns/{id}/webhooks/{webhook_id}/deliveries"]["get"].is_object());
+}
+
+async fn two_replicas(backend: Backend) {
+    let s = setup(backend).await;
+    // A second server on the same database, delivering too.
+    let replica = TestApp::spawn_on(s.app.db.clone(), fast).await;
+    let receiver = Receiver::start(Mode::Down).await;
+    let hook = register(&s.app, &s.moderator, &s.campaign, &receiver.url).await;
+    let mut ids = BTreeSet::new();
+    for i in 0..24 {
+        ids.insert(resolve(&s.app, &s.player, &s.campaign, i).await);
+    }
+    // Both replicas retry the refused rows for a while, then the endpoint comes up.
+    eventually("several refusals", async || receiver.seen().len() >= 30).await;
+    receiver.set(Mode::Up);
+    eventually("every outcome delivered", async || receiver.delivered().len() == ids.len()).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let delivered = receiver.delivered();
+    assert_eq!(delivered.keys().cloned().collect::<BTreeSet<_>>(), ids);
+    assert!(delivered.values().all(|&n| n == 1), "a row was delivered twice: {delivered:?}");
+    // Each attempt of each row is logged once, numbered without gaps or repeats.
+    let log = deliveries(&replica, &s.moderator, &s.campaign, hook["id"].as_str().unwrap()).await;
+    assert_eq!(log.len(), receiver.seen().len().min(100));
+    let mut numbers: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for d in &log {
+        numbers.entry(d["outcome_id"].as_str().unwrap().to_owned()).or_default().push(d["attempt"].as_i64().unwrap());
+    }
+    for attempts in numbers.values() {
+        let expected: Vec<i64> = (1..=attempts.len() as i64).collect();
+        assert_eq!(attempts, &expected);
+    }
 }

@@ -81,9 +81,10 @@ impl Settings {
         }
     }
 
-    /// The lease on a claimed row: long enough for the attempt to time out and be logged.
+    /// The lease on a claimed row: long enough for the attempt to time out and be logged. A
+    /// server that dies mid-attempt leaves its rows leased; another takes them up after this.
     fn lease(&self) -> Duration {
-        self.timeout + Duration::from_secs(30)
+        self.timeout * 2
     }
 
     /// "Full jitter": a uniform delay in [0, min(cap, base × 2^(attempt−1))], after attempt
