@@ -227,8 +227,8 @@ async fn down_then_up(backend: Backend) {
     tokio::time::sleep(Duration::from_millis(600)).await;
 
     let outcomes = s.app.get(&format!("/v1/campaigns/{}/outcomes", s.campaign)).await;
-    let feed_ids: BTreeSet<String> =
-        outcomes.ok(200)["outcomes"].as_array().unwrap().iter().map(|o| o["id"].as_str().unwrap().to_owned()).collect();
+    let feed = outcomes.ok(200)["outcomes"].as_array().unwrap().clone();
+    let feed_ids: BTreeSet<String> = feed.iter().map(|o| o["id"].as_str().unwrap().to_owned()).collect();
     assert_eq!(feed_ids, ids);
     for (receiver, secret, other) in [(&flaky, &flaky_secret, &steady_secret), (&steady, &steady_secret, &flaky_secret)]
     {
@@ -248,6 +248,15 @@ async fn down_then_up(backend: Backend) {
             assert_eq!(body["data"]["kind"], "resolution");
             assert!(body["data"]["headline"].as_str().is_some_and(|h| !h.is_empty()), "{body}");
             assert_eq!(body["data"]["data"]["action"], "formation_test");
+            // The same outcome, and forum text, as the feed serves.
+            let in_feed = feed.iter().find(|o| o["id"] == seen.id.as_str()).unwrap();
+            for key in ["position", "seq", "headline", "data", "text"] {
+                assert_eq!(body["data"][key], in_feed[key], "{key}");
+            }
+            assert!(body["data"]["text"]["bbcode"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("adjutant:outcome:{}", seen.id)));
         }
         // Every attempt at one outcome sends the same body (the retries are the same message).
         let mut bodies: BTreeMap<String, BTreeSet<Vec<u8>>> = BTreeMap::new();

@@ -9,6 +9,9 @@
 //! it knows is in the database, so a restart picks up where it left off.
 //!
 //! Each request carries:
+//! The body is `{"type": "outcome.created", "timestamp": <post stamp>, "data": <the outcome as
+//! the feed serves it: id, campaign_id, position, seq, kind, headline, data, text>}`.
+//!
 //! - `webhook-id`: the outcome's id, the same on every retry, so a receiver can drop repeats;
 //! - `webhook-timestamp`: the attempt's time, Unix seconds;
 //! - `webhook-signature`: `v1,` and the base64 of HMAC-SHA256 over `{id}.{timestamp}.{body}`,
@@ -27,6 +30,7 @@ use sha2::Sha256;
 use tokio::sync::watch;
 
 use crate::config::Config;
+use crate::forum::outcome_text;
 
 /// The secret's prefix, as the Standard Webhooks libraries expect it.
 pub const SECRET_PREFIX: &str = "whsec_";
@@ -50,6 +54,26 @@ pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Result<Strin
     mac.update(b".");
     mac.update(body);
     Ok(format!("v1,{}", BASE64.encode(mac.finalize().into_bytes())))
+}
+
+/// The body sent: the stored payload with the outcome's forum text (`data.text`: `bbcode`,
+/// `markdown`, as in the feed) added. The text is rendered from the stored outcome, so every
+/// attempt sends the same bytes.
+pub fn body_of(payload: &str) -> String {
+    let Ok(mut envelope) = serde_json::from_str::<serde_json::Value>(payload) else {
+        return payload.to_owned();
+    };
+    let outcome = &envelope["data"];
+    let id = outcome["id"].as_str().and_then(|id| uuid::Uuid::parse_str(id).ok());
+    let (Some(id), Some(kind)) = (id, outcome["kind"].as_str()) else {
+        return payload.to_owned();
+    };
+    let text = outcome_text(id, kind, outcome["headline"].as_str().unwrap_or_default(), &outcome["data"]);
+    match serde_json::to_value(text) {
+        Ok(text) => envelope["data"]["text"] = text,
+        Err(_) => return payload.to_owned(),
+    }
+    serde_json::to_string(&envelope).unwrap_or_else(|_| payload.to_owned())
 }
 
 /// How the deliverer paces itself.
@@ -207,7 +231,8 @@ impl Deliverer {
     ) -> Result<(reqwest::StatusCode, Option<Duration>), String> {
         let id = d.outcome_id.to_string();
         let timestamp = at.timestamp();
-        let signature = sign(&d.secret, &id, timestamp, d.payload.as_bytes())?;
+        let body = body_of(&d.payload);
+        let signature = sign(&d.secret, &id, timestamp, body.as_bytes())?;
         let response = self
             .client
             .post(&d.url)
@@ -215,7 +240,7 @@ impl Deliverer {
             .header("webhook-id", &id)
             .header("webhook-timestamp", timestamp.to_string())
             .header("webhook-signature", signature)
-            .body(d.payload.clone())
+            .body(body)
             .send()
             .await
             .map_err(|e| describe(&e))?;
