@@ -27,7 +27,7 @@ pub fn router() -> Router<AppState> {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewWebhook {
-    /// Where to POST each outcome: an `http://` address.
+    /// Where to POST each outcome: an `https://` (or `http://`) address.
     #[schema(example = "http://forum-bridge.example:8090/adjutant")]
     pub url: String,
 }
@@ -124,8 +124,7 @@ pub struct DeliveryPaging {
     pub limit: Option<i64>,
 }
 
-/// Checks a webhook address: absolute `http://` with a host. (This build has no TLS client,
-/// so it refuses `https://` rather than fail every delivery later.)
+/// Checks a webhook address: absolute `https://` or `http://` with a host, no credentials.
 fn check_url(text: &str) -> ApiResult<String> {
     let refuse = |detail: &str| AppError::unprocessable("body.url", "webhook.url", detail);
     let text = text.trim();
@@ -134,9 +133,8 @@ fn check_url(text: &str) -> ApiResult<String> {
     }
     let url = reqwest::Url::parse(text).map_err(|e| refuse(&format!("not an absolute URL: {e}")))?;
     match url.scheme() {
-        "http" => {}
-        "https" => return Err(refuse("this server delivers webhooks over http:// only (no TLS client is built in)")),
-        _ => return Err(refuse("a webhook address starts with http://")),
+        "http" | "https" => {}
+        _ => return Err(refuse("a webhook address starts with https:// or http://")),
     }
     if url.host_str().is_none_or(str::is_empty) {
         return Err(refuse("the address names no host"));
@@ -233,7 +231,8 @@ mod tests {
     #[test]
     fn webhook_addresses_are_checked() {
         assert_eq!(check_url(" http://127.0.0.1:9000/hook ").unwrap(), "http://127.0.0.1:9000/hook");
-        for bad in ["", "forum.example/hook", "ftp://forum.example/", "https://forum.example/", "http://u:p@host/"] {
+        assert_eq!(check_url("https://forum.example/hook").unwrap(), "https://forum.example/hook");
+        for bad in ["", "forum.example/hook", "ftp://forum.example/", "http://u:p@host/", "http://"] {
             let err = check_url(bad).unwrap_err();
             assert_eq!(err.problem().field.as_deref(), Some("body.url"), "{bad}");
         }
