@@ -375,6 +375,32 @@ impl Store for SqliteStore {
     }
 
     #[instrument(skip_all)]
+    async fn head(&self, campaign_id: Uuid) -> Result<Option<Post>> {
+        let row =
+            sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1"))
+                .bind(campaign_id.to_string())
+                .fetch_optional(&self.readers)
+                .await
+                .map_err(map_err)?;
+        row.as_ref().map(post_from).transpose()
+    }
+
+    #[instrument(skip_all)]
+    async fn latest_outcomes(&self, campaign_id: Uuid, limit: i64) -> Result<Vec<Outcome>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? ORDER BY position DESC LIMIT ?"
+        ))
+        .bind(campaign_id.to_string())
+        .bind(limit)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(map_err)?;
+        let mut outcomes = rows.iter().map(outcome_from).collect::<Result<Vec<_>>>()?;
+        outcomes.reverse();
+        Ok(outcomes)
+    }
+
+    #[instrument(skip_all)]
     async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>> {
         let rows =
             sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? AND kind = ? ORDER BY seq"))

@@ -137,14 +137,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
 }
 
 async fn last_seq(state: &AppState, id: Uuid) -> ApiResult<i64> {
-    let mut after = 0;
-    loop {
-        let page = state.store.posts(id, after, 1000).await?;
-        match page.last() {
-            Some(post) => after = post.seq,
-            None => return Ok(after),
-        }
-    }
+    Ok(state.store.head(id).await?.map_or(0, |post| post.seq))
 }
 
 fn turn_summary(game: &Value) -> String {
