@@ -66,6 +66,13 @@ impl SqliteStore {
 fn map_err(err: sqlx::Error) -> StoreError {
     match &err {
         sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict(db.message().to_owned()),
+        // SQLITE_BUSY / SQLITE_LOCKED (and their extended codes): another process holds the
+        // file. Say "try again" rather than pass "database is locked" on.
+        sqlx::Error::Database(db)
+            if db.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| matches!(c & 0xff, 5 | 6)) =>
+        {
+            StoreError::Unavailable(db.message().to_owned())
+        }
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
             StoreError::Unavailable(err.to_string())
         }
