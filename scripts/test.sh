@@ -67,6 +67,13 @@ fi
 # The PostgreSQL half of the conformance suite must run, not skip.
 export ADJUTANT_REQUIRE_POSTGRES=1
 
+# The campaign page is tested in a real browser: Debian's Chromium.
+if [ -z "${ADJUTANT_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+  log "installing Chromium (Debian package chromium) for the browser test"
+  apt_install chromium
+fi
+export ADJUTANT_REQUIRE_BROWSER=1
+
 log "cargo test (workspace: rules, stores, server, HTTP and conformance suites)"
 cargo test --workspace --locked
 

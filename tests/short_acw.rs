@@ -148,6 +148,28 @@ async fn worked_example(backend: Backend) {
     let audit = audit.ok(200);
     assert_eq!(audit["ok"], true, "{audit}");
     assert_eq!(audit["outcomes_match"], true);
+
+    // The map, mid-game: the battle is marked with its numbers.
+    let svg = g.app.client.get(format!("{}/v1/campaigns/{}/map.svg", g.app.base, g.campaign)).send().await.unwrap();
+    assert_eq!(svg.status(), 200);
+    assert_eq!(svg.headers()["content-type"], "image/svg+xml; charset=utf-8");
+    let svg = svg.text().await.unwrap();
+    assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{}", &svg[..100]);
+    assert!(svg.contains("V56 R21"), "the battle marker is missing");
+    let png = g.app.client.get(format!("{}/v1/campaigns/{}/map.png", g.app.base, g.campaign)).send().await.unwrap();
+    assert_eq!(png.status(), 200);
+    assert_eq!(png.headers()["content-type"], "image/png");
+    let png = png.bytes().await.unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(png.len() > 50_000, "{} bytes", png.len());
+
+    // The fairness report counts the battle for the Union.
+    let report = g.app.get(&format!("/v1/campaigns/{}/fairness", g.campaign)).await;
+    let report = report.ok(200);
+    assert_eq!(report["battles"], 1);
+    assert_eq!(report["players"][0]["player"], "union");
+    assert_eq!(report["players"][0]["attacker_wins"]["observed"], 1);
+    assert_eq!(report["players"][0]["attacker_wins"]["expected"], 0.57);
 }
 
 async fn scripted_campaign(backend: Backend) {

@@ -257,6 +257,8 @@ pub mod kinds {
     pub const ROLLBACK: &str = "rollback";
     /// A resolver action.
     pub const RESOLVE: &str = "resolve";
+    /// A secret choice, revealed once the other side's choice on the same topic is in.
+    pub const SEAL: &str = "seal";
 }
 
 /// What a post decides besides being stored.
@@ -273,6 +275,77 @@ pub struct Context {
     pub rollback_snapshot: Option<(i64, String)>,
     /// Posts already void (by earlier rollbacks).
     pub void: Vec<i64>,
+    /// Sealed choices already in (void ones left out).
+    pub seals: Vec<Seal>,
+}
+
+/// Which group a sealed choice is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SealRole {
+    Attacker,
+    Defender,
+}
+
+impl SealRole {
+    pub fn other(self) -> Self {
+        match self {
+            SealRole::Attacker => SealRole::Defender,
+            SealRole::Defender => SealRole::Attacker,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            SealRole::Attacker => "attacker",
+            SealRole::Defender => "defender",
+        }
+    }
+}
+
+/// The body of a `seal` post. The server adds a random `salt` before it stores and hashes the
+/// post, so the post's public hash does not give the choice away; the body is shown as
+/// `"sealed"` until the other group's choice on the same topic is in.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SealBody {
+    /// What the choice is about, agreed by the players (e.g. `melee-3-round-2`).
+    pub topic: String,
+    /// The group the choice is for.
+    pub role: SealRole,
+    /// The choice itself (e.g. `stay` or `retreat`).
+    pub choice: String,
+    /// Set by the server; a client may not send it.
+    #[serde(default)]
+    pub salt: String,
+}
+
+/// A sealed choice in the log.
+#[derive(Debug, Clone)]
+pub struct Seal {
+    pub seq: i64,
+    pub side: Option<String>,
+    pub body: SealBody,
+}
+
+impl Seal {
+    pub fn of(post: &Post) -> Option<Seal> {
+        (post.kind == kinds::SEAL).then(|| serde_json::from_str(&post.body).ok()).flatten().map(|body| Seal {
+            seq: post.seq,
+            side: post.side.clone(),
+            body,
+        })
+    }
+}
+
+/// Topics whose two choices are both in: their seals can be shown.
+pub fn revealed_topics(seals: &[Seal]) -> std::collections::BTreeSet<String> {
+    seals
+        .iter()
+        .filter(|a| a.body.role == SealRole::Attacker)
+        .filter(|a| seals.iter().any(|d| d.body.role == SealRole::Defender && d.body.topic == a.body.topic))
+        .map(|a| a.body.topic.clone())
+        .collect()
 }
 
 /// The body of a `rollback` post.
@@ -295,6 +368,10 @@ pub struct ResolveBody {
     #[serde(default)]
     #[schema(value_type = Object)]
     pub inputs: Value,
+    /// A sealed topic whose two choices fill the inputs `attacker_choice` and `defender_choice`
+    /// (both must be in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed: Option<String>,
 }
 
 fn outcome(kind: &str, headline: &str, data: &Value) -> NewOutcome {
@@ -319,6 +396,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
     match post.kind.as_str() {
         kinds::NOTE => return Ok(Effects::default()),
         kinds::ROLLBACK => return rollback(campaign, post, context),
+        kinds::SEAL => return seal(campaign, post, context),
         _ => {}
     }
     match &campaign.game {
@@ -353,13 +431,94 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
                     ),
                 ));
             }
-            let body: ResolveBody = body_of(post)?;
+            let mut body: ResolveBody = body_of(post)?;
+            if let Some(topic) = &body.sealed {
+                fill_sealed_choices(&mut body.inputs, topic, context)?;
+            }
             let dice = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
             let resolution = resolver::resolve(*ruleset, &body.action, &body.inputs, dice).map_err(refusal_in_body)?;
             let data = serde_json::to_value(&resolution).map_err(|e| AppError::Internal(e.to_string()))?;
             Ok(Effects { outcomes: vec![outcome("resolution", &resolution.headline, &data)], snapshot: None })
         }
     }
+}
+
+fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> Result<Effects, AppError> {
+    if matches!(campaign.game, Game::Managed { .. }) {
+        return Err(AppError::unprocessable(
+            "body.kind",
+            "post.kind",
+            "sealed choices are for resolver campaigns; the Short ACW Campaign asks its questions itself",
+        ));
+    }
+    if post.side.is_none() {
+        return Err(AppError::forbidden("seal.players_only", "a sealed choice is a player's"));
+    }
+    let body: SealBody = body_of(post)?;
+    let topic = body.topic.trim();
+    if topic.is_empty() || topic.len() > 80 || topic.chars().any(char::is_control) {
+        return Err(AppError::unprocessable("body.body.topic", "seal.topic", "a topic has 1 to 80 characters"));
+    }
+    if body.choice.trim().is_empty() || body.choice.len() > 40 {
+        return Err(AppError::unprocessable("body.body.choice", "seal.choice", "a choice has 1 to 40 characters"));
+    }
+    if context.seals.iter().any(|s| s.body.topic == topic && s.body.role == body.role) {
+        return Err(AppError::conflict(
+            "body.body.role",
+            "seal.once",
+            format!("the {} choice on {topic:?} is already sealed", body.role.name()),
+        ));
+    }
+    let side = post.side.clone().unwrap_or_default();
+    let mut outcomes = vec![outcome(
+        "sealed",
+        &format!("The {side} player has sealed the {} choice on {topic}.", body.role.name()),
+        &json!({"topic": topic, "role": body.role, "side": side}),
+    )];
+    if let Some(other) = context.seals.iter().find(|s| s.body.topic == topic && s.body.role == body.role.other()) {
+        let (attacker, defender) = match body.role {
+            SealRole::Attacker => (&body, &other.body),
+            SealRole::Defender => (&other.body, &body),
+        };
+        outcomes.push(outcome(
+            "revealed",
+            &format!(
+                "Both choices on {topic} are in: the attacker {}, the defender {}.",
+                attacker.choice, defender.choice
+            ),
+            &json!({"topic": topic, "attacker_choice": attacker.choice, "defender_choice": defender.choice,
+                    "sealed_posts": [other.seq, post.seq]}),
+        ));
+    }
+    Ok(Effects { outcomes, snapshot: None })
+}
+
+fn fill_sealed_choices(inputs: &mut Value, topic: &str, context: &Context) -> Result<(), AppError> {
+    let choice = |role: SealRole| {
+        context.seals.iter().find(|s| s.body.topic == topic && s.body.role == role).map(|s| s.body.choice.clone())
+    };
+    let (Some(attacker), Some(defender)) = (choice(SealRole::Attacker), choice(SealRole::Defender)) else {
+        return Err(AppError::unprocessable(
+            "body.body.sealed",
+            "seal.both_in",
+            format!("both the attacker's and the defender's choices on {topic:?} must be sealed first"),
+        ));
+    };
+    let Some(map) = inputs.as_object_mut() else {
+        return Err(AppError::unprocessable("body.body.inputs", "resolver.inputs", "the inputs are a JSON object"));
+    };
+    for key in ["attacker_choice", "defender_choice"] {
+        if map.contains_key(key) {
+            return Err(AppError::unprocessable(
+                format!("body.body.inputs.{key}"),
+                "seal.from_seals",
+                "with `sealed`, the choices come from the sealed posts, not the inputs",
+            ));
+        }
+    }
+    map.insert("attacker_choice".into(), Value::String(attacker));
+    map.insert("defender_choice".into(), Value::String(defender));
+    Ok(())
 }
 
 /// Rules name fields from the post's body (`body.units[0]`); the request nests it one deeper.

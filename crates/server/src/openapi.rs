@@ -28,6 +28,7 @@ use crate::AppState;
         routes::posts::get_post,
         routes::audit::audit_post,
         routes::audit::audit_campaign,
+        routes::fairness::fairness_report,
         routes::tools::result_number,
         routes::tools::reinforcement,
         routes::game::combat,
@@ -39,6 +40,8 @@ use crate::AppState;
         routes::webhooks::create_webhook,
         routes::webhooks::list_webhooks,
         routes::webhooks::list_deliveries,
+        routes::game::map_svg,
+        routes::game::map_png,
         routes::feed::campaign_outcomes,
         routes::feed::bot_feed,
         routes::feed::acknowledge,
@@ -96,6 +99,17 @@ impl Modify for PostExamples {
             "rollback".to_owned(),
             "Moderators: void every post after `to_seq`, with the reason.".to_owned(),
             json!({"kind": "rollback", "body": {"to_seq": 12, "reason": "Post 13 moved a unit the player did not mean to move."}}),
+        ));
+        examples.push((
+            "seal".to_owned(),
+            "Resolver campaigns: a secret choice (e.g. melee stay or retreat), shown as \"sealed\" until the other group's choice on the topic is in.".to_owned(),
+            json!({"kind": "seal", "body": {"topic": "melee-1-round-2", "role": "attacker", "choice": "stay"}}),
+        ));
+        examples.push((
+            "resolve-with-sealed-choices".to_owned(),
+            "Resolver campaigns: resolve with the two sealed choices of a topic as `attacker_choice` and `defender_choice`.".to_owned(),
+            json!({"kind": "resolve", "body": {"action": "melee-round", "sealed": "melee-1-round-2",
+                   "inputs": {"round": 2, "attacker": {"troops": "infantry", "men": 4}, "defender": {"troops": "infantry", "men": 3}}}}),
         ));
         for k in short_acw::post_kinds() {
             examples.push((

@@ -390,6 +390,32 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all)]
+    async fn head(&self, campaign_id: Uuid) -> Result<Option<Post>> {
+        let row =
+            sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1"))
+                .bind(campaign_id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(map_err)?;
+        Ok(row.as_ref().map(post_from))
+    }
+
+    #[instrument(skip_all)]
+    async fn latest_outcomes(&self, campaign_id: Uuid, limit: i64) -> Result<Vec<Outcome>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 ORDER BY position DESC LIMIT $2"
+        ))
+        .bind(campaign_id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_err)?;
+        let mut outcomes: Vec<Outcome> = rows.iter().map(outcome_from).collect();
+        outcomes.reverse();
+        Ok(outcomes)
+    }
+
+    #[instrument(skip_all)]
     async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>> {
         let rows =
             sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND kind = $2 ORDER BY seq"))

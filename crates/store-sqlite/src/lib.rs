@@ -66,6 +66,13 @@ impl SqliteStore {
 fn map_err(err: sqlx::Error) -> StoreError {
     match &err {
         sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict(db.message().to_owned()),
+        // SQLITE_BUSY / SQLITE_LOCKED (and their extended codes): another process holds the
+        // file. Say "try again" rather than pass "database is locked" on.
+        sqlx::Error::Database(db)
+            if db.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| matches!(c & 0xff, 5 | 6)) =>
+        {
+            StoreError::Unavailable(db.message().to_owned())
+        }
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
             StoreError::Unavailable(err.to_string())
         }
@@ -407,6 +414,32 @@ impl Store for SqliteStore {
             .await
             .map_err(map_err)?;
         row.as_ref().map(post_from).transpose()
+    }
+
+    #[instrument(skip_all)]
+    async fn head(&self, campaign_id: Uuid) -> Result<Option<Post>> {
+        let row =
+            sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1"))
+                .bind(campaign_id.to_string())
+                .fetch_optional(&self.readers)
+                .await
+                .map_err(map_err)?;
+        row.as_ref().map(post_from).transpose()
+    }
+
+    #[instrument(skip_all)]
+    async fn latest_outcomes(&self, campaign_id: Uuid, limit: i64) -> Result<Vec<Outcome>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? ORDER BY position DESC LIMIT ?"
+        ))
+        .bind(campaign_id.to_string())
+        .bind(limit)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(map_err)?;
+        let mut outcomes = rows.iter().map(outcome_from).collect::<Result<Vec<_>>>()?;
+        outcomes.reverse();
+        Ok(outcomes)
     }
 
     #[instrument(skip_all)]

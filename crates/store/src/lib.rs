@@ -279,6 +279,10 @@ pub trait Store: Send + Sync + 'static {
     /// Posts with `seq > after`, in order, at most `limit`.
     async fn posts(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>>;
     async fn post(&self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>>;
+    /// The last post of the campaign, if any.
+    async fn head(&self, campaign_id: Uuid) -> Result<Option<Post>>;
+    /// The campaign's latest outcomes, at most `limit`, oldest first.
+    async fn latest_outcomes(&self, campaign_id: Uuid, limit: i64) -> Result<Vec<Outcome>>;
     /// Every post of one kind (rollbacks, say), in order.
     async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>>;
     /// Outcomes with `position > after`, in order, at most `limit`.

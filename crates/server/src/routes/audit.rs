@@ -12,11 +12,11 @@ use uuid::Uuid;
 
 use adjutant_store::Tail;
 
-use crate::campaign::{decide, kinds, Context, LoadedCampaign};
+use crate::campaign::{decide, kinds, Context, LoadedCampaign, Seal};
 use crate::error::ApiResult;
 use crate::extract::ApiPath;
 use crate::routes::campaigns::load_campaign;
-use crate::routes::posts::{body_value, load_post};
+use crate::routes::posts::{body_value, load_post, seals};
 use crate::views::{stamp_numbers, StampNumbers};
 use crate::AppState;
 
@@ -217,7 +217,8 @@ pub async fn context_for(state: &AppState, post: &Post) -> ApiResult<(Tail, Cont
         next_position: 0,
     };
     let mut context = Context::default();
-    if post.kind == kinds::ROLLBACK {
+    if [kinds::ROLLBACK, kinds::SEAL, kinds::RESOLVE].contains(&post.kind.as_str()) {
+        // The log as it stood when the post was written: rollbacks after it do not count.
         for rollback in state.store.posts_of_kind(id, kinds::ROLLBACK).await? {
             if rollback.seq >= post.seq {
                 break;
@@ -226,6 +227,10 @@ pub async fn context_for(state: &AppState, post: &Post) -> ApiResult<(Tail, Cont
                 body_value(&rollback).get("to_seq").and_then(serde_json::Value::as_i64).unwrap_or(rollback.seq);
             context.void.extend(to_seq + 1..rollback.seq);
         }
+        let void: std::collections::BTreeSet<i64> = context.void.iter().copied().collect();
+        context.seals = seals(state, id, &void, post.seq).await?;
+    }
+    if post.kind == kinds::ROLLBACK {
         let to_seq = body_value(post).get("to_seq").and_then(serde_json::Value::as_i64).unwrap_or(-1);
         if to_seq > 0 {
             context.rollback_snapshot = state.store.snapshot_at(id, to_seq).await?;
@@ -328,6 +333,7 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
     let mut expected_seq = 1;
     let mut replayed: Option<(i64, String)> = None;
     let mut void: Vec<i64> = Vec::new();
+    let mut sealed: Vec<Seal> = Vec::new();
     let mut stored_outcomes: VecDeque<adjutant_store::Outcome> = VecDeque::new();
     let mut outcomes_after = 0;
     let mut stored_snapshots: VecDeque<(i64, String)> = VecDeque::new();
@@ -405,6 +411,9 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
             let mut context = Context::default();
             let rollback_to = (post.kind == kinds::ROLLBACK)
                 .then(|| body_value(post).get("to_seq").and_then(serde_json::Value::as_i64));
+            if post.kind == kinds::SEAL || post.kind == kinds::RESOLVE {
+                context.seals = sealed.iter().filter(|s| !void.contains(&s.seq)).cloned().collect();
+            }
             if let Some(to_seq) = rollback_to {
                 context.void = void.clone();
                 if let Some(to_seq) = to_seq.filter(|s| *s > 0) {
@@ -481,6 +490,9 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
             }
             if let Some(to_seq) = rollback_to.flatten() {
                 void.extend(to_seq + 1..post.seq);
+            }
+            if let Some(seal) = Seal::of(post) {
+                sealed.push(seal);
             }
             audit.head_hash = Some(post.hash.clone());
         }

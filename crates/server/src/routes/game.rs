@@ -5,6 +5,8 @@ use adjutant_rules::resolver::{self, ActionSpec, Ruleset};
 use adjutant_rules::short_acw::{self, Defence, VictoryRounding};
 use adjutant_rules::{DigitPositions, ResultNumber, TimeOfDay};
 use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
@@ -26,6 +28,8 @@ pub fn router() -> Router<AppState> {
         .route("/v1/rulesets", get(list_rulesets))
         .route("/v1/rulesets/{name}", get(get_ruleset))
         .route("/v1/tools/combat", get(combat))
+        .route("/v1/campaigns/{id}/map.svg", get(map_svg))
+        .route("/v1/campaigns/{id}/map.png", get(map_png))
 }
 
 fn managed(campaign: &LoadedCampaign) -> ApiResult<&short_acw::Scenario> {
@@ -72,15 +76,7 @@ pub async fn current_state(state: &AppState, campaign: &LoadedCampaign) -> ApiRe
 }
 
 async fn last_seq(state: &AppState, id: Uuid) -> ApiResult<i64> {
-    // The snapshot may be older than the last post (notes write none); the log says how far it goes.
-    let mut after = state.store.snapshot_at(id, i64::MAX).await?.map_or(0, |(seq, _)| seq);
-    loop {
-        let page = state.store.posts(id, after, 100).await?;
-        match page.last() {
-            Some(post) => after = post.seq,
-            None => return Ok(after),
-        }
-    }
+    Ok(state.store.head(id).await?.map_or(0, |post| post.seq))
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -258,4 +254,51 @@ pub async fn combat(ApiQuery(q): ApiQuery<CombatQuery>) -> ApiResult<Json<Value>
     let result = ResultNumber::of(time.post_number(adjutant_rules::ClockFormat::H24), digits);
     let battle = short_acw::battle(q.attacker, q.defender, defence, &result, rounding);
     Ok(Json(serde_json::to_value(&battle).map_err(|e| AppError::Internal(e.to_string()))?))
+}
+
+/// How far back the map looks for the last turn's moves and battles.
+const RECENT_OUTCOMES: i64 = 300;
+
+async fn map_of(state: &AppState, id: Uuid) -> ApiResult<String> {
+    let campaign = load_campaign(state, id).await?;
+    let scenario = managed(&campaign)?;
+    let (_, game) = current_state(state, &campaign).await?;
+    let recent: Vec<short_acw::Outcome> = state
+        .store
+        .latest_outcomes(id, RECENT_OUTCOMES)
+        .await?
+        .iter()
+        .map(|o| {
+            let view = crate::views::OutcomeView::of(o);
+            short_acw::Outcome { kind: view.kind, headline: view.headline, data: view.data }
+        })
+        .collect();
+    Ok(adjutant_render::map_svg(scenario, &game, &recent))
+}
+
+/// The map now: terrain, rivers, bridges, rail, cities with their controller, units with their
+/// factors, and the last turn's moves and battles.
+#[utoipa::path(get, path = "/v1/campaigns/{id}/map.svg", tag = "game",
+    params(("id" = Uuid, Path, description = "campaign id")),
+    responses((status = 200, description = "SVG picture", content_type = "image/svg+xml", body = String),
+              (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn map_svg(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
+    let svg = map_of(&state, id).await?;
+    Ok(([(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], svg)
+        .into_response())
+}
+
+/// The map as a PNG picture, for forums that take no SVG.
+#[utoipa::path(get, path = "/v1/campaigns/{id}/map.png", tag = "game",
+    params(("id" = Uuid, Path, description = "campaign id")),
+    responses((status = 200, description = "PNG picture", content_type = "image/png", body = Vec<u8>),
+              (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn map_png(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
+    let svg = map_of(&state, id).await?;
+    // Rasterising takes tens of milliseconds: keep it off the async workers.
+    let png = tokio::task::spawn_blocking(move || adjutant_render::map_png(&svg))
+        .await
+        .map_err(|e| AppError::Internal(e.to_string()))?
+        .map_err(AppError::Internal)?;
+    Ok(([(header::CONTENT_TYPE, "image/png"), (header::CACHE_CONTROL, "no-cache")], png).into_response())
 }

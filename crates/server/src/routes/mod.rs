@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod campaigns;
+pub mod fairness;
 pub mod feed;
 pub mod game;
 pub mod page;
@@ -30,6 +31,7 @@ pub fn router() -> Router<AppState> {
         .merge(webhooks::router())
         .merge(feed::router())
         .merge(page::router())
+        .merge(fairness::router())
 }
 
 #[derive(Serialize, ToSchema)]

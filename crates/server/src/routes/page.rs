@@ -20,24 +20,11 @@ use crate::routes::posts::void_posts;
 use crate::views::{stamp_numbers, OutcomeView};
 use crate::AppState;
 
+/// Escapes text for HTML (the same rules as the map's SVG text).
+pub use adjutant_render::map::escape;
+
 pub fn router() -> Router<AppState> {
     Router::new().route("/campaigns/{id}", get(campaign_page)).route("/assets/page.css", get(stylesheet))
-}
-
-/// Escapes text for HTML.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 const CSS: &str = include_str!("page.css");
@@ -137,14 +124,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
 }
 
 async fn last_seq(state: &AppState, id: Uuid) -> ApiResult<i64> {
-    let mut after = 0;
-    loop {
-        let page = state.store.posts(id, after, 1000).await?;
-        match page.last() {
-            Some(post) => after = post.seq,
-            None => return Ok(after),
-        }
-    }
+    Ok(state.store.head(id).await?.map_or(0, |post| post.seq))
 }
 
 fn turn_summary(game: &Value) -> String {

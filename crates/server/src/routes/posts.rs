@@ -15,7 +15,7 @@ use uuid::Uuid;
 use crate::auth::Caller;
 use std::collections::BTreeSet;
 
-use crate::campaign::{decide, kinds, parse_side, Context, LoadedCampaign};
+use crate::campaign::{decide, kinds, parse_side, revealed_topics, Context, LoadedCampaign, Seal};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::routes::campaigns::{load_campaign, page_limit};
@@ -107,9 +107,10 @@ pub async fn create_post(
         return Err(AppError::unprocessable("body.body", "post.body", "the body is a JSON object"));
     }
     // Canonical JSON: serde_json's map keeps keys sorted, and `to_string` writes no white space.
-    let body = serde_json::to_string(&req.body).map_err(|e| AppError::Internal(e.to_string()))?;
+    let asked = serde_json::to_string(&req.body).map_err(|e| AppError::Internal(e.to_string()))?;
     let request_hash =
-        hex::encode(Sha256::digest(format!("{id}\n{}\n{}\n{body}", req.kind, side.as_deref().unwrap_or("-"))));
+        hex::encode(Sha256::digest(format!("{id}\n{}\n{}\n{asked}", req.kind, side.as_deref().unwrap_or("-"))));
+    let body = if req.kind == kinds::SEAL { salted(&req.body)? } else { asked };
 
     let context = decision_context(&state, &campaign, &req).await?;
     let decide_post = |tail: &Tail| -> Result<Decision, BoxError> {
@@ -170,16 +171,66 @@ pub async fn create_post(
     Ok((status, headers, Json(PostView::of(&campaign, &post, &outcomes, void.contains(&post.seq)))))
 }
 
+/// A sealed choice gets 128 random bits of salt, so its public hash does not give it away.
+fn salted(body: &Value) -> ApiResult<String> {
+    if body.get("salt").is_some() {
+        return Err(AppError::unprocessable("body.body.salt", "seal.salt", "the server salts sealed choices itself"));
+    }
+    let mut salt = [0u8; 16];
+    rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut salt);
+    let mut body = body.clone();
+    if let Some(map) = body.as_object_mut() {
+        map.insert("salt".into(), Value::String(hex::encode(salt)));
+    }
+    serde_json::to_string(&body).map_err(|e| AppError::Internal(e.to_string()))
+}
+
 /// What a post's verdict needs from further back in the log than the tail.
 async fn decision_context(state: &AppState, campaign: &LoadedCampaign, req: &NewPost) -> ApiResult<Context> {
     let id = campaign.campaign.id;
-    if req.kind != kinds::ROLLBACK {
-        return Ok(Context::default());
+    let mut context = Context::default();
+    if ![kinds::ROLLBACK, kinds::SEAL, kinds::RESOLVE].contains(&req.kind.as_str()) {
+        return Ok(context);
     }
-    let void = void_posts(state, id).await?.into_iter().collect();
-    let to_seq = req.body.get("to_seq").and_then(Value::as_i64).unwrap_or(-1);
-    let rollback_snapshot = if to_seq > 0 { state.store.snapshot_at(id, to_seq).await? } else { None };
-    Ok(Context { rollback_snapshot, void })
+    let void = void_posts(state, id).await?;
+    if req.kind == kinds::ROLLBACK {
+        let to_seq = req.body.get("to_seq").and_then(Value::as_i64).unwrap_or(-1);
+        context.rollback_snapshot = if to_seq > 0 { state.store.snapshot_at(id, to_seq).await? } else { None };
+    } else {
+        context.seals = seals(state, id, &void, i64::MAX).await?;
+    }
+    context.void = void.into_iter().collect();
+    Ok(context)
+}
+
+/// The sealed choices of a campaign before post `before`, void ones left out.
+pub async fn seals(state: &AppState, campaign_id: Uuid, void: &BTreeSet<i64>, before: i64) -> ApiResult<Vec<Seal>> {
+    Ok(state
+        .store
+        .posts_of_kind(campaign_id, kinds::SEAL)
+        .await?
+        .iter()
+        .filter(|p| p.seq < before && !void.contains(&p.seq))
+        .filter_map(Seal::of)
+        .collect())
+}
+
+/// Hides the choice and salt of sealed posts whose topic is not revealed yet.
+async fn redact(state: &AppState, campaign_id: Uuid, void: &BTreeSet<i64>, views: &mut [PostView]) -> ApiResult<()> {
+    if !views.iter().any(|v| v.kind == kinds::SEAL) {
+        return Ok(());
+    }
+    let revealed = revealed_topics(&seals(state, campaign_id, void, i64::MAX).await?);
+    for view in views.iter_mut().filter(|v| v.kind == kinds::SEAL) {
+        let topic = view.body.get("topic").and_then(Value::as_str).unwrap_or_default().to_owned();
+        if !revealed.contains(&topic) {
+            if let Some(map) = view.body.as_object_mut() {
+                map.insert("choice".into(), Value::String("sealed".into()));
+                map.insert("salt".into(), Value::String("sealed".into()));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Posts made void by the campaign's rollbacks: each voids every post after the one it rolls
@@ -224,6 +275,7 @@ pub async fn list_posts(
         let outcomes = state.store.outcomes_of_post(id, post.seq).await?;
         views.push(PostView::of(&campaign, post, &outcomes, void.contains(&post.seq)));
     }
+    redact(&state, id, &void, &mut views).await?;
     let next_after = (posts.len() as i64 == limit).then(|| posts.last().map(|p| p.seq)).flatten();
     Ok(Json(PostPage { posts: views, next_after }))
 }
@@ -239,7 +291,10 @@ pub async fn get_post(
     let campaign = load_campaign(&state, id).await?;
     let (post, outcomes) = load_post(&state, &campaign, seq).await?;
     let void = void_posts(&state, id).await?;
-    Ok(Json(PostView::of(&campaign, &post, &outcomes, void.contains(&post.seq))))
+    let mut view = [PostView::of(&campaign, &post, &outcomes, void.contains(&post.seq))];
+    redact(&state, id, &void, &mut view).await?;
+    let [view] = view;
+    Ok(Json(view))
 }
 
 pub async fn load_post(

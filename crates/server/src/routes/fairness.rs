@@ -1,0 +1,110 @@
+//! The fairness report: are a side's attacks winning more often than their victory numbers
+//! promise, are result numbers spread evenly, are posts bunched at particular seconds?
+//!
+//! Post-time result numbers can be aimed: a player who knows the victory number can work out
+//! which seconds of the coming minute give a low result and post then. The report cannot stop
+//! that; it shows it. See `docs/fairness.md`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use adjutant_rules::fairness::{self, Attack, PlayerFairness, PostTiming, ResultSpread};
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::error::ApiResult;
+use crate::extract::ApiPath;
+use crate::routes::campaigns::load_campaign;
+use crate::routes::posts::void_posts;
+use crate::views::OutcomeView;
+use crate::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/v1/campaigns/{id}/fairness", get(fairness_report))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FairnessReport {
+    pub campaign_id: Uuid,
+    /// Battles counted (void posts left out).
+    pub battles: usize,
+    /// One report per side: attacker wins observed against expected (Σ (victory+1)/100, exact
+    /// Poisson-binomial p-value), the spread of its result numbers against uniform, and the
+    /// seconds its result-fixing posts were sent at.
+    #[schema(value_type = Vec<Object>)]
+    pub players: Vec<PlayerFairness>,
+    /// All result numbers of the campaign against uniform 0–99.
+    #[schema(value_type = Object)]
+    pub result_spread: ResultSpread,
+    /// Every post's second-of-minute and millisecond mod 6 against uniform.
+    #[schema(value_type = Object)]
+    pub post_timing: PostTiming,
+    /// How to read it.
+    pub method: String,
+}
+
+/// The campaign's fairness report.
+#[utoipa::path(get, path = "/v1/campaigns/{id}/fairness", tag = "audit",
+    params(("id" = Uuid, Path, description = "campaign id")),
+    responses((status = 200, body = FairnessReport), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn fairness_report(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<FairnessReport>> {
+    load_campaign(&state, id).await?;
+    let void = void_posts(&state, id).await?;
+
+    let mut stamps: HashMap<i64, DateTime<Utc>> = HashMap::new();
+    let mut all_stamps = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = state.store.posts(id, after, 1000).await?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        for post in page.iter().filter(|p| !void.contains(&p.seq)) {
+            stamps.insert(post.seq, post.stamp);
+            all_stamps.push(post.stamp);
+        }
+    }
+
+    let mut by_side: BTreeMap<String, (Vec<Attack>, Vec<DateTime<Utc>>)> = BTreeMap::new();
+    let mut results = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = state.store.outcomes(id, after, 1000).await?;
+        let Some(last) = page.last() else { break };
+        after = last.position;
+        for outcome in page.iter().filter(|o| o.kind == "battle" && !void.contains(&o.seq)) {
+            let view = OutcomeView::of(outcome);
+            let numbers = &view.data["numbers"];
+            let (Some(victory), Some(result)) = (numbers["victory"].as_u64(), numbers["result"].as_u64()) else {
+                continue;
+            };
+            let side = view.data["attacker_side"].as_str().unwrap_or("unknown").to_owned();
+            let entry = by_side.entry(side).or_default();
+            entry.0.push(Attack { victory: victory as u32, result: result as u32 });
+            if let Some(stamp) = stamps.get(&outcome.seq) {
+                entry.1.push(*stamp);
+            }
+            results.push(result as u32);
+        }
+    }
+    let players =
+        by_side.iter().map(|(side, (attacks, stamps))| fairness::player_fairness(side, attacks, stamps)).collect();
+    Ok(Json(FairnessReport {
+        campaign_id: id,
+        battles: results.len(),
+        players,
+        result_spread: fairness::result_spread(&results),
+        post_timing: fairness::post_timing(&all_stamps),
+        method: "Attacker wins: each attack wins with probability (victory + 1)/100 if result numbers are fair; the \
+                 number of wins then follows a Poisson-binomial distribution, and the p-value is the exact two-sided \
+                 probability of a count no more likely than the one observed. Spreads: chi-square against uniform. \
+                 A small p-value (below 0.01) is worth a moderator's look, not proof: see docs/fairness.md."
+            .into(),
+    }))
+}
