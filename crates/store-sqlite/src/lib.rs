@@ -617,17 +617,26 @@ impl Store for SqliteStore {
         lease_until: DateTime<Utc>,
         limit: i64,
     ) -> Result<Vec<ClaimedDelivery>> {
-        let now = now.timestamp_millis();
-        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
-        let rows = sqlx::query(
-            "SELECT o.id, o.webhook_id, o.outcome_id, o.payload, o.attempts, w.url, w.secret
-             FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+        const DUE: &str = "FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
              WHERE o.delivered_at IS NULL AND o.gone = 0 AND o.given_up_at IS NULL AND w.disabled_at IS NULL
                AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?1)
-               AND (o.claimed_until IS NULL OR o.claimed_until <= ?1)
+               AND (o.claimed_until IS NULL OR o.claimed_until <= ?1)";
+        let now = now.timestamp_millis();
+        // A look on a reader first: polling an empty outbox never takes the write lock from posts.
+        let any: bool = sqlx::query_scalar(&format!("SELECT EXISTS (SELECT 1 {DUE})"))
+            .bind(now)
+            .fetch_one(&self.readers)
+            .await
+            .map_err(map_err)?;
+        if !any {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
+        let rows = sqlx::query(&format!(
+            "SELECT o.id, o.webhook_id, o.outcome_id, o.payload, o.attempts, w.url, w.secret {DUE}
              ORDER BY COALESCE(o.next_attempt_at, 0), o.id
-             LIMIT ?2",
-        )
+             LIMIT ?2"
+        ))
         .bind(now)
         .bind(limit)
         .fetch_all(&mut *tx)
