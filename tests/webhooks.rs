@@ -23,6 +23,7 @@ on_both_backends! {
     a_restarted_server_delivers_what_was_pending => restart_delivers;
     moderators_register_and_read_webhooks => moderator_endpoints;
     two_servers_on_one_database_deliver_each_outcome_once => two_replicas;
+    concurrent_claims_take_each_row_once => concurrent_claims;
 }
 
 /// What the receiver answers.
@@ -442,4 +443,39 @@ async fn two_replicas(backend: Backend) {
         let expected: Vec<i64> = (1..=attempts.len() as i64).collect();
         assert_eq!(attempts, &expected);
     }
+}
+
+async fn concurrent_claims(backend: Backend) {
+    // The server's own deliverer looks once at start, then not for an hour: the claims here
+    // are the only ones.
+    let app = TestApp::spawn_with(backend, |c| c.webhook_poll_ms = 3_600_000).await;
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "Claims", "mode": "resolver", "ruleset": "acw-25mm"})).await;
+    let player = app.player(&moderator, &campaign, "union").await;
+    register(&app, &moderator, &campaign, "http://127.0.0.1:9/never").await;
+    for i in 0..40 {
+        resolve(&app, &player, &campaign, i).await;
+    }
+    // Two stores on one database, as two replicas have, claiming at the same moment.
+    let (a, b) = (app.db.store().await, app.db.store().await);
+    let now = chrono::Utc::now();
+    let lease = now + chrono::Duration::seconds(30);
+    let mut claimed = Vec::new();
+    for _ in 0..4 {
+        let (x, y) = tokio::join!(a.claim_deliveries(now, lease, 7), b.claim_deliveries(now, lease, 7));
+        claimed.extend(x.unwrap());
+        claimed.extend(y.unwrap());
+    }
+    let rest_a = a.claim_deliveries(now, lease, 100).await.unwrap();
+    claimed.extend(rest_a);
+    let ids: BTreeSet<i64> = claimed.iter().map(|c| c.outbox_id).collect();
+    assert_eq!(ids.len(), claimed.len(), "a row was claimed twice");
+    assert_eq!(ids.len(), 40);
+    assert!(claimed.iter().all(|c| c.attempt == 1));
+    // Leased: nobody gets them again until the lease runs out; then they are due again.
+    assert!(b.claim_deliveries(now, lease, 100).await.unwrap().is_empty());
+    let later = lease + chrono::Duration::milliseconds(1);
+    let again = b.claim_deliveries(later, later + chrono::Duration::seconds(30), 100).await.unwrap();
+    assert_eq!(again.len(), 40);
+    assert!(again.iter().all(|c| c.attempt == 2));
 }
