@@ -70,4 +70,7 @@ export ADJUTANT_REQUIRE_POSTGRES=1
 log "cargo test (workspace: rules, stores, server, HTTP and conformance suites)"
 cargo test --workspace --locked
 
+log "schemathesis against /v1/openapi.json (hostile input)"
+./scripts/fuzz-api.sh
+
 log "all tests passed"

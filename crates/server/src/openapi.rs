@@ -6,6 +6,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
+use crate::openapi_problems::CommonProblems;
 use crate::routes;
 use crate::AppState;
 
@@ -31,7 +32,7 @@ use crate::AppState;
         routes::tools::reinforcement,
     ),
     components(schemas(crate::error::Problem)),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &CommonProblems),
     tags(
         (name = "tokens", description = "Moderators, player and bot tokens"),
         (name = "campaigns", description = "Campaigns"),
