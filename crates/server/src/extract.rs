@@ -47,11 +47,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
         let inner = err.into_inner();
         if inner.is_syntax() || inner.is_eof() {
             // Not JSON at all: the body as a whole is at fault; the detail gives line and column.
-            return AppError::bad_request(
-                "body",
-                "request.json_syntax",
-                format!("the body is not valid JSON: {inner}"),
-            );
+            return AppError::bad_request("body", "request.json_syntax", format!("the body is not valid JSON: {inner}"));
         }
         let field = if path == "." { "body".to_owned() } else { format!("body.{path}") };
         AppError::unprocessable(field, "request.json_schema", inner.to_string())
