@@ -12,7 +12,15 @@ TARGET="${CARGO_TARGET_DIR:-target}"
 VENV="$TARGET/schemathesis-$SCHEMATHESIS_VERSION"
 
 if [ ! -x "$VENV/bin/schemathesis" ]; then
-  python3 -m venv "$VENV"
+  rm -rf "$VENV"
+  if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
+    # Debian splits venv out of python3.
+    rm -rf "$VENV"
+    if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+    python3 -m venv "$VENV"
+  fi
   "$VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
 "$VENV/bin/schemathesis" --version

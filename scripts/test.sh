@@ -61,6 +61,12 @@ stop_postgres() {
 }
 trap stop_postgres EXIT
 
+# The database-outage test starts and stops a cluster of its own, so the server binaries are
+# needed even when a PostgreSQL URL is given.
+if ! pg_bin >/dev/null; then
+  log "installing PostgreSQL (Debian package postgresql)"
+  apt_install postgresql
+fi
 if [ -z "${ADJUTANT_TEST_POSTGRES_URL:-}" ]; then
   start_postgres
 fi
