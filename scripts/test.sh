@@ -61,6 +61,12 @@ stop_postgres() {
 }
 trap stop_postgres EXIT
 
+# The database-outage test starts and stops a cluster of its own, so the server binaries are
+# needed even when a PostgreSQL URL is given.
+if ! pg_bin >/dev/null; then
+  log "installing PostgreSQL (Debian package postgresql)"
+  apt_install postgresql
+fi
 if [ -z "${ADJUTANT_TEST_POSTGRES_URL:-}" ]; then
   start_postgres
 fi
@@ -76,5 +82,8 @@ export ADJUTANT_REQUIRE_BROWSER=1
 
 log "cargo test (workspace: rules, stores, server, HTTP and conformance suites)"
 cargo test --workspace --locked
+
+log "schemathesis against /v1/openapi.json (hostile input)"
+./scripts/fuzz-api.sh
 
 log "all tests passed"

@@ -209,6 +209,8 @@ impl TestApp {
         config.listen = "127.0.0.1:0".into();
         config.scenarios_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/config/scenarios").into();
         config.admin_token = Some(adjutant_server::auth::Secret::new(admin_token.clone()));
+        // High enough that no test meets it by accident; the rate-limit test sets its own.
+        config.rate_limit_per_minute = 1_000_000;
         configure(&mut config);
         let store = db.store().await;
         let clock = Arc::new(ManualClock::new(seed_morning()));

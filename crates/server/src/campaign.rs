@@ -46,8 +46,8 @@ pub struct CampaignSettings {
     pub clock: String,
     /// 9 takes the 9th and 10th decimals of √N (the seed's worked example, default); 8 takes the
     /// 8th and 9th (the wording of rule 5).
-    #[serde(default = "default_first_digit")]
-    #[schema(example = 9)]
+    #[serde(default = "default_first_digit", deserialize_with = "crate::whole_number::json")]
+    #[schema(example = 9, minimum = 8, maximum = 9)]
     pub first_digit: u32,
     /// `exact` (default): round-half-up(100·A/(A+D′)). `one_decimal`: round 100/(A+D′) to one
     /// decimal first, as the seed's worked example does.

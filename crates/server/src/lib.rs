@@ -12,9 +12,12 @@ pub mod error;
 pub mod extract;
 pub mod forum;
 pub mod openapi;
+pub mod openapi_problems;
+pub mod rate_limit;
 pub mod routes;
 pub mod views;
 pub mod webhooks;
+pub mod whole_number;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,14 +78,13 @@ pub async fn open_store(url: &str) -> Result<Arc<dyn Store>, String> {
 /// The whole service as a router.
 pub fn app(state: AppState) -> Router {
     let body_limit = state.config.body_limit_bytes;
-    routes::router()
+    let router = routes::router()
         .merge(openapi::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))
-        .layer(DefaultBodyLimit::max(body_limit))
-        .layer(TraceLayer::new_for_http())
-        .with_state(state)
+        .layer(DefaultBodyLimit::max(body_limit));
+    rate_limit::limit(router, state.config.rate_limit_per_minute).layer(TraceLayer::new_for_http()).with_state(state)
 }
 
 async fn not_found() -> AppError {
@@ -114,7 +116,9 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
         .map_err(std::io::Error::other)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let serving = async move {
-        let result = axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await;
+        let result = axum::serve(listener, app(state).into_make_service_with_connect_info::<std::net::SocketAddr>())
+            .with_graceful_shutdown(shutdown_signal())
+            .await;
         let _ = stop.send(true);
         result
     };

@@ -6,6 +6,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
+use crate::openapi_problems::CommonProblems;
 use crate::routes;
 use crate::AppState;
 
@@ -48,7 +49,7 @@ use crate::AppState;
         routes::feed::create_moderator_bot,
     ),
     components(schemas(crate::error::Problem)),
-    modifiers(&BearerAuth, &PostExamples),
+    modifiers(&BearerAuth, &PostExamples, &CommonProblems),
     tags(
         (name = "tokens", description = "Moderators, player and bot tokens"),
         (name = "campaigns", description = "Campaigns"),

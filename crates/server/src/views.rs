@@ -117,7 +117,7 @@ pub struct CampaignList {
 #[serde(deny_unknown_fields)]
 pub struct NewPost {
     /// What the post is: an order of the campaign's rules (`move`, `attack`, `reinforcement`, …).
-    #[schema(example = "attack")]
+    #[schema(example = "attack", pattern = "^[a-z][a-z0-9_]{0,39}$")]
     pub kind: String,
     /// The side the post acts for; must be the token's own side. Optional.
     #[serde(default)]

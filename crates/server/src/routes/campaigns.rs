@@ -109,10 +109,13 @@ pub async fn get_campaign(State(state): State<AppState>, ApiPath(id): ApiPath<Uu
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct CampaignPaging {
     /// The last campaign id of the previous page.
     pub after: Option<Uuid>,
     /// At most this many (1–100, default 50).
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
 }
 

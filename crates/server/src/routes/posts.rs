@@ -246,10 +246,15 @@ pub async fn void_posts(state: &AppState, campaign_id: Uuid) -> ApiResult<BTreeS
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct PostPaging {
     /// Posts after this sequence number (default 0: from the start).
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 0)]
     pub after: Option<i64>,
     /// At most this many (1–100, default 50).
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
 }
 

@@ -18,10 +18,14 @@ pub fn router() -> Router<AppState> {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ResultNumberQuery {
     /// Time of day, H:MM:SS on a 24-hour clock (e.g. 9:51:45).
+    #[param(example = "9:51:45", pattern = "^[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}$")]
     pub time: String,
     /// 9 (default): decimals 9 and 10 of √N; 8: decimals 8 and 9.
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 8, maximum = 9)]
     pub first_digit: Option<u32>,
 }
 
@@ -67,10 +71,15 @@ pub async fn result_number(ApiQuery(q): ApiQuery<ResultNumberQuery>) -> ApiResul
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ReinforcementQuery {
     /// The post's milliseconds, 0–999.
+    #[serde(deserialize_with = "crate::whole_number::query_required")]
+    #[param(minimum = 0, maximum = 999)]
     pub ms: u32,
     /// Cities held among E, G, I, O, M and L (0–6).
+    #[serde(deserialize_with = "crate::whole_number::query_required")]
+    #[param(minimum = 0, maximum = 6)]
     pub cities: u32,
 }
 

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Hostile input: schemathesis against every operation of /v1/openapi.json on the real binary
+# (a temporary SQLite database, a free loopback port), with at least 5,000 generated requests
+# and zero failures of the checks in scripts/schemathesis/schemathesis.toml. Called by
+# scripts/test.sh; bounded to a few minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SCHEMATHESIS_VERSION=4.32.5
+MIN_REQUESTS=5000
+TARGET="${CARGO_TARGET_DIR:-target}"
+VENV="$TARGET/schemathesis-$SCHEMATHESIS_VERSION"
+
+if [ ! -x "$VENV/bin/schemathesis" ]; then
+  rm -rf "$VENV"
+  if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
+    # Debian splits venv out of python3.
+    rm -rf "$VENV"
+    if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+    python3 -m venv "$VENV"
+  fi
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+fi
+"$VENV/bin/schemathesis" --version
+
+cargo build --locked -p adjutant-server
+WORK=$(mktemp -d /tmp/adjutant-fuzz.XXXXXX)
+SERVER_PID=
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  if [ -n "${ADJUTANT_FUZZ_KEEP:-}" ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+BASE="http://127.0.0.1:$port"
+export ADJ_FUZZ_OPERATOR="fuzz-operator-$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
+ADJUTANT_LISTEN="127.0.0.1:$port" \
+ADJUTANT_DATABASE_URL="sqlite://$WORK/adjutant.db" \
+ADJUTANT_ADMIN_TOKEN="$ADJ_FUZZ_OPERATOR" \
+ADJUTANT_RATE_LIMIT_PER_MINUTE=0 \
+ADJUTANT_LOG=warn \
+  "$TARGET/debug/adjutant" 2>"$WORK/server.log" &
+SERVER_PID=$!
+
+# A moderator, a campaign and a player of it, made over the API itself.
+eval "$(python3 - "$BASE" <<'PY'
+import json, sys, time, urllib.request
+base = sys.argv[1]
+operator = __import__("os").environ["ADJ_FUZZ_OPERATOR"]
+for _ in range(300):
+    try:
+        urllib.request.urlopen(base + "/healthz", timeout=2)
+        break
+    except Exception:
+        time.sleep(0.1)
+def created(path, token, body):
+    req = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+        headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert r.status == 201, r.status
+        return json.load(r)
+moderator = created("/v1/moderators", operator, {"name": "Fuzz moderator"})["token"]
+campaign = created("/v1/campaigns", moderator, {"name": "Fuzz campaign"})["id"]
+player = created(f"/v1/campaigns/{campaign}/players", moderator, {"name": "Fuzz player", "side": "union"})["token"]
+req = urllib.request.Request(base + f"/v1/campaigns/{campaign}/posts", method="POST",
+    data=json.dumps({"kind": "note", "body": {"text": "post 1, for the operations that read one"}}).encode(),
+    headers={"Authorization": "Bearer " + player, "Content-Type": "application/json", "Idempotency-Key": "fuzz-1"})
+with urllib.request.urlopen(req, timeout=10) as r:
+    assert r.status == 201, r.status
+print(f"export ADJ_FUZZ_MODERATOR={moderator} ADJ_FUZZ_CAMPAIGN={campaign} ADJ_FUZZ_PLAYER={player}")
+PY
+)"
+
+"$VENV/bin/schemathesis" --config-file scripts/schemathesis/schemathesis.toml run "$BASE/v1/openapi.json" \
+  --max-examples "${ADJUTANT_FUZZ_EXAMPLES:-400}" \
+  --seed "${ADJUTANT_FUZZ_SEED:-20261121}" \
+  --max-time "${ADJUTANT_FUZZ_SECONDS:-150}" \
+  --workers 2 \
+  --phases examples,coverage,fuzzing \
+  --report ndjson --report-ndjson-path "$WORK/events.ndjson" \
+  --no-color
+
+# schemathesis exits non-zero on any failure; here the count of requests it sent is checked too.
+requests=$(python3 - "$WORK/events.ndjson" <<'PY'
+import json, sys
+count = 0
+for line in open(sys.argv[1]):
+    event = json.loads(line)
+    for kind, data in event.items():
+        if kind == "ScenarioFinished":
+            for case in (data.get("recorder", {}).get("interactions") or {}).values():
+                count += 1
+print(count)
+PY
+)
+echo "schemathesis sent $requests requests"
+if [ "$requests" -lt "$MIN_REQUESTS" ]; then
+  echo "schemathesis sent fewer than $MIN_REQUESTS requests" >&2
+  exit 1
+fi
