@@ -7,6 +7,29 @@ use adjutant_rules::chain::Link;
 
 on_both_backends! {
     neither_side_reads_the_other_choice_before_both_are_in => sealed_choices;
+    two_sides_sealing_one_role_at_once_store_one => concurrent_seals;
+}
+
+async fn concurrent_seals(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "Race", "mode": "resolver", "ruleset": "schulz-acw"})).await;
+    let union = app.player(&moderator, &campaign, "union").await;
+    let rebel = app.player(&moderator, &campaign, "confederate").await;
+    for round in 0..5 {
+        let topic = format!("melee-{round}");
+        let seal = |token: String| {
+            let body = json!({"kind": "seal", "body": {"topic": topic, "role": "attacker", "choice": "stay"}});
+            let app = &app;
+            let campaign = campaign.clone();
+            async move { app.post(&token, &campaign, body).await }
+        };
+        let (a, b) = tokio::join!(seal(union.clone()), seal(rebel.clone()));
+        let statuses = [a.status.as_u16(), b.status.as_u16()];
+        assert!(statuses.contains(&201) && statuses.contains(&409), "{statuses:?}: {} / {}", a.text, b.text);
+    }
+    let whole = app.get(&format!("/v1/campaigns/{campaign}/audit")).await;
+    assert_eq!(whole.ok(200)["ok"], true, "{}", whole.text);
 }
 
 async fn sealed_choices(backend: Backend) {
@@ -86,6 +109,23 @@ async fn sealed_choices(backend: Backend) {
         )
         .await;
     twice.problem(409, "body.body.role");
+    // One side cannot seal the other side's choice too.
+    let both_roles = app
+        .post(
+            &union,
+            &campaign,
+            json!({"kind": "seal", "body": {"topic": topic, "role": "defender", "choice": "retreat"}}),
+        )
+        .await;
+    both_roles.problem(403, "Authorization");
+    let spaced = app
+        .post(
+            &rebel,
+            &campaign,
+            json!({"kind": "seal", "body": {"topic": format!("{topic} "), "role": "defender", "choice": "stay"}}),
+        )
+        .await;
+    spaced.problem(422, "body.body.topic");
     let by_moderator = app
         .post(
             &moderator,

@@ -11,6 +11,32 @@ on_both_backends! {
     refusals_name_the_rule_and_change_nothing => refusals_change_nothing;
     a_rollback_voids_later_posts_and_recomputes_the_state => rollback;
     the_campaign_audit_catches_a_tampered_outcome_and_a_tampered_post => campaign_audit_catches_tampering;
+    the_moderator_answers_for_a_side_that_does_not => umpire;
+}
+
+async fn umpire(backend: Backend) {
+    let g = game(backend).await;
+    for i in 0..14 {
+        g.step(i).await;
+    }
+    // Both sides owe a casualty order. A player cannot umpire; the moderator can, with a reason.
+    let body = json!({"kind": "umpire", "body": {"side": "confederate", "kind": "casualty_order", "body": {"order": ["cs-52nd-inf"]}, "reason": "The Rebel player is away for a week."}});
+    g.app.post(&g.union, &g.campaign, body.clone()).await.problem(403, "Authorization");
+    let not_awaited = json!({"kind": "umpire", "body": {"side": "confederate", "kind": "retreat", "body": {"paths": []}, "reason": "x"}});
+    g.app.post(&g.moderator, &g.campaign, not_awaited).await.problem(422, "body.body.kind");
+    let answered = g.app.post(&g.moderator, &g.campaign, body).await;
+    let answered = answered.ok(201);
+    assert_eq!(answered["outcomes"][0]["kind"], "umpire");
+    assert!(answered["outcomes"][0]["headline"].as_str().unwrap().contains("away for a week"));
+    let spread = outcome(answered, "casualties");
+    assert_eq!(spread["data"]["units"][0]["unit"], "cs-52nd-inf");
+    assert_eq!(spread["data"]["units"][0]["taken"], 2);
+    let state = g.state().await;
+    let awaited: Vec<&str> =
+        state["awaiting"].as_array().unwrap().iter().map(|a| a["side"].as_str().unwrap()).collect();
+    assert_eq!(awaited, ["union"]);
+    let audit = g.app.get(&format!("/v1/campaigns/{}/audit", g.campaign)).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
 }
 
 const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
@@ -386,4 +412,37 @@ async fn campaign_audit_catches_tampering(backend: Backend) {
     assert!(checks.contains(&(16, "chain")), "{audit}");
     // The changed order also changes who took the casualties: the replay says so.
     assert!(checks.iter().any(|(seq, check)| *seq >= 16 && *check != "chain"), "{audit}");
+
+    // Rows slipped in beyond the last post are found too, and a stray state is never used.
+    let before = g.state().await;
+    let campaign_sql = match backend {
+        Backend::Sqlite => format!("'{}'", g.campaign),
+        Backend::Postgres => format!("'{}'::uuid", g.campaign),
+    };
+    let id_sql = match backend {
+        Backend::Sqlite => "'00000000-0000-4000-8000-00000000beef'".to_owned(),
+        Backend::Postgres => "'00000000-0000-4000-8000-00000000beef'::uuid".to_owned(),
+    };
+    let fk_off = match backend {
+        Backend::Sqlite => "PRAGMA foreign_keys = OFF;",
+        Backend::Postgres => "SET session_replication_role = replica;",
+    };
+    g.app
+        .db
+        .execute(&format!(
+            "{fk_off} INSERT INTO outcomes (id, campaign_id, position, seq, kind, data) VALUES ({id_sql}, {campaign_sql}, 999, 99, 'battle', '{{}}');
+             INSERT INTO snapshots (campaign_id, seq, state) VALUES ({campaign_sql}, 99, '{{}}');"
+        ))
+        .await;
+    assert_eq!(g.state().await, before, "a stray snapshot must not pass for the state");
+    let audit = g.app.get(&path).await;
+    let audit = audit.ok(200);
+    let strays: Vec<(i64, &str)> = audit["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["seq"].as_i64().unwrap(), d["check"].as_str().unwrap()))
+        .filter(|(seq, _)| *seq == 99)
+        .collect();
+    assert_eq!(strays, [(99, "outcomes"), (99, "snapshot")], "{audit}");
 }

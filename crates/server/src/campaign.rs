@@ -259,6 +259,28 @@ pub mod kinds {
     pub const RESOLVE: &str = "resolve";
     /// A secret choice, revealed once the other side's choice on the same topic is in.
     pub const SEAL: &str = "seal";
+    /// The moderator answers for a side the game is waiting on.
+    pub const UMPIRE: &str = "umpire";
+}
+
+/// The answers a moderator may give for a side that does not give them.
+pub const UMPIRE_KINDS: [&str; 3] = ["casualty_order", "retreat", "cavalry_option"];
+
+/// The body of an `umpire` post: the moderator gives an answer the game waits for from a side
+/// (a casualty order, a retreat, the cavalry option) when that side's player does not, with the
+/// reason on record.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UmpireBody {
+    /// The side answered for: `union` or `confederate`.
+    pub side: String,
+    /// `casualty_order`, `retreat` or `cavalry_option`.
+    pub kind: String,
+    /// That post kind's body.
+    #[schema(value_type = Object)]
+    pub body: Value,
+    /// Why the moderator answers (e.g. the player has not posted for three days).
+    pub reason: String,
 }
 
 /// What a post decides besides being stored.
@@ -277,6 +299,9 @@ pub struct Context {
     pub void: Vec<i64>,
     /// Sealed choices already in (void ones left out).
     pub seals: Vec<Seal>,
+    /// The last post when this context was read: the post must follow it directly, or the
+    /// context is stale. `None` when the post needs no context.
+    pub as_of: Option<i64>,
 }
 
 /// Which group a sealed choice is for.
@@ -338,14 +363,16 @@ impl Seal {
     }
 }
 
+/// The attacker's and the defender's choices on `topic`, when both are in from the two sides.
+pub fn sealed_pair<'a>(seals: &'a [Seal], topic: &str) -> Option<(&'a Seal, &'a Seal)> {
+    let find = |role: SealRole| seals.iter().find(|s| s.body.topic == topic && s.body.role == role);
+    let (attacker, defender) = (find(SealRole::Attacker)?, find(SealRole::Defender)?);
+    (attacker.side != defender.side).then_some((attacker, defender))
+}
+
 /// Topics whose two choices are both in: their seals can be shown.
 pub fn revealed_topics(seals: &[Seal]) -> std::collections::BTreeSet<String> {
-    seals
-        .iter()
-        .filter(|a| a.body.role == SealRole::Attacker)
-        .filter(|a| seals.iter().any(|d| d.body.role == SealRole::Defender && d.body.topic == a.body.topic))
-        .map(|a| a.body.topic.clone())
-        .collect()
+    seals.iter().filter(|s| sealed_pair(seals, &s.body.topic).is_some()).map(|s| s.body.topic.clone()).collect()
 }
 
 /// The body of a `rollback` post.
@@ -404,6 +431,9 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
             let state = campaign
                 .state_from(tail.snapshot.as_ref().map(|(_, text)| text.as_str()))?
                 .unwrap_or_else(|| GameState::new(scenario));
+            if post.kind == kinds::UMPIRE {
+                return umpire(scenario, settings, &state, post);
+            }
             let body: Value = serde_json::from_str(&post.body).map_err(|e| AppError::Internal(e.to_string()))?;
             let side = post.side.as_deref().and_then(|s| serde_json::from_value::<Side>(json!(s)).ok());
             let order = short_acw::Order {
@@ -443,6 +473,68 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
     }
 }
 
+fn umpire(
+    scenario: &Scenario,
+    settings: &short_acw::Settings,
+    state: &GameState,
+    post: &Post,
+) -> Result<Effects, AppError> {
+    if post.side.is_some() {
+        return Err(AppError::forbidden("umpire.moderator_only", "only the campaign's moderator umpires"));
+    }
+    let body: UmpireBody = body_of(post)?;
+    let Some(side) = parse_side(&body.side).and_then(|s| serde_json::from_value::<Side>(json!(s)).ok()) else {
+        return Err(AppError::unprocessable(
+            "body.body.side",
+            "campaign.sides",
+            "the side is `union` or `confederate`",
+        ));
+    };
+    if !UMPIRE_KINDS.contains(&body.kind.as_str()) {
+        return Err(AppError::unprocessable(
+            "body.body.kind",
+            "umpire.kind",
+            format!("a moderator answers only {}", UMPIRE_KINDS.join(", ")),
+        ));
+    }
+    if body.reason.trim().is_empty() {
+        return Err(AppError::unprocessable(
+            "body.body.reason",
+            "umpire.reason",
+            "an umpire's answer records its reason",
+        ));
+    }
+    if !state.awaiting.iter().any(|a| a.side == side && a.kind == body.kind) {
+        return Err(AppError::unprocessable(
+            "body.body.kind",
+            "umpire.not_awaited",
+            format!("the game is not waiting for a {} from the {}", body.kind, body.side),
+        ));
+    }
+    let order = short_acw::Order {
+        seq: post.seq as u64,
+        side: Some(side),
+        kind: &body.kind,
+        body: &body.body,
+        stamp: post.stamp,
+        settings,
+    };
+    let applied = short_acw::apply(scenario, state, &order).map_err(|r| {
+        let field = if r.field.starts_with("body") { r.field.replacen("body", "body.body.body", 1) } else { r.field };
+        AppError::unprocessable(field, r.rule, r.detail)
+    })?;
+    let mut outcomes = vec![outcome(
+        "umpire",
+        &format!("The moderator answers the {} for the {}: {}", body.kind, body.side, body.reason.trim()),
+        &json!({"side": side, "kind": body.kind, "reason": body.reason.trim()}),
+    )];
+    outcomes.extend(applied.outcomes.iter().map(|o| outcome(&o.kind, &o.headline, &o.data)));
+    Ok(Effects {
+        outcomes,
+        snapshot: Some(serde_json::to_string(&applied.state).map_err(|e| AppError::Internal(e.to_string()))?),
+    })
+}
+
 fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> Result<Effects, AppError> {
     if matches!(campaign.game, Game::Managed { .. }) {
         return Err(AppError::unprocessable(
@@ -455,9 +547,13 @@ fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> Result<Eff
         return Err(AppError::forbidden("seal.players_only", "a sealed choice is a player's"));
     }
     let body: SealBody = body_of(post)?;
-    let topic = body.topic.trim();
-    if topic.is_empty() || topic.len() > 80 || topic.chars().any(char::is_control) {
-        return Err(AppError::unprocessable("body.body.topic", "seal.topic", "a topic has 1 to 80 characters"));
+    let topic = body.topic.as_str();
+    if topic.is_empty() || topic.len() > 80 || topic.trim() != topic || topic.chars().any(char::is_control) {
+        return Err(AppError::unprocessable(
+            "body.body.topic",
+            "seal.topic",
+            "a topic has 1 to 80 characters, with no space at either end",
+        ));
     }
     if body.choice.trim().is_empty() || body.choice.len() > 40 {
         return Err(AppError::unprocessable("body.body.choice", "seal.choice", "a choice has 1 to 40 characters"));
@@ -469,13 +565,23 @@ fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> Result<Eff
             format!("the {} choice on {topic:?} is already sealed", body.role.name()),
         ));
     }
+    // The two choices of a topic are the two sides': one side cannot seal both, nor the
+    // other side's role once that side has sealed its own.
+    if context.seals.iter().any(|s| s.body.topic == topic && s.side == post.side) {
+        return Err(AppError::forbidden(
+            "seal.other_side",
+            format!("your side has already sealed a choice on {topic:?}; the other choice is the other side's"),
+        ));
+    }
     let side = post.side.clone().unwrap_or_default();
     let mut outcomes = vec![outcome(
         "sealed",
         &format!("The {side} player has sealed the {} choice on {topic}.", body.role.name()),
         &json!({"topic": topic, "role": body.role, "side": side}),
     )];
-    if let Some(other) = context.seals.iter().find(|s| s.body.topic == topic && s.body.role == body.role.other()) {
+    if let Some(other) =
+        context.seals.iter().find(|s| s.body.topic == topic && s.body.role == body.role.other() && s.side != post.side)
+    {
         let (attacker, defender) = match body.role {
             SealRole::Attacker => (&body, &other.body),
             SealRole::Defender => (&other.body, &body),
@@ -494,10 +600,9 @@ fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> Result<Eff
 }
 
 fn fill_sealed_choices(inputs: &mut Value, topic: &str, context: &Context) -> Result<(), AppError> {
-    let choice = |role: SealRole| {
-        context.seals.iter().find(|s| s.body.topic == topic && s.body.role == role).map(|s| s.body.choice.clone())
-    };
-    let (Some(attacker), Some(defender)) = (choice(SealRole::Attacker), choice(SealRole::Defender)) else {
+    let Some((attacker, defender)) =
+        sealed_pair(&context.seals, topic).map(|(a, d)| (a.body.choice.clone(), d.body.choice.clone()))
+    else {
         return Err(AppError::unprocessable(
             "body.body.sealed",
             "seal.both_in",

@@ -22,11 +22,14 @@ pub fn marker(id: Uuid) -> String {
 /// The text of one outcome.
 pub fn outcome_text(id: Uuid, kind: &str, headline: &str, data: &Value) -> ForumText {
     let body = match kind {
-        // Adjutant's own record, not a rule's: its headline says it all.
-        "rollback" => adjutant_render::ForumText {
-            bbcode: format!("[b]Correction[/b]\n{}", headline.replace(['[', ']'], "")),
-            markdown: format!("**Correction**\n\n{}", headline.replace(['*', '_', '`', '<', '>'], "")),
-        },
+        // Adjutant's own records, not a rule's: their headline says it all.
+        "rollback" | "umpire" => {
+            let title = if kind == "rollback" { "Correction" } else { "Umpire" };
+            adjutant_render::ForumText {
+                bbcode: format!("[b]{title}[/b]\n{}", headline.replace(['[', ']'], "")),
+                markdown: format!("**{title}**\n\n{}", headline.replace(['*', '_', '`', '<', '>'], "")),
+            }
+        }
         _ => adjutant_render::outcome_text(kind, data),
     };
     let marker = marker(id);

@@ -83,8 +83,19 @@ pub fn app(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))
-        .layer(DefaultBodyLimit::max(body_limit));
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panic_problem));
     rate_limit::limit(router, state.config.rate_limit_per_minute).layer(TraceLayer::new_for_http()).with_state(state)
+}
+
+/// A panic in a handler is a bug: log it, answer a problem+json 500, keep serving.
+fn panic_problem(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let what = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic");
+    AppError::Internal(format!("handler panicked: {what}")).into_response()
 }
 
 async fn not_found() -> AppError {

@@ -102,6 +102,12 @@ impl Modify for PostExamples {
             json!({"kind": "rollback", "body": {"to_seq": 12, "reason": "Post 13 moved a unit the player did not mean to move."}}),
         ));
         examples.push((
+            "umpire".to_owned(),
+            "Managed campaigns, moderators: give an answer the game waits for from a side (casualty_order, retreat, cavalry_option), with the reason.".to_owned(),
+            json!({"kind": "umpire", "body": {"side": "confederate", "kind": "casualty_order", "body": {"order": []},
+                   "reason": "The Rebel player has not posted for three days."}}),
+        ));
+        examples.push((
             "seal".to_owned(),
             "Resolver campaigns: a secret choice (e.g. melee stay or retreat), shown as \"sealed\" until the other group's choice on the topic is in.".to_owned(),
             json!({"kind": "seal", "body": {"topic": "melee-1-round-2", "role": "attacker", "choice": "stay"}}),

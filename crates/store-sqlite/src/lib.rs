@@ -301,11 +301,16 @@ impl Store for SqliteStore {
             .fetch_optional(&mut *tx)
             .await
             .map_err(map_err)?;
-        let snapshot = sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1")
-            .bind(&campaign)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(map_err)?;
+        // Only a snapshot of a post that exists: a stray row beyond the log's end is never the state.
+        let last_seq: i64 = last.as_ref().map_or(0, |r| r.get("seq"));
+        let snapshot = sqlx::query(
+            "SELECT seq, state FROM snapshots WHERE campaign_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(&campaign)
+        .bind(last_seq)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(map_err)?;
         let last_position: i64 =
             sqlx::query_scalar("SELECT COALESCE(MAX(position), 0) FROM outcomes WHERE campaign_id = ?")
                 .bind(&campaign)

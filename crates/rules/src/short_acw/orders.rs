@@ -20,6 +20,10 @@ use super::state::{CasualtiesDue, GameState, PendingBattle, Phase, UnitState};
 use super::victory::{after_last_turn, capture_met};
 use crate::{Clock, Refusal, ReinforcementRoll, Side};
 
+/// The most factors one `reinforce` post buys for a unit (or gives a new unit): far beyond what
+/// a side can afford, and it keeps every sum well inside the integers.
+pub const MAX_PURCHASE: u32 = 100;
+
 /// Campaign options that change how numbers are worked out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Settings {
@@ -540,7 +544,7 @@ fn reinforce(
     let no_rail = |hex: Hex| {
         format!("hex {hex} is neither in nor next to a rail hex joined to a map edge by {side}-controlled rail hexes")
     };
-    let mut cost = 0;
+    let mut cost: u32 = 0;
     let mut bought = vec![];
     let mut seen: Vec<&str> = vec![];
     for (i, f) in body.factors.iter().enumerate() {
@@ -557,6 +561,13 @@ fn reinforce(
         if f.factors == 0 {
             return Err(Refusal::new(format!("{field}.factors"), "reinforcement.factors", "buy at least one factor"));
         }
+        if f.factors > MAX_PURCHASE {
+            return Err(Refusal::new(
+                format!("{field}.factors"),
+                "reinforcement.factors",
+                format!("buy at most {MAX_PURCHASE} factors for a unit in one post"),
+            ));
+        }
         let Some(each) = rules.factor_cost(unit.arm) else {
             return Err(Refusal::new(
                 format!("{field}.unit"),
@@ -569,7 +580,7 @@ fn reinforce(
         let Some(rail_hex) = qualifying_rail(scenario, &rail, hex) else {
             return Err(Refusal::new(format!("{field}.unit"), "reinforcement.rail", no_rail(hex)));
         };
-        cost += each * f.factors;
+        cost = cost.saturating_add(each * f.factors);
         bought.push(json!({"unit": f.unit, "factors": f.factors, "cost": each * f.factors, "rail_hex": rail_hex}));
     }
     let mut created = vec![];
@@ -581,6 +592,13 @@ fn reinforce(
                 format!("{field}.name"),
                 "reinforcement.name",
                 "a new unit needs a name of 1 to 40 characters",
+            ));
+        }
+        if n.factors > MAX_PURCHASE {
+            return Err(Refusal::new(
+                format!("{field}.factors"),
+                "reinforcement.factors",
+                format!("a new unit starts with 0 to {MAX_PURCHASE} factors"),
             ));
         }
         let Some(each) = rules.factor_cost(n.arm).filter(|_| n.arm != Arm::Hq) else {
@@ -607,7 +625,7 @@ fn reinforce(
         let Some(rail_hex) = qualifying_rail(scenario, &rail, n.hex) else {
             return Err(Refusal::new(format!("{field}.hex"), "reinforcement.rail", no_rail(n.hex)));
         };
-        cost += rules.new_unit + each * n.factors;
+        cost = cost.saturating_add(rules.new_unit + each * n.factors);
         state.new_units += 1;
         let id = format!("{}-new-{}", if side == Side::Union { "us" } else { "cs" }, state.new_units);
         state.units.push(UnitState {
@@ -645,7 +663,7 @@ fn reinforce(
     *state.reinforcement_points.get_mut(side) -= cost;
     for f in &body.factors {
         if let Some(u) = state.unit_mut(&f.unit) {
-            u.factors += f.factors;
+            u.factors = u.factors.saturating_add(f.factors);
             u.reinforced = true;
         }
     }
@@ -750,7 +768,7 @@ fn attack(
             format!("there is no enemy unit in {}", body.target),
         ));
     }
-    let mut factors = 0;
+    let mut factors: u32 = 0;
     let mut infantry = false;
     for (i, id) in body.units.iter().enumerate() {
         let field = format!("body.units[{i}]");
@@ -772,7 +790,7 @@ fn attack(
                 format!("{} is not next to {}", unit.name, body.target),
             ));
         }
-        factors += unit.factors;
+        factors = factors.saturating_add(unit.factors);
         infantry |= unit.arm == Arm::Infantry;
     }
     if factors == 0 {
@@ -1221,8 +1239,15 @@ fn end_turn(scenario: &Scenario, state: &mut GameState, side: Side, out: &mut Ve
         .units
         .iter()
         // A unit with no factors cannot fight a combat on its own, so it only halts.
-        .find(|u| u.side == side && u.is_on_map() && u.must_fight && !u.attacked && u.factors > 0)
-        .filter(|u| u.hex.is_some_and(|h| state.enemy_next_to(scenario, h, side).is_some()))
+        .find(|u| {
+            u.side == side
+                && u.is_on_map()
+                && u.must_fight
+                && !u.attacked
+                && u.factors > 0
+                // Every unit still next to the enemy, not just the first that ever halted.
+                && u.hex.is_some_and(|h| state.enemy_next_to(scenario, h, side).is_some())
+        })
     {
         return Err(Refusal::new(
             "kind",

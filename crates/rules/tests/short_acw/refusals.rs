@@ -548,6 +548,23 @@ fn reinforce_refusals() {
         "reinforcement.factors",
         "at least one factor",
     );
+    // Numbers that would overflow a sum are refused, not wrapped into free factors.
+    g.refused(
+        R,
+        "reinforce",
+        rf(json!({"factors": [{"unit": "cs-39th-inf", "factors": 2147483648u64}, {"unit": "cs-40th-inf", "factors": 2147483648u64}]})),
+        "body.factors[0].factors",
+        "reinforcement.factors",
+        "at most 100 factors",
+    );
+    g.refused(
+        R,
+        "reinforce",
+        rf(json!({"new_units": [{"name": "Horde", "arm": "infantry", "hex": "1005", "factors": 4000000000u64}]})),
+        "body.new_units[0].factors",
+        "reinforcement.factors",
+        "0 to 100 factors",
+    );
     g.refused(
         R,
         "reinforce",
@@ -759,5 +776,24 @@ fn the_stacking_limit_applies_to_cavalry_retreating() {
         "body.hex",
         "retreat.stacking",
         "more than 3",
+    );
+}
+
+#[test]
+fn every_unit_still_next_to_the_enemy_must_fight_not_only_the_first() {
+    // Turn 2: the 14th and 13th halted in 0504, the 12th and 27th in 0505, all next to the
+    // Rebels in 0604. Shift the Rebels to 0605: next to 0505, no longer next to 0504.
+    let mut g = scripted(13);
+    for id in ["cs-51st-inf", "cs-52nd-inf"] {
+        g.state.units.iter_mut().find(|u| u.id == id).unwrap().hex = Some("0605".parse().unwrap());
+    }
+    assert!(g.state.unit("us-14th-inf").unwrap().must_fight);
+    g.refused(
+        U,
+        "end_turn",
+        empty(),
+        "kind",
+        "combat.must_fight",
+        "12th Inf entered 0505 next to the enemy and must fight a combat",
     );
 }

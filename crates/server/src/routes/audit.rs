@@ -497,6 +497,26 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
             audit.head_hash = Some(post.hash.clone());
         }
     }
+    // Whatever is stored beyond the last post belongs to no post: an outcome there would reach
+    // the feed, a snapshot there would pass for the state.
+    loop {
+        let page = state.store.outcomes(id, outcomes_after, PAGE).await?;
+        let Some(last) = page.last() else { break };
+        outcomes_after = last.position;
+        stored_outcomes.extend(page);
+    }
+    for o in stored_outcomes {
+        differ(&mut audit, o.seq, "outcomes", format!("outcome {} belongs to no post", o.id));
+    }
+    loop {
+        let page = state.store.snapshots(id, snapshots_after, PAGE).await?;
+        let Some((last, _)) = page.last() else { break };
+        snapshots_after = *last;
+        stored_snapshots.extend(page);
+    }
+    for (seq, _) in stored_snapshots {
+        differ(&mut audit, seq, "snapshot", format!("a state snapshot for post {seq}, which is not in the log"));
+    }
     audit.ok = audit.differences.is_empty();
     audit.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok(audit)

@@ -28,10 +28,15 @@ pub fn router() -> Router<AppState> {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct OutcomePaging {
     /// Outcomes after this position (default 0: from the start).
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 0)]
     pub after: Option<i64>,
     /// At most this many (1–100, default 50).
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
 }
 
@@ -72,8 +77,11 @@ fn require_bot(caller: &Caller) -> ApiResult<&Principal> {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct FeedQuery {
     /// At most this many (1–100, default 50).
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
 }
 

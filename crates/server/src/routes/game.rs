@@ -68,11 +68,12 @@ pub async fn campaign_state(State(state): State<AppState>, ApiPath(id): ApiPath<
 
 /// The managed game's state after the latest post.
 pub async fn current_state(state: &AppState, campaign: &LoadedCampaign) -> ApiResult<(i64, short_acw::GameState)> {
-    let snapshot = state.store.snapshot_at(campaign.campaign.id, i64::MAX).await?;
+    let last = last_seq(state, campaign.campaign.id).await?;
+    let snapshot = state.store.snapshot_at(campaign.campaign.id, last).await?;
     let game = campaign
         .state_from(snapshot.as_ref().map(|(_, text)| text.as_str()))?
         .ok_or_else(|| AppError::Internal("managed campaign without a scenario".into()))?;
-    Ok((last_seq(state, campaign.campaign.id).await?, game))
+    Ok((last, game))
 }
 
 async fn last_seq(state: &AppState, id: Uuid) -> ApiResult<i64> {
@@ -206,18 +207,28 @@ pub async fn get_ruleset(ApiPath(name): ApiPath<String>) -> ApiResult<Json<Rules
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct CombatQuery {
     /// Attacker's factors.
+    #[serde(deserialize_with = "crate::whole_number::query_required")]
+    #[param(minimum = 0, maximum = 10000)]
     pub attacker: u32,
     /// Defender's factors (raw).
+    #[serde(deserialize_with = "crate::whole_number::query_required")]
+    #[param(minimum = 0, maximum = 10000)]
     pub defender: u32,
     /// `open`, `woods`, `river` or `fortified`.
+    #[param(pattern = "^(open|woods|river|fortified)$")]
     pub defence: String,
     /// The attack post's time of day, H:MM:SS on a 24-hour clock.
+    #[param(example = "9:51:45", pattern = "^[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}$")]
     pub time: String,
     /// 9 (default) or 8.
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 8, maximum = 9)]
     pub first_digit: Option<u32>,
     /// `exact` (default) or `one_decimal`.
+    #[param(pattern = "^(exact|one_decimal)$")]
     pub victory_rounding: Option<String>,
 }
 

@@ -1,7 +1,7 @@
 //! The campaign log: players append posts, anyone reads them.
 
 use adjutant_rules::chain::{Link, GENESIS};
-use adjutant_store::{AppendRequest, Appended, BoxError, Decision, PrincipalKind, Tail};
+use adjutant_store::{AppendRequest, Appended, BoxError, Decision, PrincipalKind, StoreError, Tail};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::routing::get;
@@ -112,42 +112,58 @@ pub async fn create_post(
         hex::encode(Sha256::digest(format!("{id}\n{}\n{}\n{asked}", req.kind, side.as_deref().unwrap_or("-"))));
     let body = if req.kind == kinds::SEAL { salted(&req.body)? } else { asked };
 
-    let context = decision_context(&state, &campaign, &req).await?;
-    let decide_post = |tail: &Tail| -> Result<Decision, BoxError> {
-        // The stamp is taken inside the write transaction, so stamps never run backwards along
-        // the log even if the machine's clock is stepped back.
-        let now = state.clock.now();
-        let stamp = tail.prev_stamp.map_or(now, |prev| now.max(prev));
-        let prev_hash = tail.prev_hash.clone().unwrap_or_else(|| GENESIS.to_owned());
-        let campaign_text = id.to_string();
-        let author_text = author.id.to_string();
-        let hash = Link {
-            prev_hash: &prev_hash,
-            campaign_id: &campaign_text,
-            seq: tail.next_seq,
-            stamp,
-            author_id: &author_text,
-            side: side.as_deref(),
-            kind: &req.kind,
-            body: &body,
-        }
-        .hash();
-        let post = adjutant_store::Post {
-            campaign_id: id,
-            seq: tail.next_seq,
-            stamp,
-            author_id: author.id,
-            side: side.clone(),
-            kind: req.kind.clone(),
-            body: body.clone(),
-            prev_hash,
-            hash,
-        };
-        let effects = decide(&campaign, tail, &post, &context).map_err(|e| Box::new(e) as BoxError)?;
-        Ok(Decision { post, outcomes: effects.outcomes, snapshot: effects.snapshot })
-    };
     let request = AppendRequest { campaign_id: id, author_id: author.id, idempotency_key: key, request_hash };
-    let appended = state.store.append_post(request, &decide_post).await?;
+    // Posts whose verdict reads further back than the tail (seals, rollbacks) read it before
+    // the write transaction; if the log moved on meanwhile, they read it again.
+    let mut attempts = 0;
+    let appended = loop {
+        let context = decision_context(&state, &campaign, &req).await?;
+        let decide_post = |tail: &Tail| -> Result<Decision, BoxError> {
+            if context.as_of.is_some_and(|as_of| tail.next_seq != as_of + 1) {
+                return Err(Box::new(LogMovedOn));
+            }
+            // The stamp is taken inside the write transaction, so stamps never run backwards
+            // along the log even if the machine's clock is stepped back.
+            let now = state.clock.now();
+            let stamp = tail.prev_stamp.map_or(now, |prev| now.max(prev));
+            let prev_hash = tail.prev_hash.clone().unwrap_or_else(|| GENESIS.to_owned());
+            let campaign_text = id.to_string();
+            let author_text = author.id.to_string();
+            let hash = Link {
+                prev_hash: &prev_hash,
+                campaign_id: &campaign_text,
+                seq: tail.next_seq,
+                stamp,
+                author_id: &author_text,
+                side: side.as_deref(),
+                kind: &req.kind,
+                body: &body,
+            }
+            .hash();
+            let post = adjutant_store::Post {
+                campaign_id: id,
+                seq: tail.next_seq,
+                stamp,
+                author_id: author.id,
+                side: side.clone(),
+                kind: req.kind.clone(),
+                body: body.clone(),
+                prev_hash,
+                hash,
+            };
+            let effects = decide(&campaign, tail, &post, &context).map_err(|e| Box::new(e) as BoxError)?;
+            Ok(Decision { post, outcomes: effects.outcomes, snapshot: effects.snapshot })
+        };
+        match state.store.append_post(request.clone(), &decide_post).await {
+            Err(StoreError::Refused(e)) if e.is::<LogMovedOn>() => {
+                attempts += 1;
+                if attempts > 16 {
+                    return Err(AppError::Unavailable("the campaign is too busy to decide this post; retry".into()));
+                }
+            }
+            other => break other?,
+        }
+    };
     let mut headers = HeaderMap::new();
     let (status, post, outcomes) = match appended {
         Appended::New(post, outcomes) => (StatusCode::CREATED, post, outcomes),
@@ -171,6 +187,18 @@ pub async fn create_post(
     Ok((status, headers, Json(PostView::of(&campaign, &post, &outcomes, void.contains(&post.seq)))))
 }
 
+/// The log grew between reading a post's context and writing it.
+#[derive(Debug)]
+struct LogMovedOn;
+
+impl std::fmt::Display for LogMovedOn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the log moved on while the post was being decided")
+    }
+}
+
+impl std::error::Error for LogMovedOn {}
+
 /// A sealed choice gets 128 random bits of salt, so its public hash does not give it away.
 fn salted(body: &Value) -> ApiResult<String> {
     if body.get("salt").is_some() {
@@ -189,9 +217,16 @@ fn salted(body: &Value) -> ApiResult<String> {
 async fn decision_context(state: &AppState, campaign: &LoadedCampaign, req: &NewPost) -> ApiResult<Context> {
     let id = campaign.campaign.id;
     let mut context = Context::default();
-    if ![kinds::ROLLBACK, kinds::SEAL, kinds::RESOLVE].contains(&req.kind.as_str()) {
+    let reads_back = match req.kind.as_str() {
+        kinds::ROLLBACK | kinds::SEAL => true,
+        kinds::RESOLVE => req.body.get("sealed").is_some(),
+        _ => false,
+    };
+    if !reads_back {
         return Ok(context);
     }
+    // Read the head first: if anything is appended after this, the write sees it and retries.
+    context.as_of = Some(state.store.head(id).await?.map_or(0, |post| post.seq));
     let void = void_posts(state, id).await?;
     if req.kind == kinds::ROLLBACK {
         let to_seq = req.body.get("to_seq").and_then(Value::as_i64).unwrap_or(-1);

@@ -117,10 +117,15 @@ pub struct DeliveryPage {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct DeliveryPaging {
     /// Log entries after this id (default 0: from the start).
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 0)]
     pub after: Option<i64>,
     /// At most this many (1–100, default 50).
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
 }
 
