@@ -78,7 +78,7 @@ PY
   --max-examples "${ADJUTANT_FUZZ_EXAMPLES:-400}" \
   --seed "${ADJUTANT_FUZZ_SEED:-20261121}" \
   --max-time "${ADJUTANT_FUZZ_SECONDS:-150}" \
-  --workers 2 \
+  --workers 1 \
   --phases examples,coverage,fuzzing \
   --report ndjson --report-ndjson-path "$WORK/events.ndjson" \
   --no-color
