@@ -284,8 +284,10 @@ impl Store for PostgresStore {
         .fetch_optional(&mut *tx)
         .await
         .map_err(map_err)?;
+        // The last position straight off the index; `MAX(position)` would read every outcome
+        // of the campaign on SQLite, and a post's cost would grow with the campaign.
         let last_position: i64 =
-            sqlx::query_scalar("SELECT COALESCE(MAX(position), 0)::BIGINT FROM outcomes WHERE campaign_id = $1")
+            sqlx::query_scalar("SELECT COALESCE((SELECT position FROM outcomes WHERE campaign_id = $1 ORDER BY position DESC LIMIT 1), 0)::BIGINT")
                 .bind(campaign)
                 .fetch_one(&mut *tx)
                 .await

@@ -103,7 +103,7 @@ pub fn resolve(
     inputs: &Value,
     mut dice: DiceStream,
 ) -> Result<Resolution, Refusal> {
-    if !ruleset.actions().iter().any(|a| a.name == action) {
+    if !action_specs(ruleset).iter().any(|a| a.name == action) {
         return Err(Refusal::new(
             "body.action",
             "resolver.unknown_action",
@@ -134,6 +134,14 @@ pub fn parse_inputs<T: DeserializeOwned>(inputs: &Value) -> Result<T, Refusal> {
 /// Every ruleset Adjutant serves.
 pub fn rulesets() -> Vec<&'static dyn Ruleset> {
     vec![&acw25mm::Acw25mm, &schulz::Schulz, &ops_tables::OpsTables, &chamberlain::Chamberlain]
+}
+
+/// The actions of `ruleset`, described once: building their schemas is far dearer than
+/// resolving an action, and they never change while the program runs.
+pub fn action_specs(ruleset: &dyn Ruleset) -> &'static [ActionSpec] {
+    static SPECS: std::sync::OnceLock<Vec<(&'static str, Vec<ActionSpec>)>> = std::sync::OnceLock::new();
+    let specs = SPECS.get_or_init(|| rulesets().into_iter().map(|r| (r.name(), r.actions())).collect());
+    specs.iter().find(|(name, _)| *name == ruleset.name()).map_or(&[], |(_, actions)| actions.as_slice())
 }
 
 /// The ruleset called `name`.

@@ -338,6 +338,7 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
     let mut outcomes_after = 0;
     let mut stored_snapshots: VecDeque<(i64, String)> = VecDeque::new();
     let mut snapshots_after = 0;
+    let (mut outcomes_read, mut snapshots_read) = (false, false);
     let mut after = 0;
     loop {
         let posts = state.store.posts(id, after, PAGE).await?;
@@ -372,8 +373,10 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
             expected_seq = post.seq + 1;
 
             // What was stored for this post.
-            while stored_outcomes.back().is_none_or(|o| o.seq <= post.seq) {
+            // Read ahead a page at a time, and not again once the stored rows have run out.
+            while !outcomes_read && stored_outcomes.back().is_none_or(|o| o.seq <= post.seq) {
                 let page = state.store.outcomes(id, outcomes_after, PAGE).await?;
+                outcomes_read = (page.len() as i64) < PAGE;
                 let Some(last) = page.last() else { break };
                 outcomes_after = last.position;
                 stored_outcomes.extend(page);
@@ -388,8 +391,9 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
                     }
                 }
             }
-            while stored_snapshots.back().is_none_or(|(seq, _)| *seq <= post.seq) {
+            while !snapshots_read && stored_snapshots.back().is_none_or(|(seq, _)| *seq <= post.seq) {
                 let page = state.store.snapshots(id, snapshots_after, PAGE).await?;
+                snapshots_read = (page.len() as i64) < PAGE;
                 let Some((last, _)) = page.last() else { break };
                 snapshots_after = *last;
                 stored_snapshots.extend(page);

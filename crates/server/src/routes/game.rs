@@ -171,7 +171,7 @@ fn summary(r: &dyn Ruleset) -> RulesetSummary {
         name: r.name().into(),
         title: r.title().into(),
         seed: r.seed().into(),
-        actions: r.actions().iter().map(|a| a.name.to_owned()).collect(),
+        actions: resolver::action_specs(r).iter().map(|a| a.name.to_owned()).collect(),
     }
 }
 
@@ -201,7 +201,7 @@ pub async fn get_ruleset(ApiPath(name): ApiPath<String>) -> ApiResult<Json<Rules
         name: r.name().into(),
         title: r.title().into(),
         seed: r.seed().into(),
-        actions: r.actions().into_iter().map(action_view).collect(),
+        actions: resolver::action_specs(r).iter().cloned().map(action_view).collect(),
     }))
 }
 
