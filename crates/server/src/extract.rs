@@ -41,21 +41,33 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 
 /// Parses JSON text, naming the field at fault.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|err| {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|inner| {
+        // Not JSON at all: the body as a whole is at fault; the detail gives line and column.
+        AppError::bad_request("body", "request.json_syntax", format!("the body is not valid JSON: {inner}"))
+    })?;
+    // serde would also read a struct from a JSON array (`["Halleck"]`); Adjutant takes objects only.
+    if !value.is_object() {
+        return Err(AppError::unprocessable("body", "request.json_schema", "the body is a JSON object"));
+    }
+    serde_path_to_error::deserialize(value).map_err(|err| {
         let path = err.path().to_string();
-        let inner = err.into_inner();
-        if inner.is_syntax() || inner.is_eof() {
-            // Not JSON at all: the body as a whole is at fault; the detail gives line and column.
-            return AppError::bad_request(
-                "body",
-                "request.json_syntax",
-                format!("the body is not valid JSON: {inner}"),
-            );
-        }
         let field = if path == "." { "body".to_owned() } else { format!("body.{path}") };
-        AppError::unprocessable(field, "request.json_schema", inner.to_string())
+        AppError::unprocessable(field, "request.json_schema", err.into_inner().to_string())
     })
+}
+
+/// For a field holding a nested object: refuses the array form serde would also accept.
+pub fn optional_object<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    use serde::Deserialize;
+    match Option::<serde_json::Value>::deserialize(deserializer)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(value) if value.is_object() => T::deserialize(value).map(Some).map_err(serde::de::Error::custom),
+        Some(_) => Err(serde::de::Error::custom("expected a JSON object")),
+    }
 }
 
 fn body_rejection(rejection: BytesRejection) -> AppError {

@@ -67,7 +67,7 @@ pub struct NewCampaign {
     /// The ruleset of a resolver campaign.
     #[serde(default)]
     pub ruleset: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::extract::optional_object")]
     pub settings: Option<CampaignSettings>,
 }
 
