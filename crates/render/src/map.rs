@@ -12,6 +12,9 @@
 
 use std::collections::BTreeMap;
 
+/// √3, for hex geometry (pixels, not result numbers: those are integer arithmetic in `rules`).
+const SQRT_3: f64 = 1.732_050_807_568_877_2;
+
 use adjutant_rules::short_acw::scenario::{BridgeKind, Hexside, Terrain};
 use adjutant_rules::short_acw::state::UnitState;
 use adjutant_rules::short_acw::{GameState, Hex, Outcome, Phase, Scenario};
@@ -79,7 +82,7 @@ pub fn escape(text: &str) -> String {
 
 /// The centre of a hex in the picture.
 pub fn centre(hex: Hex) -> (f64, f64) {
-    let height = R * 3f64.sqrt();
+    let height = R * SQRT_3;
     let c = f64::from(hex.col);
     let r = f64::from(hex.row);
     let x = ORIGIN.0 + R + (c - 1.0) * 1.5 * R;
@@ -109,7 +112,7 @@ fn hexside_ends(side: Hexside) -> ((f64, f64), (f64, f64)) {
     let (bx, by) = centre(side.1);
     let (mx, my) = ((ax + bx) / 2.0, (ay + by) / 2.0);
     let (dx, dy) = (bx - ax, by - ay);
-    let len = (dx * dx + dy * dy).sqrt().max(f64::EPSILON);
+    let len = dx.hypot(dy).max(f64::EPSILON);
     let (px, py) = (-dy / len * R / 2.0, dx / len * R / 2.0);
     ((mx - px, my - py), (mx + px, my + py))
 }
@@ -265,7 +268,7 @@ fn phase_text(state: &GameState) -> String {
 /// (markers) are drawn, usually [`last_turn`] of the campaign's outcomes; kinds other than
 /// `moved`, `retreat`, `cavalry_option`, `attack_declared` and `battle` are ignored.
 pub fn map_svg(scenario: &Scenario, state: &GameState, recent: &[Outcome]) -> String {
-    let height = R * 3f64.sqrt();
+    let height = R * SQRT_3;
     let map_w = ORIGIN.0 + R * (1.5 * f64::from(scenario.columns) + 0.5) + 16.0;
     let map_h = ORIGIN.1 + height * (f64::from(scenario.rows) + 0.5) + 16.0;
     let width = map_w + PANEL_WIDTH;
@@ -404,7 +407,7 @@ pub fn map_svg(scenario: &Scenario, state: &GameState, recent: &[Outcome]) -> St
         let k = points.len();
         let (px, py) = points[k - 2];
         let (lx, ly) = points[k - 1];
-        let len = ((lx - px).powi(2) + (ly - py).powi(2)).sqrt().max(f64::EPSILON);
+        let len = (lx - px).hypot(ly - py).max(f64::EPSILON);
         let cut = 24.0_f64.min(len / 2.0);
         points[k - 1] = (lx - (lx - px) / len * cut, ly - (ly - py) / len * cut);
         let d: Vec<String> = points
@@ -675,7 +678,7 @@ fn draw_panel(svg: &mut Svg, scenario: &Scenario, state: &GameState, recent: &[O
         line(svg, &mut y, "nothing yet", INK);
     }
     // The newest entries matter most: when they do not all fit, the oldest give way.
-    let bottom = (ORIGIN.1 + R * 3f64.sqrt() * (f64::from(scenario.rows) + 0.5)).max(1040.0);
+    let bottom = (ORIGIN.1 + R * SQRT_3 * (f64::from(scenario.rows) + 0.5)).max(1040.0);
     let room = ((bottom - y) / 14.0).floor().max(2.0) as usize;
     let entries: Vec<Vec<String>> = shown.iter().map(|o| wrap(&o.headline, 58)).collect();
     let mut used = 0;
@@ -707,7 +710,7 @@ mod tests {
     #[test]
     fn hexes_the_rules_call_adjacent_touch_on_the_picture() {
         // Centres of adjacent hexes are exactly √3·R apart; the next ring is farther.
-        let gap = R * 3f64.sqrt();
+        let gap = R * SQRT_3;
         for c in 1..=16u8 {
             for r in 1..=12u8 {
                 let a = Hex::new(c, r);
