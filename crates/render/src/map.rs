@@ -716,12 +716,12 @@ mod tests {
                 let a = Hex::new(c, r);
                 for b in a.neighbours() {
                     let ((ax, ay), (bx, by)) = (centre(a), centre(b));
-                    let d = ((ax - bx).powi(2) + (ay - by).powi(2)).sqrt();
+                    let d = (ax - bx).hypot(ay - by);
                     assert!((d - gap).abs() < 1e-9, "{a}–{b}: {d}");
                 }
                 for far in [Hex::new(c, r + 2), Hex::new(c + 2, r)] {
                     let ((ax, ay), (bx, by)) = (centre(a), centre(far));
-                    assert!(((ax - bx).powi(2) + (ay - by).powi(2)).sqrt() > gap * 1.5);
+                    assert!((ax - bx).hypot(ay - by) > gap * 1.5);
                 }
             }
         }
@@ -741,7 +741,7 @@ mod tests {
         for hex in [side.0, side.1] {
             let (cx, cy) = centre(hex);
             for (px, py) in [(ax, ay), (bx, by)] {
-                assert!((((px - cx).powi(2) + (py - cy).powi(2)).sqrt() - R).abs() < 1e-9);
+                assert!(((px - cx).hypot(py - cy) - R).abs() < 1e-9);
             }
         }
     }
