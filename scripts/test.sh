@@ -80,6 +80,9 @@ if [ -z "${ADJUTANT_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; the
 fi
 export ADJUTANT_REQUIRE_BROWSER=1
 
+log "a newcomer's first run: the Dockerfile's build and the README's first command, as written"
+./scripts/first-run.sh
+
 log "cargo test (workspace: rules, stores, server, HTTP and conformance suites)"
 cargo test --workspace --locked
 

@@ -294,9 +294,20 @@ async fn tokens_issued_by_the_right_people(backend: Backend) {
         .await
         .problem(403, "Authorization");
     app.request(Method::POST, "/v1/moderators", None, Some(json!({"name": "x"}))).await.problem(401, "Authorization");
-    app.request(Method::POST, "/v1/moderators", Some(&app.admin_token), Some(json!({"name": ""})))
-        .await
-        .problem(422, "body.name");
+    // A name is 1 to 80 characters, no control characters, no space at either end: what the
+    // schema's pattern says, the server refuses, and the reverse.
+    let long = "x".repeat(81);
+    for name in ["", " Mac", "Mac ", "Mac\nStaff", "tab\there", "\u{85}next", long.as_str()] {
+        app.request(Method::POST, "/v1/moderators", Some(&app.admin_token), Some(json!({"name": name})))
+            .await
+            .problem(422, "body.name");
+    }
+    let longest = "x".repeat(80);
+    for name in ["M", "Col. Hawkins", "Jeb \u{a0}Stuart", "ü", longest.as_str()] {
+        let made =
+            app.request(Method::POST, "/v1/moderators", Some(&app.admin_token), Some(json!({"name": name}))).await;
+        assert_eq!(made.ok(201)["name"], name);
+    }
 
     let other_moderator = app.moderator().await;
     app.request(
@@ -339,7 +350,7 @@ async fn tokens_issued_by_the_right_people(backend: Backend) {
     assert!(bot["token"].as_str().unwrap().starts_with("adj_"));
     assert_eq!(bot["token"].as_str().unwrap().len(), 4 + 64);
     // Tokens are stored only as hashes.
-    assert_eq!(app.db.count("principals").await, 5);
+    assert_eq!(app.db.count("principals").await, 10);
     let campaign = app.get(&format!("/v1/campaigns/{}", g.campaign)).await;
     assert_eq!(campaign.ok(200)["settings"]["first_digit"], 9);
     let list = app.get("/v1/campaigns").await;

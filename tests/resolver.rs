@@ -7,6 +7,47 @@ use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
 on_both_backends! {
     every_action_of_every_ruleset_resolves_and_audits => every_action;
     bad_inputs_are_refused_and_store_nothing => bad_inputs;
+    the_mode_follows_from_the_ruleset_or_the_scenario => mode_inferred;
+}
+
+async fn mode_inferred(backend: Backend) {
+    use adjutant_e2e::reqwest::Method;
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let create = |body: Value| app.request(Method::POST, "/v1/campaigns", Some(&moderator), Some(body));
+
+    // A ruleset alone makes a resolver campaign; a scenario, or neither, a managed one.
+    let resolver = create(json!({"name": "Gettysburg table", "ruleset": "acw-25mm"})).await;
+    let resolver = resolver.ok(201);
+    assert_eq!((resolver["mode"].as_str(), resolver["ruleset"].as_str()), (Some("resolver"), Some("acw-25mm")));
+    assert_eq!(resolver["sides"], json!(["union", "confederate"]));
+    let managed = create(json!({"name": "Valley", "scenario": "short-acw"})).await;
+    assert_eq!(managed.ok(201)["mode"], "managed");
+    let default = create(json!({"name": "Valley again"})).await;
+    assert_eq!(default.ok(201)["scenario"], "short-acw");
+    let agreeing = create(json!({"name": "Said twice", "mode": "resolver", "ruleset": "schulz-acw"})).await;
+    assert_eq!(agreeing.ok(201)["mode"], "resolver");
+
+    // Only a real contradiction is refused, naming what contradicts.
+    create(json!({"name": "Both", "scenario": "short-acw", "ruleset": "acw-25mm"})).await.problem(422, "body.ruleset");
+    let p = create(json!({"name": "Managed?", "mode": "managed", "ruleset": "acw-25mm"})).await;
+    assert!(p.problem(422, "body.mode")["detail"].as_str().unwrap().contains("managed"), "{:?}", p.body);
+    create(json!({"name": "Resolver?", "mode": "resolver", "scenario": "short-acw"})).await.problem(422, "body.mode");
+    create(json!({"name": "Resolver of what?", "mode": "resolver"})).await.problem(422, "body.ruleset");
+    create(json!({"name": "Odd", "mode": "tabletop"})).await.problem(422, "body.mode");
+
+    // The ruleset's own words for the sides are read as the side they name.
+    let players = format!("/v1/campaigns/{}/players", resolver["id"].as_str().unwrap());
+    let player = |side: &str| {
+        app.request(Method::POST, &players, Some(&moderator), Some(json!({"name": format!("a {side}"), "side": side})))
+    };
+    assert_eq!(player("federal").await.ok(201)["side"], "union");
+    assert_eq!(player("rebel").await.ok(201)["side"], "confederate");
+    assert_eq!(player("yankee").await.ok(201)["side"], "union");
+    let refused = player("martians").await;
+    let detail = refused.problem(422, "body.side")["detail"].as_str().unwrap().to_owned();
+    assert!(detail.contains("acw-25mm") && detail.contains("`union`") && detail.contains("`confederate`"), "{detail}");
+    assert_eq!(app.db.count("campaigns").await, 4);
 }
 
 async fn every_action(backend: Backend) {

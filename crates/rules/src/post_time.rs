@@ -1,4 +1,4 @@
-//! The "post time" result number of the Short ACW Campaign (PRODUCT decision 1).
+//! The "post time" result number of the Short ACW Campaign (docs/rules/short-acw.md, ruling 1).
 //!
 //! Seed rule 5: "Time of Attack Post in hours, minutes, and seconds gives the Result Number –
 //! is counted as one number. Take the square root, and then the 8th and 9th decimal place."

@@ -23,26 +23,42 @@ use crate::error::AppError;
 /// The sides of every campaign: Adjutant serves the American Civil War.
 pub const SIDES: [&str; 2] = ["union", "confederate"];
 
-/// Reads a side as players write it ("rebel" is the Short ACW Campaign's word for "confederate").
+/// The words for the two sides that the seeds use, each read as the side it names: `rebel` is
+/// the Short ACW Campaign's and Chamberlain's word for the Confederates, `federal` the 25mm
+/// rules', `yankee` Chamberlain's for the Union.
+pub const SIDE_NAMES: [(&str, &str); 5] = [
+    ("union", "union"),
+    ("confederate", "confederate"),
+    ("rebel", "confederate"),
+    ("federal", "union"),
+    ("yankee", "union"),
+];
+
+/// Reads a side as players write it, in lower case: one of [`SIDE_NAMES`].
 pub fn parse_side(text: &str) -> Option<&'static str> {
-    match text.to_ascii_lowercase().as_str() {
-        "union" => Some("union"),
-        "confederate" | "rebel" => Some("confederate"),
-        _ => None,
-    }
+    SIDE_NAMES.iter().find(|(name, _)| *name == text).map(|(_, side)| *side)
+}
+
+/// What a refused side is told: the campaign's sides and the other words accepted for them.
+pub fn sides_detail(campaign: &LoadedCampaign) -> String {
+    let what =
+        campaign.campaign.ruleset.as_deref().or(campaign.campaign.scenario.as_deref()).unwrap_or("this campaign");
+    format!(
+        "{what} has the sides `union` and `confederate`; `federal` and `yankee` are read as `union`, `rebel` as `confederate`"
+    )
 }
 
 /// How the campaign's clock reads a post's stamp, and how it rounds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CampaignSettings {
-    /// IANA time zone of the campaign's clock.
+    /// IANA time zone of the campaign's clock (default `UTC`).
     #[serde(default = "default_zone")]
-    #[schema(example = "America/New_York")]
+    #[schema(schema_with = time_zone_schema)]
     pub time_zone: String,
     /// `24h` (default) or `12h`: 0:05 reads 12:05 and 13:05 reads 1:05 on a 12-hour clock.
     #[serde(default = "default_clock")]
-    #[schema(example = "24h")]
+    #[schema(example = "24h", schema_with = clock_schema)]
     pub clock: String,
     /// 9 takes the 9th and 10th decimals of √N (the seed's worked example, default); 8 takes the
     /// 8th and 9th (the wording of rule 5).
@@ -52,8 +68,29 @@ pub struct CampaignSettings {
     /// `exact` (default): round-half-up(100·A/(A+D′)). `one_decimal`: round 100/(A+D′) to one
     /// decimal first, as the seed's worked example does.
     #[serde(default = "default_rounding")]
-    #[schema(example = "exact")]
+    #[schema(schema_with = rounding_schema)]
     pub victory_rounding: String,
+}
+
+fn string_enum<'a>(values: impl IntoIterator<Item = &'a str>, example: &str) -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(values))
+        .examples([serde_json::json!(example)])
+        .build()
+}
+
+/// Every IANA zone the server knows, so a client cannot send one it would refuse.
+fn time_zone_schema() -> utoipa::openapi::schema::Object {
+    string_enum(chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name()), "America/New_York")
+}
+
+fn clock_schema() -> utoipa::openapi::schema::Object {
+    string_enum(["24h", "12h"], "24h")
+}
+
+fn rounding_schema() -> utoipa::openapi::schema::Object {
+    string_enum(["exact", "one_decimal"], "exact")
 }
 
 fn default_zone() -> String {
@@ -487,7 +524,7 @@ fn umpire(
         return Err(AppError::unprocessable(
             "body.body.side",
             "campaign.sides",
-            "the side is `union` or `confederate`",
+            "the side is `union` or `confederate` (`federal` and `yankee` are read as `union`, `rebel` as `confederate`)",
         ));
     };
     if !UMPIRE_KINDS.contains(&body.kind.as_str()) {

@@ -15,6 +15,8 @@ pub const DEFAULT_TOML: &str = include_str!("../../../config/default.toml");
 pub struct Config {
     pub listen: String,
     pub database_url: String,
+    /// Where Adjutant keeps what is not in the database: the operator token it made.
+    pub data_dir: PathBuf,
     pub scenarios_dir: PathBuf,
     pub body_limit_bytes: usize,
     pub request_timeout_secs: u64,
@@ -65,6 +67,9 @@ impl Config {
         }
         if let Some(v) = var("ADJUTANT_DATABASE_URL") {
             self.database_url = v;
+        }
+        if let Some(v) = var("ADJUTANT_DATA_DIR") {
+            self.data_dir = v.into();
         }
         if let Some(v) = var("ADJUTANT_SCENARIOS_DIR") {
             self.scenarios_dir = v.into();

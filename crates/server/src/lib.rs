@@ -13,6 +13,7 @@ pub mod extract;
 pub mod forum;
 pub mod openapi;
 pub mod openapi_problems;
+pub mod operator;
 pub mod rate_limit;
 pub mod routes;
 pub mod views;
@@ -79,7 +80,7 @@ pub async fn open_store(url: &str) -> Result<Arc<dyn Store>, String> {
 pub fn app(state: AppState) -> Router {
     let body_limit = state.config.body_limit_bytes;
     let router = routes::router()
-        .merge(openapi::router())
+        .merge(openapi::router(&state.scenarios))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use adjutant_server::clock::SystemClock;
 use adjutant_server::config::Config;
-use adjutant_server::{open_store, serve, AppState};
+use adjutant_server::{open_store, operator, serve, AppState};
 use tracing_subscriber::EnvFilter;
 
 const USAGE: &str = "usage: adjutant [serve]
@@ -12,7 +12,8 @@ const USAGE: &str = "usage: adjutant [serve]
 
 Starts the Adjutant service. Configuration: config/default.toml (or ADJUTANT_CONFIG), overridden by
 ADJUTANT_LISTEN, ADJUTANT_DATABASE_URL, ADJUTANT_ADMIN_TOKEN and the other ADJUTANT_* variables
-described in that file.";
+described in that file. Without ADJUTANT_ADMIN_TOKEN, the first start makes an operator token,
+shows it once and keeps it in the data folder (data/admin-token).";
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -83,13 +84,25 @@ fn bot(args: &[String]) -> std::process::ExitCode {
     }
 }
 
-async fn run(config: Config) -> Result<(), String> {
+async fn run(mut config: Config) -> Result<(), String> {
+    let (operator_token, origin) = operator::operator_token(&config)?;
+    config.admin_token = Some(operator_token.clone());
     let store = open_store(&config.database_url).await?;
     let listener =
         tokio::net::TcpListener::bind(&config.listen).await.map_err(|e| format!("{}: {e}", config.listen))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
-    if config.admin_token.is_none() {
-        tracing::warn!("ADJUTANT_ADMIN_TOKEN is not set: no moderators can be created");
+    match origin {
+        operator::Origin::Environment => tracing::info!("operator token: ADJUTANT_ADMIN_TOKEN"),
+        operator::Origin::File(path) => tracing::info!("operator token: {}", path.display()),
+        operator::Origin::Made(path) => println!(
+            "\nAdjutant made an operator token. It is shown only now; it is kept in {path} (readable only by you).\n\n\
+             \x20   {token}\n\n\
+             Create a moderator with it:\n\n\
+             \x20   curl -s -X POST http://{address}/v1/moderators -H 'Authorization: Bearer {token}' \\\n\
+             \x20        -H 'Content-Type: application/json' -d '{{\"name\":\"Col. Hawkins\"}}'\n",
+            path = path.display(),
+            token = operator_token.expose(),
+        ),
     }
     let backend = store.backend();
     let state = AppState::new(config, store, Arc::new(SystemClock))?;

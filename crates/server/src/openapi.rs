@@ -160,6 +160,130 @@ impl Modify for PostExamples {
     }
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new().merge(SwaggerUi::new("/docs").url("/v1/openapi.json", ApiDoc::openapi()))
+pub fn router(scenarios: &crate::campaign::Scenarios) -> Router<AppState> {
+    Router::new().merge(SwaggerUi::new("/docs").external_url_unchecked("/v1/openapi.json", served(scenarios)))
+}
+
+/// The description as this server serves it: the scenarios it has are the `scenario` enum of a
+/// new managed campaign, so a generated client offers exactly those; and each create operation
+/// links to the reads of what it made, so a client (or a stateful test) can follow real ids.
+///
+/// It is JSON, not utoipa's types: those would write a link's `operationId` as `operation_id`.
+pub fn served(scenarios: &crate::campaign::Scenarios) -> serde_json::Value {
+    use serde_json::json;
+    let mut value = serde_json::to_value(ApiDoc::openapi())
+        .unwrap_or_else(|e| panic!("the OpenAPI description does not serialize: {e}"));
+    if let Some(scenario) = value.pointer_mut("/components/schemas/NewCampaign/oneOf/0/properties/scenario") {
+        scenario["enum"] = json!(scenarios.names().collect::<Vec<_>>());
+    }
+    let campaign_id = json!({"id": "$response.body#/id"});
+    let same_campaign = json!({"id": "$request.path.id"});
+    let links = [
+        (
+            "/v1/campaigns",
+            "post",
+            "201",
+            vec![
+                ("GetCampaign", "get_campaign", campaign_id.clone()),
+                ("ListPosts", "list_posts", campaign_id.clone()),
+                ("AuditCampaign", "audit_campaign", campaign_id.clone()),
+                ("FairnessReport", "fairness_report", campaign_id.clone()),
+                ("CampaignOutcomes", "campaign_outcomes", campaign_id.clone()),
+                ("CreatePlayer", "create_player", campaign_id.clone()),
+                ("CreateBot", "create_bot", campaign_id.clone()),
+                ("ListWebhooks", "list_webhooks", campaign_id.clone()),
+            ],
+        ),
+        (
+            "/v1/campaigns/{id}/posts",
+            "post",
+            "201",
+            vec![
+                ("GetPost", "get_post", json!({"id": "$request.path.id", "seq": "$response.body#/seq"})),
+                ("AuditPost", "audit_post", json!({"id": "$request.path.id", "seq": "$response.body#/seq"})),
+                ("ListPosts", "list_posts", same_campaign.clone()),
+            ],
+        ),
+        (
+            "/v1/campaigns/{id}/webhooks",
+            "post",
+            "201",
+            vec![
+                (
+                    "ListDeliveries",
+                    "list_deliveries",
+                    json!({"id": "$request.path.id", "webhook_id": "$response.body#/id"}),
+                ),
+                ("ListWebhooks", "list_webhooks", same_campaign.clone()),
+            ],
+        ),
+        ("/v1/campaigns/{id}/players", "post", "201", vec![("GetCampaign", "get_campaign", same_campaign.clone())]),
+        ("/v1/campaigns/{id}/bots", "post", "201", vec![("GetCampaign", "get_campaign", same_campaign)]),
+    ];
+    for (path, method, status, to) in links {
+        let pointer = format!("/paths/{}/{method}/responses/{status}", path.replace('~', "~0").replace('/', "~1"));
+        if let Some(response) = value.pointer_mut(&pointer) {
+            let links: serde_json::Map<String, serde_json::Value> = to
+                .into_iter()
+                .map(|(name, operation, parameters)| {
+                    (name.to_owned(), json!({"operationId": operation, "parameters": parameters}))
+                })
+                .collect();
+            response["links"] = serde_json::Value::Object(links);
+        }
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn served_json() -> serde_json::Value {
+        let scenarios = crate::campaign::Scenarios::load(std::path::Path::new("no such folder")).unwrap();
+        served(&scenarios)
+    }
+
+    #[test]
+    fn the_served_description_lists_the_scenarios_and_links_creates_to_reads() {
+        let doc = served_json();
+        let scenario = &doc["components"]["schemas"]["NewCampaign"]["oneOf"][0]["properties"]["scenario"];
+        assert_eq!(scenario["enum"], serde_json::json!(["short-acw"]), "{scenario}");
+        let links = &doc["paths"]["/v1/campaigns"]["post"]["responses"]["201"]["links"];
+        assert_eq!(links["GetCampaign"]["operationId"], "get_campaign", "{links}");
+        assert_eq!(links["GetCampaign"]["parameters"]["id"], "$response.body#/id");
+        let links = &doc["paths"]["/v1/campaigns/{id}/posts"]["post"]["responses"]["201"]["links"];
+        assert_eq!(links["AuditPost"]["parameters"]["seq"], "$response.body#/seq", "{links}");
+        // Every link names an operation that exists.
+        let operations: Vec<String> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|item| item.as_object().unwrap().values())
+            .filter_map(|op| op["operationId"].as_str().map(str::to_owned))
+            .collect();
+        for item in doc["paths"].as_object().unwrap().values() {
+            for op in item.as_object().unwrap().values() {
+                for response in op["responses"].as_object().into_iter().flat_map(|r| r.values()) {
+                    for link in response["links"].as_object().into_iter().flat_map(|l| l.values()) {
+                        let target = link["operationId"].as_str().unwrap();
+                        assert!(
+                            operations.iter().any(|o| o == target),
+                            "a link to {target}, which is not an operation"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_new_campaign_is_one_of_two_modes() {
+        let doc = served_json();
+        let new_campaign = &doc["components"]["schemas"]["NewCampaign"];
+        let modes = new_campaign["oneOf"].as_array().unwrap();
+        assert_eq!(modes.len(), 2);
+        assert_eq!(modes[1]["required"], serde_json::json!(["name", "ruleset"]));
+        assert!(doc["components"]["schemas"]["CampaignSettings"].is_object(), "settings are a component");
+    }
 }

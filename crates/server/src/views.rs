@@ -14,25 +14,45 @@ use crate::forum::{outcome_text, ForumText};
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewModerator {
-    /// The moderator's name as players know it.
-    #[schema(example = "Col. Hawkins")]
+    /// The moderator's name as players know it: 1 to 80 characters, no control characters, no
+    /// space at either end.
+    #[schema(
+        example = "Col. Hawkins",
+        min_length = 1,
+        max_length = 80,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f ]([^\u0000-\u001f\u007f-\u009f]*[^\u0000-\u001f\u007f-\u009f ])?$"
+    )]
     pub name: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewPlayer {
-    #[schema(example = "jeb_stuart_fan")]
+    /// 1 to 80 characters, no control characters, no space at either end.
+    #[schema(
+        example = "jeb_stuart_fan",
+        min_length = 1,
+        max_length = 80,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f ]([^\u0000-\u001f\u007f-\u009f]*[^\u0000-\u001f\u007f-\u009f ])?$"
+    )]
     pub name: String,
-    /// `union` or `confederate` (`rebel` is read as `confederate`).
+    /// `union` or `confederate`; the seeds' other words are read as the side they name:
+    /// `federal` and `yankee` as `union`, `rebel` as `confederate`.
     #[schema(example = "union")]
+    #[schema(schema_with = side_schema)]
     pub side: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewBot {
-    #[schema(example = "forum-bot")]
+    /// 1 to 80 characters, no control characters, no space at either end.
+    #[schema(
+        example = "forum-bot",
+        min_length = 1,
+        max_length = 80,
+        pattern = r"^[^\u0000-\u001f\u007f-\u009f ]([^\u0000-\u001f\u007f-\u009f]*[^\u0000-\u001f\u007f-\u009f ])?$"
+    )]
     pub name: String,
 }
 
@@ -51,28 +71,85 @@ pub struct IssuedToken {
     pub token: String,
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+/// A new campaign. Its mode follows from what it names: a `scenario` (or neither) makes a managed
+/// campaign, a `ruleset` a resolver campaign; `mode` may be given too, and must agree.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewCampaign {
-    #[schema(example = "Shenandoah, spring 1862")]
     pub name: String,
-    /// `managed` (the server holds the whole game) or `resolver` (dice and tables only).
-    #[serde(default = "default_mode")]
-    #[schema(example = "managed")]
-    pub mode: String,
-    /// The scenario of a managed campaign (a file in `config/scenarios/`).
     #[serde(default)]
-    #[schema(example = "short-acw")]
+    pub mode: Option<String>,
+    #[serde(default)]
     pub scenario: Option<String>,
-    /// The ruleset of a resolver campaign.
     #[serde(default)]
     pub ruleset: Option<String>,
     #[serde(default, deserialize_with = "crate::extract::optional_object")]
     pub settings: Option<CampaignSettings>,
 }
 
-fn default_mode() -> String {
-    "managed".into()
+/// The schema says exactly what `create_campaign` accepts: one of the two modes, each with only
+/// its own fields, the rulesets by name.
+impl utoipa::PartialSchema for NewCampaign {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use serde_json::json;
+        let rulesets: Vec<&str> = adjutant_rules::resolver::rulesets().iter().map(|r| r.name()).collect();
+        let name = json!({
+            "type": "string", "minLength": 1, "maxLength": crate::routes::tokens::NAME_MAX,
+            "pattern": crate::routes::tokens::NAME_PATTERN,
+            "description": "1 to 80 characters, no control characters, no space at either end.",
+            "example": "Shenandoah, spring 1862"
+        });
+        let settings = json!({"$ref": "#/components/schemas/CampaignSettings"});
+        let schema = json!({
+            "description": "A new campaign. Its mode follows from what it names: a `scenario` (or neither) makes a managed campaign, a `ruleset` a resolver campaign; `mode` may be given too, and must agree.",
+            "oneOf": [
+                {
+                    "title": "Managed campaign",
+                    "type": "object",
+                    "required": ["name"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "name": name,
+                        "mode": {"type": "string", "enum": ["managed"], "description": "`managed`: the server holds the whole game."},
+                        "scenario": {"type": "string", "example": "short-acw",
+                            "description": "A scenario file of the server's (`config/scenarios/<name>.toml`); `short-acw` when not given. The served description lists the server's scenarios as the enum."},
+                        "settings": settings,
+                    }
+                },
+                {
+                    "title": "Resolver campaign",
+                    "type": "object",
+                    "required": ["name", "ruleset"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "name": name,
+                        "mode": {"type": "string", "enum": ["resolver"], "description": "`resolver`: dice and tables only."},
+                        "ruleset": {"type": "string", "enum": rulesets, "example": "acw-25mm"},
+                        "settings": settings,
+                    }
+                }
+            ],
+            "example": {"name": "Shenandoah, spring 1862", "scenario": "short-acw"}
+        });
+        serde_json::from_value(schema).unwrap_or_else(|e| panic!("the NewCampaign schema is not a schema: {e}"))
+    }
+}
+
+impl utoipa::ToSchema for NewCampaign {
+    fn schemas(schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
+        use utoipa::PartialSchema;
+        schemas.push(("CampaignSettings".into(), CampaignSettings::schema()));
+        <CampaignSettings as utoipa::ToSchema>::schemas(schemas);
+    }
+}
+
+/// The side words a player token may name, for the schema.
+fn side_schema() -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(crate::campaign::SIDE_NAMES.iter().map(|(name, _)| *name)))
+        .examples([serde_json::json!("union")])
+        .build()
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]

@@ -1,4 +1,4 @@
-//! Spreading casualties over the units present (PRODUCT decision 4).
+//! Spreading casualties over the units present (docs/rules/short-acw.md, ruling 4).
 //!
 //! Seed: "Casualties must be spread evenly across units present (no unit can take 2 casualties
 //! until all other units present have taken at least 1)." Each factor goes to the unit that has

@@ -1,4 +1,4 @@
-//! The combat procedure (seed "Combat Procedure" 1–8, PRODUCT decisions 2 and 3).
+//! The combat procedure (seed "Combat Procedure" 1–8, docs/rules/short-acw.md, rulings 2 and 3).
 //!
 //! Every number is an exact integer or fraction: the victory number is
 //! round-half-up(100·A / (A + D′)) computed on rationals, and each side's casualties are
@@ -49,7 +49,7 @@ impl Defence {
     }
 }
 
-/// How the victory number is rounded (PRODUCT decision 2).
+/// How the victory number is rounded (docs/rules/short-acw.md, ruling 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VictoryRounding {

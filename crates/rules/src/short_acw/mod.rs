@@ -1,7 +1,6 @@
 //! "A Short ACW Campaign" (seed 000), fully managed: the server holds the map, the units and
-//! the turns, and enforces every rule. The rulings on the seed's ambiguities are PRODUCT.md's
-//! "Decisions on the seed 000 rules"; `docs/rules/short-acw.md` is the rules as Adjutant plays
-//! them.
+//! the turns, and enforces every rule. `docs/rules/short-acw.md` is the rules as Adjutant plays
+//! them, with the rulings on the seed's ambiguities ("The rulings") that the code cites by number.
 
 pub mod casualties;
 pub mod combat;

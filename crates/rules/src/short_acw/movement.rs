@@ -1,4 +1,4 @@
-//! Movement (seed "Infantry and Artillery Units Move 3 hexes…", PRODUCT decision 7).
+//! Movement (seed "Infantry and Artillery Units Move 3 hexes…", docs/rules/short-acw.md, ruling 7).
 
 use std::collections::BTreeMap;
 

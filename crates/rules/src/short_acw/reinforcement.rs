@@ -1,4 +1,4 @@
-//! Reinforcements (seed "Reinforcements", PRODUCT decision 8).
+//! Reinforcements (seed "Reinforcements", docs/rules/short-acw.md, ruling 8).
 //!
 //! Seed: "Units may have the number of Factors attached increased if they spend a turn not
 //! moving and adjacent to or in a rail hex that is controlled to the edge of the map."

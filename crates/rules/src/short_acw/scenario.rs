@@ -133,7 +133,7 @@ pub struct VictoryCondition {
     pub text: String,
 }
 
-/// Movement allowances and the stacking limit (PRODUCT decision 7).
+/// Movement allowances and the stacking limit (docs/rules/short-acw.md, ruling 7).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MovementRules {
@@ -162,7 +162,7 @@ impl MovementRules {
     }
 }
 
-/// Reinforcement settings and costs (PRODUCT decision 8).
+/// Reinforcement settings and costs (docs/rules/short-acw.md, ruling 8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReinforcementRules {

@@ -40,17 +40,11 @@ pub async fn create_campaign(
 ) -> ApiResult<(StatusCode, Json<CampaignView>)> {
     let moderator = caller.require_moderator()?;
     let name = check_name("body.name", &req.name)?;
+    let mode = campaign_mode(&req)?;
     let settings = req.settings.unwrap_or_default();
     settings.clock_of()?;
-    let (scenario, scenario_text, ruleset) = match req.mode.as_str() {
+    let (scenario, scenario_text, ruleset) = match mode {
         "managed" => {
-            if req.ruleset.is_some() {
-                return Err(AppError::unprocessable(
-                    "body.ruleset",
-                    "campaign.mode",
-                    "a managed campaign plays a scenario, not a ruleset",
-                ));
-            }
             let name = req.scenario.unwrap_or_else(|| "short-acw".into());
             let text = state.scenarios.get(&name).ok_or_else(|| {
                 let known: Vec<&str> = state.scenarios.names().collect();
@@ -62,17 +56,8 @@ pub async fn create_campaign(
             })?;
             (Some(name), Some(text.to_owned()), None)
         }
-        "resolver" => {
-            if req.scenario.is_some() {
-                return Err(AppError::unprocessable(
-                    "body.scenario",
-                    "campaign.mode",
-                    "a resolver campaign has no scenario: the referee keeps the table",
-                ));
-            }
-            let name = req.ruleset.ok_or_else(|| {
-                AppError::unprocessable("body.ruleset", "campaign.ruleset", "a resolver campaign names its ruleset")
-            })?;
+        _ => {
+            let name = req.ruleset.unwrap_or_default();
             if adjutant_rules::resolver::ruleset(&name).is_none() {
                 let known: Vec<&str> = adjutant_rules::resolver::rulesets().iter().map(|r| r.name()).collect();
                 return Err(AppError::unprocessable(
@@ -83,13 +68,12 @@ pub async fn create_campaign(
             }
             (None, None, Some(name))
         }
-        _ => return Err(AppError::unprocessable("body.mode", "campaign.mode", "the mode is `managed` or `resolver`")),
     };
     let campaign = Campaign {
         id: Uuid::new_v4(),
         name,
         moderator_id: moderator.id,
-        mode: req.mode,
+        mode: mode.to_owned(),
         scenario,
         scenario_text,
         ruleset,
@@ -98,6 +82,40 @@ pub async fn create_campaign(
     };
     let campaign = state.store.create_campaign(campaign).await?;
     Ok((StatusCode::CREATED, Json(CampaignView::of(&LoadedCampaign::load(campaign, &state.scenarios)?))))
+}
+
+/// The campaign's mode, from what the request names: a ruleset makes a resolver campaign, a
+/// scenario (or neither) a managed one. Only a real contradiction is refused.
+fn campaign_mode(req: &NewCampaign) -> ApiResult<&'static str> {
+    let named = match (&req.scenario, &req.ruleset) {
+        (Some(_), Some(_)) => {
+            return Err(AppError::unprocessable(
+                "body.ruleset",
+                "campaign.mode",
+                "a campaign plays a scenario (managed) or a ruleset (resolver), not both",
+            ))
+        }
+        (None, Some(_)) => "resolver",
+        _ => "managed",
+    };
+    match req.mode.as_deref() {
+        None => Ok(named),
+        Some(asked) if asked == named => Ok(named),
+        Some("managed") => Err(AppError::unprocessable(
+            "body.mode",
+            "campaign.mode",
+            "a managed campaign plays a scenario, not a ruleset: leave out `mode`, or name a scenario",
+        )),
+        Some("resolver") if req.scenario.is_some() => Err(AppError::unprocessable(
+            "body.mode",
+            "campaign.mode",
+            "a resolver campaign has no scenario (the referee keeps the table): leave out `mode`, or name a ruleset",
+        )),
+        Some("resolver") => {
+            Err(AppError::unprocessable("body.ruleset", "campaign.ruleset", "a resolver campaign names its ruleset"))
+        }
+        Some(_) => Err(AppError::unprocessable("body.mode", "campaign.mode", "the mode is `managed` or `resolver`")),
+    }
 }
 
 /// One campaign.

@@ -221,7 +221,7 @@ pub struct CombatQuery {
     #[param(pattern = "^(open|woods|river|fortified)$")]
     pub defence: String,
     /// The attack post's time of day, H:MM:SS on a 24-hour clock.
-    #[param(example = "9:51:45", pattern = "^[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}$")]
+    #[param(example = "9:51:45", pattern = "^([01]?[0-9]|2[0-3]):[0-5]?[0-9]:[0-5]?[0-9]$")]
     pub time: String,
     /// 9 (default) or 8.
     #[serde(default, deserialize_with = "crate::whole_number::query")]

@@ -66,7 +66,8 @@ fn check_kind(kind: &str) -> ApiResult<()> {
 /// Appends a post. The server stamps it; nothing the client sends sets the time.
 #[utoipa::path(post, path = "/v1/campaigns/{id}/posts", tag = "posts", request_body = NewPost,
     params(("id" = Uuid, Path, description = "campaign id"),
-           ("Idempotency-Key" = String, Header, description = "unique per post; the same key and body return the stored post")),
+           ("Idempotency-Key" = String, Header, description = "unique per post, 1 to 200 visible ASCII characters (e.g. a UUID); the same key and body return the stored post",
+            min_length = 1, max_length = 200, pattern = "^[!-~]+$")),
     security(("bearer" = [])),
     responses((status = 201, description = "stored now", body = PostView),
               (status = 200, description = "stored before under this Idempotency-Key", body = PostView),

@@ -24,14 +24,22 @@ pub fn router() -> axum::Router<AppState> {
         .route("/v1/campaigns/{id}/bots", post(create_bot))
 }
 
-/// A name shown to people: 1 to 80 characters after trimming, no control characters.
+/// The rule for a name shown to people, as a JSON Schema pattern: no control characters (C0,
+/// DEL, C1) and no space at either end; with [`NAME_MAX`], exactly what [`check_name`] accepts.
+pub const NAME_PATTERN: &str =
+    "^[^\\u0000-\\u001f\\u007f-\\u009f ]([^\\u0000-\\u001f\\u007f-\\u009f]*[^\\u0000-\\u001f\\u007f-\\u009f ])?$";
+/// The longest name, in characters.
+pub const NAME_MAX: usize = 80;
+
+/// A name shown to people: 1 to 80 characters, no control characters, no space at either end.
 pub fn check_name(field: &str, name: &str) -> ApiResult<String> {
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > 80 || name.chars().any(char::is_control) {
+    let control = |c: char| matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}');
+    let count = name.chars().count();
+    if count == 0 || count > NAME_MAX || name.chars().any(control) || name.starts_with(' ') || name.ends_with(' ') {
         return Err(AppError::unprocessable(
             field,
             "name.format",
-            "a name has 1 to 80 characters and no control characters",
+            "a name has 1 to 80 characters, no control characters, and no space at either end",
         ));
     }
     Ok(name.to_owned())
@@ -90,7 +98,7 @@ pub async fn create_player(
     let moderator = caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
     let name = check_name("body.name", &req.name)?;
     let side = parse_side(&req.side).ok_or_else(|| {
-        AppError::unprocessable("body.side", "campaign.sides", "the side is `union` or `confederate`")
+        AppError::unprocessable("body.side", "campaign.sides", crate::campaign::sides_detail(&campaign))
     })?;
     let principal = Principal {
         id: Uuid::new_v4(),

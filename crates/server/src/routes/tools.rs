@@ -21,7 +21,7 @@ pub fn router() -> Router<AppState> {
 #[into_params(parameter_in = Query)]
 pub struct ResultNumberQuery {
     /// Time of day, H:MM:SS on a 24-hour clock (e.g. 9:51:45).
-    #[param(example = "9:51:45", pattern = "^[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}$")]
+    #[param(example = "9:51:45", pattern = "^([01]?[0-9]|2[0-3]):[0-5]?[0-9]:[0-5]?[0-9]$")]
     pub time: String,
     /// 9 (default): decimals 9 and 10 of √N; 8: decimals 8 and 9.
     #[serde(default, deserialize_with = "crate::whole_number::query")]

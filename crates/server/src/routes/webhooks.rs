@@ -27,8 +27,13 @@ pub fn router() -> Router<AppState> {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewWebhook {
-    /// Where to POST each outcome: an `https://` (or `http://`) address.
-    #[schema(example = "http://forum-bridge.example:8090/adjutant")]
+    /// Where to POST each outcome: an `https://` (or `http://`) address with a host, no
+    /// credentials, at most 2000 characters.
+    #[schema(
+        example = "http://forum-bridge.example:8090/adjutant",
+        max_length = 2000,
+        pattern = "^[Hh][Tt][Tt][Pp][Ss]?://"
+    )]
     pub url: String,
 }
 
