@@ -38,8 +38,9 @@ pub enum AppError {
     /// A known token that may not do this.
     #[error("forbidden: {detail}")]
     Forbidden { rule: String, detail: String },
-    #[error("too many requests")]
-    TooManyRequests { retry_after_secs: u64 },
+    /// A limit or quota is spent: 429 with `Retry-After`, naming what is counted.
+    #[error("too many requests: {detail}")]
+    TooManyRequests { field: String, rule: String, detail: String, retry_after_secs: u64 },
     /// The database is unreachable or the request ran out of time.
     #[error("unavailable: {0}")]
     Unavailable(String),
@@ -84,6 +85,16 @@ impl AppError {
         }
     }
 
+    /// The caller's requests per minute are spent.
+    pub fn rate_limited(retry_after_secs: u64) -> Self {
+        Self::TooManyRequests {
+            field: "Authorization".into(),
+            rule: "rate_limit".into(),
+            detail: format!("too many requests from this caller; try again in {retry_after_secs} s"),
+            retry_after_secs,
+        }
+    }
+
     pub fn forbidden(rule: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::Forbidden { rule: rule.into(), detail: detail.into() }
     }
@@ -109,11 +120,9 @@ impl AppError {
             AppError::Forbidden { rule, detail } => {
                 (Some("Authorization".to_owned()), Some(rule.clone()), detail.clone())
             }
-            AppError::TooManyRequests { retry_after_secs } => (
-                Some("Authorization".to_owned()),
-                Some("rate_limit".to_owned()),
-                format!("too many requests for this token; try again in {retry_after_secs} s"),
-            ),
+            AppError::TooManyRequests { field, rule, detail, .. } => {
+                (Some(field.clone()), Some(rule.clone()), detail.clone())
+            }
             AppError::Unavailable(_) => (
                 None,
                 Some("service.unavailable".to_owned()),
@@ -172,7 +181,7 @@ impl IntoResponse for AppError {
         let body = serde_json::to_vec(&problem).unwrap_or_default();
         let mut response = (self.status(), body).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
-        if let AppError::TooManyRequests { retry_after_secs } = self {
+        if let AppError::TooManyRequests { retry_after_secs, .. } = self {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
         }
         if matches!(self, AppError::Unauthorized(_)) {

@@ -41,6 +41,8 @@ pub struct AppState {
     pub admin_token_hash: Option<[u8; 32]>,
     pub scenarios: Arc<campaign::Scenarios>,
     pub config: Arc<Config>,
+    /// Requests, expensive reads and failed authentications per caller.
+    pub limits: Arc<rate_limit::Limits>,
 }
 
 impl AppState {
@@ -51,6 +53,7 @@ impl AppState {
             store,
             clock,
             scenarios: Arc::new(scenarios),
+            limits: Arc::new(rate_limit::Limits::from_config(&config)?),
             config: Arc::new(config),
         })
     }
@@ -82,10 +85,11 @@ pub fn app(state: AppState) -> Router {
         .merge(openapi::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::guard))
         .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panic_problem));
-    rate_limit::limit(router, state.config.rate_limit_per_minute).layer(TraceLayer::new_for_http()).with_state(state)
+    router.layer(TraceLayer::new_for_http()).with_state(state)
 }
 
 /// A panic in a handler is a bug: log it, answer a problem+json 500, keep serving.
