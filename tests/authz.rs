@@ -72,6 +72,13 @@ const MATRIX: &[Row] = &[
     row("POST", "/v1/campaigns/{id}/webhooks",         r#"{"url": "http://127.0.0.1:9/hook"}"#, [401, 401, 403, 403, 403, 403, 201, 403,  403]),
     row("GET",  "/v1/campaigns/{id}/webhooks",         "",                                    [401, 401, 403,  403, 403,  403, 200, 403,  403]),
     row("GET",  "/v1/campaigns/{id}/webhooks/{webhook_id}/deliveries", "",                    [401, 401, 403,  403, 403,  403, 200, 403,  403]),
+    // Rotation before revocation: a revoked player or deleted webhook cannot be rotated.
+    row("POST", "/v1/campaigns/{id}/webhooks/{webhook_id}/rotate-secret", "",                 [401, 401, 403,  403, 403,  403, 200, 403,  403]),
+    row("DELETE", "/v1/campaigns/{id}/webhooks/{webhook_id}", "",                             [401, 401, 403,  403, 403,  403, 204, 403,  403]),
+    row("POST", "/v1/campaigns/{id}/players/{player_id}/rotate", "",                          [401, 401, 403,  403, 403,  403, 200, 403,  403]),
+    row("DELETE", "/v1/campaigns/{id}/players/{player_id}", "",                               [401, 401, 403,  403, 403,  403, 204, 403,  403]),
+    row("DELETE", "/v1/bots/{bot_id}",                 "",                                    [401, 401, 403,  403, 403,  403, 204, 403,  403]),
+    row("DELETE", "/v1/moderators/{moderator_id}",     "",                                    [401, 401, 403,  403, 403,  403, 403, 403,  204]),
 ];
 
 /// Query strings the GET rows need to be well-formed (authorization, not validation, is tested).
@@ -92,7 +99,10 @@ fn fill(path: &str, cast: &Cast) -> String {
         .replace("{unit}", "us-14th-inf")
         .replace("{name}", "acw-25mm")
         .replace("{outcome_id}", &cast.outcome)
-        .replace("{webhook_id}", &cast.webhook);
+        .replace("{webhook_id}", &cast.webhook)
+        .replace("{player_id}", &cast.victims.player)
+        .replace("{bot_id}", &cast.victims.bot)
+        .replace("{moderator_id}", &cast.victims.moderator);
     assert!(!filled.contains('{'), "{path}: add its placeholder to `fill` in tests/authz.rs");
     filled
 }
@@ -123,6 +133,15 @@ struct Cast {
     /// An outcome of post 1, and a webhook of the campaign.
     outcome: String,
     webhook: String,
+    victims: Victims,
+}
+
+/// The ids of a player, a bot and a moderator none of the callers is, for the rows that rotate
+/// and revoke tokens.
+struct Victims {
+    player: String,
+    bot: String,
+    moderator: String,
 }
 
 async fn cast() -> Cast {
@@ -158,6 +177,30 @@ async fn cast() -> Cast {
         .as_str()
         .unwrap()
         .to_owned();
+    let id_of = |answer: adjutant_e2e::Answer| answer.ok(201)["id"].as_str().unwrap().to_owned();
+    let victims = Victims {
+        player: id_of(
+            app.request(
+                Method::POST,
+                &format!("/v1/campaigns/{campaign}/players"),
+                Some(&moderator),
+                Some(json!({"name": "Victim", "side": "union"})),
+            )
+            .await,
+        ),
+        bot: id_of(
+            app.request(
+                Method::POST,
+                &format!("/v1/campaigns/{campaign}/bots"),
+                Some(&moderator),
+                Some(json!({"name": "v"})),
+            )
+            .await,
+        ),
+        moderator: id_of(
+            app.request(Method::POST, "/v1/moderators", Some(&app.admin_token), Some(json!({"name": "Victim"}))).await,
+        ),
+    };
     let tokens = vec![
         None,
         Some("adj_0000000000000000000000000000000000000000000000000000000000000000".to_owned()),
@@ -169,7 +212,7 @@ async fn cast() -> Cast {
         Some(other_moderator),
         Some(app.admin_token.clone()),
     ];
-    Cast { app, campaign, tokens, outcome, webhook }
+    Cast { app, campaign, tokens, outcome, webhook, victims }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
