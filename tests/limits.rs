@@ -149,3 +149,46 @@ async fn expensive_reads_have_a_smaller_budget() {
     // Another caller (a token) has a budget of its own.
     app.request(Method::GET, &format!("/v1/campaigns/{campaign}/audit"), Some(&moderator), None).await.ok(200);
 }
+
+/// The attack: a player floods the log with notes and sealed choices.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notes_and_seals_per_player_per_day_are_limited() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |config| {
+        config.notes_per_player_per_day = 3;
+        config.seals_per_player_per_day = 2;
+    })
+    .await;
+    let moderator = app.moderator().await;
+    let campaign =
+        app.campaign(&moderator, json!({"name": "Melee", "mode": "resolver", "ruleset": "schulz-acw"})).await;
+    let union = app.player(&moderator, &campaign, "union").await;
+    let rebel = app.player(&moderator, &campaign, "confederate").await;
+    let note = |n: u32| json!({"kind": "note", "body": {"text": format!("note {n}")}});
+    for n in 0..2 {
+        app.post(&union, &campaign, note(n)).await.ok(201);
+    }
+    let last = app.post_with_key(&union, &campaign, "third-note", note(2)).await;
+    last.ok(201);
+    let refused = app.post(&union, &campaign, note(3)).await;
+    assert_eq!(refused.problem(429, "body.kind")["rule"], "quota.notes_per_day");
+    // 9:51:45.123 UTC: the count starts again at midnight, 14 h 8 min 14 s away.
+    assert_eq!(retry_after(&refused), 14 * 3600 + 8 * 60 + 14);
+    // The post that spent the quota is replayed, not refused, when it is sent again.
+    let replayed = app.post_with_key(&union, &campaign, "third-note", note(2)).await;
+    replayed.ok(200);
+    // Another player, and the moderator, have their own count (the moderator none).
+    app.post(&rebel, &campaign, note(0)).await.ok(201);
+    for n in 0..5 {
+        app.post(&moderator, &campaign, note(n)).await.ok(201);
+    }
+    // Seals are counted apart from notes.
+    let seal = |topic: &str| json!({"kind": "seal", "body": {"topic": topic, "role": "attacker", "choice": "stay"}});
+    app.post(&union, &campaign, seal("melee-1")).await.ok(201);
+    app.post(&union, &campaign, seal("melee-2")).await.ok(201);
+    let refused = app.post(&union, &campaign, seal("melee-3")).await;
+    assert_eq!(refused.problem(429, "body.kind")["rule"], "quota.seals_per_day");
+    // The next day (UTC), the player may post again.
+    app.clock.advance(chrono::TimeDelta::hours(15));
+    app.post(&union, &campaign, note(4)).await.ok(201);
+    app.post(&union, &campaign, seal("melee-3")).await.ok(201);
+}

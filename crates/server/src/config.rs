@@ -18,10 +18,14 @@ pub struct Config {
     pub scenarios_dir: PathBuf,
     pub body_limit_bytes: usize,
     pub request_timeout_secs: u64,
+    pub header_read_timeout_secs: u64,
+    pub max_connections: usize,
     pub rate_limit_per_minute: u32,
     pub expensive_reads_per_minute: u32,
     pub auth_failures_per_minute: u32,
     pub trusted_proxies: Vec<String>,
+    pub notes_per_player_per_day: u32,
+    pub seals_per_player_per_day: u32,
     pub log_format: String,
     pub webhook_poll_ms: u64,
     pub webhook_retry_base_ms: u64,
@@ -78,6 +82,12 @@ impl Config {
         if let Some(v) = var("ADJUTANT_REQUEST_TIMEOUT_SECS") {
             self.request_timeout_secs = parse("ADJUTANT_REQUEST_TIMEOUT_SECS", v)?;
         }
+        if let Some(v) = var("ADJUTANT_HEADER_READ_TIMEOUT_SECS") {
+            self.header_read_timeout_secs = parse("ADJUTANT_HEADER_READ_TIMEOUT_SECS", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_MAX_CONNECTIONS") {
+            self.max_connections = parse("ADJUTANT_MAX_CONNECTIONS", v)?;
+        }
         if let Some(v) = var("ADJUTANT_RATE_LIMIT_PER_MINUTE") {
             self.rate_limit_per_minute = parse("ADJUTANT_RATE_LIMIT_PER_MINUTE", v)?;
         }
@@ -89,6 +99,12 @@ impl Config {
         }
         if let Some(v) = var("ADJUTANT_TRUSTED_PROXIES") {
             self.trusted_proxies = v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
+        }
+        if let Some(v) = var("ADJUTANT_NOTES_PER_PLAYER_PER_DAY") {
+            self.notes_per_player_per_day = parse("ADJUTANT_NOTES_PER_PLAYER_PER_DAY", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_SEALS_PER_PLAYER_PER_DAY") {
+            self.seals_per_player_per_day = parse("ADJUTANT_SEALS_PER_PLAYER_PER_DAY", v)?;
         }
         if let Some(v) = var("ADJUTANT_LOG_FORMAT") {
             self.log_format = v;

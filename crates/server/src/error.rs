@@ -160,7 +160,15 @@ impl From<StoreError> for AppError {
                 rule: "idempotency.key_reused".into(),
                 detail: "this Idempotency-Key was already used with a different request; use a new key".into(),
             },
-            StoreError::Conflict(what) => AppError::conflict("body", "store.unique", what),
+            // The database's own words name its tables and constraints: logged, never answered.
+            StoreError::Conflict(what) => {
+                tracing::debug!(%what, "uniqueness conflict");
+                AppError::conflict(
+                    "body",
+                    "store.unique",
+                    "this conflicts with something already stored; change it and try again",
+                )
+            }
             StoreError::Unavailable(what) => AppError::Unavailable(what),
             StoreError::Database(what) => AppError::Internal(what),
         }
@@ -192,3 +200,18 @@ impl IntoResponse for AppError {
 }
 
 pub type ApiResult<T> = Result<T, AppError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conflict_never_carries_the_database_s_own_words() {
+        let said = "UNIQUE constraint failed: principals.token_hash";
+        let problem = AppError::from(StoreError::Conflict(said.into())).problem();
+        assert_eq!(problem.status, 409);
+        assert_eq!(problem.rule.as_deref(), Some("store.unique"));
+        assert!(!problem.detail.contains("principals"), "{}", problem.detail);
+        assert!(!serde_json::to_string(&problem).unwrap().contains("token_hash"));
+    }
+}

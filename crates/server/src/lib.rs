@@ -11,6 +11,7 @@ pub mod config;
 pub mod error;
 pub mod extract;
 pub mod forum;
+pub mod listener;
 pub mod openapi;
 pub mod openapi_problems;
 pub mod rate_limit;
@@ -131,9 +132,8 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
         .map_err(std::io::Error::other)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let serving = async move {
-        let result = axum::serve(listener, app(state).into_make_service_with_connect_info::<std::net::SocketAddr>())
-            .with_graceful_shutdown(shutdown_signal())
-            .await;
+        let settings = listener::EdgeSettings::from_config(&state.config);
+        let result = listener::serve(listener, app(state), settings, shutdown_signal()).await;
         let _ = stop.send(true);
         result
     };
