@@ -1,15 +1,19 @@
 //! Who may do what: every endpoint × every kind of caller, from one table.
 //!
 //! A new endpoint is covered by adding one row to `MATRIX`; `every_operation_has_a_row` fails
-//! while an operation of `/v1/openapi.json` has none, so none can be forgotten.
+//! while an operation of `/v1/openapi.json`, or a route of `adjutant_server::routes::OTHER_ROUTES`
+//! (the pages, assets and docs), has none, and `every_route_of_the_router_has_a_row` fails while
+//! the router's sources declare a route that is in neither, so none can be forgotten.
 
 use std::collections::BTreeSet;
 
 use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::{json, Value};
 use adjutant_e2e::{Backend, TestApp};
+use adjutant_server::routes::OTHER_ROUTES;
 
-/// The callers, in the order of the columns of `MATRIX`.
+/// The callers, in the order of the columns of `MATRIX`. A token that is not known is refused
+/// everywhere, public reads included: it must not pass for no token at all.
 const CALLERS: [&str; 9] = [
     "no token",
     "wrong token",
@@ -41,36 +45,50 @@ const NOTE: &str = r#"{"kind": "note", "body": {"text": "advance"}}"#;
 #[rustfmt::skip]
 const MATRIX: &[Row] = &[
     //   method  path                                   body                                   none wrong union conf other bot  mod  omod  op
-    row("GET",  "/healthz",                            "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/healthz",                            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("POST", "/v1/moderators",                      r#"{"name": "Halleck"}"#,              [401, 401, 403,  403, 403,  403, 403, 403,  201]),
     row("POST", "/v1/campaigns",                       r#"{"name": "Shiloh"}"#,               [401, 401, 403,  403, 403,  403, 201, 201,  403]),
-    row("GET",  "/v1/campaigns",                       "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/campaigns/{id}",                  "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns",                       "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}",                  "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("POST", "/v1/campaigns/{id}/players",          r#"{"name": "Grant", "side": "union"}"#, [401, 401, 403, 403, 403, 403, 201, 403,  403]),
     row("POST", "/v1/campaigns/{id}/bots",             r#"{"name": "Herald"}"#,               [401, 401, 403,  403, 403,  403, 201, 403,  403]),
     row("POST", "/v1/campaigns/{id}/posts",            NOTE,                                  [401, 401, 201,  201, 403,  403, 201, 403,  403]),
-    row("GET",  "/v1/campaigns/{id}/posts",            "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/campaigns/{id}/posts/{seq}",      "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/campaigns/{id}/posts/{seq}/audit", "",                                   [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/tools/result-number",             "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/tools/reinforcement",             "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/tools/combat",                    "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/campaigns/{id}/audit",            "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/campaigns/{id}/fairness",         "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/campaigns/{id}/state",            "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/campaigns/{id}/units/{unit}/moves", "",                                  [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/campaigns/{id}/map.svg",          "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/campaigns/{id}/map.png",          "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/post-kinds",                      "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/rulesets",                        "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/rulesets/{name}",                 "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/v1/campaigns/{id}/outcomes",         "",                                    [200, 200, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}/posts",            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}/posts/{seq}",      "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}/posts/{seq}/audit", "",                                   [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/tools/result-number",             "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/tools/reinforcement",             "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/tools/combat",                    "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}/audit",            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}/fairness",         "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}/state",            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}/units/{unit}/moves", "",                                  [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}/map.svg",          "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}/map.png",          "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/post-kinds",                      "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/rulesets",                        "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/rulesets/{name}",                 "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}/outcomes",         "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/bot/feed",                        "",                                    [401, 401, 403,  403, 403,  200, 403, 403,  403]),
     row("POST", "/v1/campaigns/{id}/outcomes/{outcome_id}/ack", r#"{"forum_post_id": "77"}"#, [401, 401, 403,  403, 403,  200, 403, 403,  403]),
     row("POST", "/v1/bots",                            r#"{"name": "Herald"}"#,               [401, 401, 403,  403, 403,  403, 201, 201,  403]),
     row("POST", "/v1/campaigns/{id}/webhooks",         r#"{"url": "http://127.0.0.1:9/hook"}"#, [401, 401, 403, 403, 403, 403, 201, 403,  403]),
     row("GET",  "/v1/campaigns/{id}/webhooks",         "",                                    [401, 401, 403,  403, 403,  403, 200, 403,  403]),
     row("GET",  "/v1/campaigns/{id}/webhooks/{webhook_id}/deliveries", "",                    [401, 401, 403,  403, 403,  403, 200, 403,  403]),
+    // Rotation before revocation: a revoked player or deleted webhook cannot be rotated.
+    row("POST", "/v1/campaigns/{id}/webhooks/{webhook_id}/rotate-secret", "",                 [401, 401, 403,  403, 403,  403, 200, 403,  403]),
+    row("DELETE", "/v1/campaigns/{id}/webhooks/{webhook_id}", "",                             [401, 401, 403,  403, 403,  403, 204, 403,  403]),
+    row("POST", "/v1/campaigns/{id}/players/{player_id}/rotate", "",                          [401, 401, 403,  403, 403,  403, 200, 403,  403]),
+    row("DELETE", "/v1/campaigns/{id}/players/{player_id}", "",                               [401, 401, 403,  403, 403,  403, 204, 403,  403]),
+    row("DELETE", "/v1/bots/{bot_id}",                 "",                                    [401, 401, 403,  403, 403,  403, 204, 403,  403]),
+    row("DELETE", "/v1/moderators/{moderator_id}",     "",                                    [401, 401, 403,  403, 403,  403, 403, 403,  204]),
+    // The routes outside the document (`OTHER_ROUTES`): public, but a bad token is still refused.
+    row("GET",  "/campaigns/{id}",                     "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/assets/page.css",                    "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/docs",                               "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/docs/",                              "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/docs/{*rest}",                       "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/openapi.json",                    "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
 ];
 
 /// Query strings the GET rows need to be well-formed (authorization, not validation, is tested).
@@ -91,7 +109,11 @@ fn fill(path: &str, cast: &Cast) -> String {
         .replace("{unit}", "us-14th-inf")
         .replace("{name}", "acw-25mm")
         .replace("{outcome_id}", &cast.outcome)
-        .replace("{webhook_id}", &cast.webhook);
+        .replace("{webhook_id}", &cast.webhook)
+        .replace("{player_id}", &cast.victims.player)
+        .replace("{bot_id}", &cast.victims.bot)
+        .replace("{moderator_id}", &cast.victims.moderator)
+        .replace("{*rest}", "swagger-ui.css");
     assert!(!filled.contains('{'), "{path}: add its placeholder to `fill` in tests/authz.rs");
     filled
 }
@@ -122,6 +144,15 @@ struct Cast {
     /// An outcome of post 1, and a webhook of the campaign.
     outcome: String,
     webhook: String,
+    victims: Victims,
+}
+
+/// The ids of a player, a bot and a moderator none of the callers is, for the rows that rotate
+/// and revoke tokens.
+struct Victims {
+    player: String,
+    bot: String,
+    moderator: String,
 }
 
 async fn cast() -> Cast {
@@ -157,6 +188,30 @@ async fn cast() -> Cast {
         .as_str()
         .unwrap()
         .to_owned();
+    let id_of = |answer: adjutant_e2e::Answer| answer.ok(201)["id"].as_str().unwrap().to_owned();
+    let victims = Victims {
+        player: id_of(
+            app.request(
+                Method::POST,
+                &format!("/v1/campaigns/{campaign}/players"),
+                Some(&moderator),
+                Some(json!({"name": "Victim", "side": "union"})),
+            )
+            .await,
+        ),
+        bot: id_of(
+            app.request(
+                Method::POST,
+                &format!("/v1/campaigns/{campaign}/bots"),
+                Some(&moderator),
+                Some(json!({"name": "v"})),
+            )
+            .await,
+        ),
+        moderator: id_of(
+            app.request(Method::POST, "/v1/moderators", Some(&app.admin_token), Some(json!({"name": "Victim"}))).await,
+        ),
+    };
     let tokens = vec![
         None,
         Some("adj_0000000000000000000000000000000000000000000000000000000000000000".to_owned()),
@@ -168,7 +223,7 @@ async fn cast() -> Cast {
         Some(other_moderator),
         Some(app.admin_token.clone()),
     ];
-    Cast { app, campaign, tokens, outcome, webhook }
+    Cast { app, campaign, tokens, outcome, webhook, victims }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -215,6 +270,12 @@ async fn every_operation_has_a_row() {
         MATRIX.iter().map(|r| (r.method.to_ascii_lowercase(), shape(r.path))).collect();
     let mut missing = Vec::new();
     let mut operations = 0;
+    for (method, path) in OTHER_ROUTES {
+        operations += 1;
+        if !rows.contains(&(method.to_ascii_lowercase(), shape(path))) {
+            missing.push(format!("{method} {path}"));
+        }
+    }
     for (path, item) in &paths {
         for method in ["get", "put", "post", "delete", "patch", "head", "options", "trace"] {
             if item.get(method).is_some() {
@@ -230,11 +291,65 @@ async fn every_operation_has_a_row() {
         .flat_map(|(path, item)| {
             item.as_object().into_iter().flat_map(move |ops| ops.keys().map(move |m| (m.clone(), shape(path))))
         })
+        .chain(OTHER_ROUTES.iter().map(|(m, p)| (m.to_ascii_lowercase(), shape(p))))
         .collect();
     let stale: Vec<_> = rows.difference(&documented).collect();
     assert!(stale.is_empty(), "rows of MATRIX for operations the document does not list: {stale:?}");
     assert_eq!(operations, MATRIX.len(), "one row per operation");
     assert!(missing.is_empty(), "operations with no row in tests/authz.rs MATRIX:\n{}", missing.join("\n"));
+}
+
+/// Every `.route("path", get(…).post(…))` the server's sources declare, as (method, path).
+fn declared_routes() -> BTreeSet<(String, String)> {
+    fn walk(dir: &std::path::Path, found: &mut BTreeSet<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (at, _) in text.match_indices(".route(\"") {
+                    let rest = &text[at + ".route(\"".len()..];
+                    let Some(end) = rest.find('"') else { continue };
+                    let route = &rest[..end];
+                    // The handlers of this route: up to the next route or the end of the line.
+                    let tail = &rest[end..];
+                    let tail =
+                        &tail[..tail.find(".route(").unwrap_or(tail.len()).min(tail.find('\n').unwrap_or(tail.len()))];
+                    let mut methods = 0;
+                    for method in ["get", "post", "put", "delete", "patch"] {
+                        let call = format!("{method}(");
+                        for (i, _) in tail.match_indices(&call) {
+                            let before = tail[..i].chars().last();
+                            if before.is_none_or(|c| !(c.is_alphanumeric() || c == '_')) {
+                                found.insert((method.to_owned(), shape(route)));
+                                methods += 1;
+                            }
+                        }
+                    }
+                    assert!(methods > 0, "{}: cannot read the methods of route {route}", path.display());
+                }
+            }
+        }
+    }
+    let mut found = BTreeSet::new();
+    walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/server/src"), &mut found);
+    found
+}
+
+#[test]
+fn every_route_of_the_router_has_a_row() {
+    let rows: BTreeSet<(String, String)> =
+        MATRIX.iter().map(|r| (r.method.to_ascii_lowercase(), shape(r.path))).collect();
+    let declared = declared_routes();
+    assert!(declared.len() > 30, "the route scan found too little: {declared:?}");
+    let missing: Vec<_> = declared.difference(&rows).collect();
+    assert!(missing.is_empty(), "routes of the router with no row in tests/authz.rs MATRIX: {missing:?}");
+    // The scan sees the routes written as `.route(…)`; the docs routes come from SwaggerUi and
+    // are listed in OTHER_ROUTES, which the matrix requests one by one.
+    for (method, path) in OTHER_ROUTES {
+        assert!(rows.contains(&(method.to_ascii_lowercase(), shape(path))), "{method} {path}");
+    }
 }
 
 fn uuid_key() -> String {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use adjutant_e2e::{on_both_backends, Backend, TestDb};
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, BoxError, Campaign, Decision, NewOutcome, NewPrincipal, Post, Principal,
-    PrincipalKind, Store, StoreError, Tail,
+    PrincipalKind, Store, StoreError, Tail, Webhook,
 };
 use chrono::{TimeZone, Utc};
 use uuid::Uuid;
@@ -21,6 +21,9 @@ on_both_backends! {
     the_same_key_sent_concurrently_stores_one_post => concurrent_same_key;
     outcomes_snapshots_and_acknowledgements => outcomes_and_snapshots;
     the_log_cannot_be_rewritten => append_only;
+    tokens_are_revoked_and_rotated_in_their_own_row => revocation;
+    webhooks_are_rotated_and_disabled_with_their_log_kept => webhook_lifecycle;
+    posts_are_counted_by_author_kind_and_time => counting;
 }
 
 fn principal(kind: PrincipalKind, campaign: Option<Uuid>) -> Principal {
@@ -275,4 +278,107 @@ async fn append_only(backend: Backend) {
         assert!(refused.as_ref().is_err_and(|e| e.contains("append-only")), "{sql}: {refused:?}");
     }
     assert_eq!(db.count("posts").await, 1);
+}
+
+async fn revocation(backend: Backend) {
+    let (db, store, moderator, campaign, player) = setup(backend).await;
+    let decide = writer(campaign.id, player.id, 1, false);
+    store.append_post(request(&campaign, &player, "k", "h"), &decide).await.unwrap();
+    let (found, revoked_at) = store.principal(player.id).await.unwrap().unwrap();
+    assert_eq!((found.id, revoked_at), (player.id, None));
+    assert_eq!(store.principal(Uuid::new_v4()).await.unwrap(), None);
+
+    // Rotation: the same principal, found by the new hash only.
+    assert!(store.replace_token(player.id, &[7; 32]).await.unwrap());
+    assert_eq!(store.principal_by_token_hash(&[2; 32]).await.unwrap(), None);
+    assert_eq!(store.principal_by_token_hash(&[7; 32]).await.unwrap().map(|p| p.id), Some(player.id));
+    // A hash another principal holds is a conflict, and changes nothing.
+    let clash = store.replace_token(player.id, &[1; 32]).await;
+    assert!(matches!(clash, Err(StoreError::Conflict(_))), "{clash:?}");
+    assert_eq!(store.principal_by_token_hash(&[7; 32]).await.unwrap().map(|p| p.id), Some(player.id));
+
+    // Revocation: found by no hash, the first time kept, no rotation after it.
+    let at = Utc.with_ymd_and_hms(2026, 11, 22, 10, 0, 0).unwrap();
+    assert!(store.revoke_principal(player.id, at).await.unwrap());
+    assert_eq!(store.principal_by_token_hash(&[7; 32]).await.unwrap(), None);
+    assert!(store.revoke_principal(player.id, at + chrono::Duration::hours(1)).await.unwrap());
+    assert_eq!(store.principal(player.id).await.unwrap().unwrap().1, Some(at));
+    assert!(!store.replace_token(player.id, &[8; 32]).await.unwrap());
+    assert_eq!(store.principal_by_token_hash(&[8; 32]).await.unwrap(), None);
+    assert!(!store.revoke_principal(Uuid::new_v4(), at).await.unwrap());
+    // Only the principal's row changed: the moderator still holds their token, the post stays.
+    assert_eq!(store.principal_by_token_hash(&[1; 32]).await.unwrap(), Some(moderator));
+    assert_eq!(db.count("posts").await, 1);
+    assert_eq!(store.posts(campaign.id, 0, 10).await.unwrap()[0].author_id, player.id);
+}
+
+async fn webhook_lifecycle(backend: Backend) {
+    let (_db, store, moderator, campaign, player) = setup(backend).await;
+    let webhook = Webhook {
+        id: Uuid::new_v4(),
+        campaign_id: campaign.id,
+        url: "http://127.0.0.1:9/hook".into(),
+        secret: "whsec_old".into(),
+        created_by: moderator.id,
+        created_at: Utc.with_ymd_and_hms(2026, 11, 21, 9, 0, 0).unwrap(),
+        disabled_at: None,
+        disabled_reason: None,
+    };
+    store.create_webhook(webhook.clone()).await.unwrap();
+    let decide = writer(campaign.id, player.id, 1, false);
+    store.append_post(request(&campaign, &player, "k1", "h1"), &decide).await.unwrap();
+    // A new secret signs what is claimed from now on.
+    assert!(store.replace_webhook_secret(webhook.id, "whsec_new").await.unwrap());
+    let now = Utc::now();
+    let claimed = store.claim_deliveries(now, now + chrono::Duration::seconds(30), 10).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].secret, "whsec_new");
+    store
+        .finish_delivery(
+            adjutant_store::DeliveryAttempt {
+                outbox_id: claimed[0].outbox_id,
+                attempt: claimed[0].attempt,
+                attempted_at: now,
+                status_code: Some(500),
+                error: None,
+                duration_ms: 3,
+            },
+            adjutant_store::DeliveryVerdict::RetryAt(now),
+        )
+        .await
+        .unwrap();
+    // Disabled: nothing more is claimed or queued, the log stays, the secret is kept.
+    assert!(store.disable_webhook(webhook.id, now, "deleted").await.unwrap());
+    assert!(!store.disable_webhook(webhook.id, now, "again").await.unwrap());
+    assert!(!store.replace_webhook_secret(webhook.id, "whsec_newer").await.unwrap());
+    let stored = store.webhook(webhook.id).await.unwrap().unwrap();
+    assert_eq!(stored.disabled_reason.as_deref(), Some("deleted"));
+    assert_eq!(stored.secret, "whsec_new");
+    store.append_post(request(&campaign, &player, "k2", "h2"), &decide).await.unwrap();
+    let later = now + chrono::Duration::minutes(5);
+    assert!(store.claim_deliveries(later, later + chrono::Duration::seconds(30), 10).await.unwrap().is_empty());
+    assert_eq!(store.deliveries(webhook.id, 0, 10).await.unwrap().len(), 1);
+    assert!(!store.disable_webhook(Uuid::new_v4(), now, "none").await.unwrap());
+}
+
+async fn counting(backend: Backend) {
+    let (_db, store, moderator, campaign, player) = setup(backend).await;
+    // `writer` stamps post n at 1_700_000_000 s + n s, kind `note`.
+    for key in ["a", "b", "c"] {
+        store
+            .append_post(request(&campaign, &player, key, key), &writer(campaign.id, player.id, 0, false))
+            .await
+            .unwrap();
+    }
+    store
+        .append_post(request(&campaign, &moderator, "m", "m"), &writer(campaign.id, moderator.id, 0, false))
+        .await
+        .unwrap();
+    let at = |seconds: i64| Utc.timestamp_millis_opt(1_700_000_000_000 + seconds * 1_000).unwrap();
+    assert_eq!(store.count_posts_by_author(campaign.id, player.id, "note", at(0)).await.unwrap(), 3);
+    assert_eq!(store.count_posts_by_author(campaign.id, player.id, "note", at(2)).await.unwrap(), 2);
+    assert_eq!(store.count_posts_by_author(campaign.id, player.id, "note", at(4)).await.unwrap(), 0);
+    assert_eq!(store.count_posts_by_author(campaign.id, player.id, "seal", at(0)).await.unwrap(), 0);
+    assert_eq!(store.count_posts_by_author(campaign.id, moderator.id, "note", at(0)).await.unwrap(), 1);
+    assert_eq!(store.count_posts_by_author(Uuid::new_v4(), player.id, "note", at(0)).await.unwrap(), 0);
 }

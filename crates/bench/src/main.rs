@@ -148,6 +148,10 @@ async fn start_server(binary: &Path, database_url: &str, admin: &str) -> Result<
         .env("ADJUTANT_ADMIN_TOKEN", admin)
         // The limiter stays on the hot path, with a limit no client reaches.
         .env("ADJUTANT_RATE_LIMIT_PER_MINUTE", "4000000000")
+        .env("ADJUTANT_EXPENSIVE_READS_PER_MINUTE", "4000000000")
+        // The bench fills campaigns with far more posts a day than any player makes.
+        .env("ADJUTANT_NOTES_PER_PLAYER_PER_DAY", "0")
+        .env("ADJUTANT_SEALS_PER_PLAYER_PER_DAY", "0")
         .env("ADJUTANT_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

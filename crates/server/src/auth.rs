@@ -9,6 +9,7 @@ use adjutant_store::{Principal, PrincipalKind};
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use axum::http::HeaderMap;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -94,33 +95,42 @@ impl Caller {
     }
 }
 
+/// Finds who holds the bearer token of `headers`, with the token's hash: the operator, or a
+/// principal whose token is not revoked (one indexed lookup, made on every request, so a
+/// revocation holds at once on every replica). A malformed header or an unknown token is 401.
+pub async fn authenticate(headers: &HeaderMap, state: &AppState) -> Result<(Caller, [u8; 32]), AppError> {
+    let token = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && t.len() <= 512)
+        .ok_or_else(|| AppError::Unauthorized("send the token as `Authorization: Bearer <token>`".into()))?;
+    let hash = token_hash(token);
+    if let Some(admin) = &state.admin_token_hash {
+        if bool::from(hash.ct_eq(admin)) {
+            return Ok((Caller::Operator, hash));
+        }
+    }
+    match state.store.principal_by_token_hash(&hash).await? {
+        Some(p) => Ok((Caller::Principal(p), hash)),
+        None => Err(AppError::Unauthorized("the token is not known, or was revoked".into())),
+    }
+}
+
 impl FromRequestParts<AppState> for Caller {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let Some(value) = parts.headers.get(AUTHORIZATION) else {
-            return Ok(Caller::Anonymous);
+        // The service's guard has authenticated the request already (see `rate_limit::guard`).
+        let caller = match parts.extensions.get::<Caller>() {
+            Some(caller) => caller.clone(),
+            None if parts.headers.contains_key(AUTHORIZATION) => authenticate(&parts.headers, state).await?.0,
+            None => Caller::Anonymous,
         };
-        let token = value
-            .to_str()
-            .ok()
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| AppError::Unauthorized("send the token as `Authorization: Bearer <token>`".into()))?;
-        let hash = token_hash(token);
-        if let Some(admin) = &state.admin_token_hash {
-            if bool::from(hash.ct_eq(admin)) {
-                return Ok(Caller::Operator);
-            }
+        if let Caller::Principal(p) = &caller {
+            parts.extensions.insert(p.id);
         }
-        let principal = state.store.principal_by_token_hash(&hash).await?;
-        match principal {
-            Some(p) => {
-                parts.extensions.insert(p.id);
-                Ok(Caller::Principal(p))
-            }
-            None => Err(AppError::Unauthorized("the token is not known".into())),
-        }
+        Ok(caller)
     }
 }

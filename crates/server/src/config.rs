@@ -20,7 +20,14 @@ pub struct Config {
     pub scenarios_dir: PathBuf,
     pub body_limit_bytes: usize,
     pub request_timeout_secs: u64,
+    pub header_read_timeout_secs: u64,
+    pub max_connections: usize,
     pub rate_limit_per_minute: u32,
+    pub expensive_reads_per_minute: u32,
+    pub auth_failures_per_minute: u32,
+    pub trusted_proxies: Vec<String>,
+    pub notes_per_player_per_day: u32,
+    pub seals_per_player_per_day: u32,
     pub log_format: String,
     pub webhook_poll_ms: u64,
     pub webhook_retry_base_ms: u64,
@@ -80,8 +87,29 @@ impl Config {
         if let Some(v) = var("ADJUTANT_REQUEST_TIMEOUT_SECS") {
             self.request_timeout_secs = parse("ADJUTANT_REQUEST_TIMEOUT_SECS", v)?;
         }
+        if let Some(v) = var("ADJUTANT_HEADER_READ_TIMEOUT_SECS") {
+            self.header_read_timeout_secs = parse("ADJUTANT_HEADER_READ_TIMEOUT_SECS", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_MAX_CONNECTIONS") {
+            self.max_connections = parse("ADJUTANT_MAX_CONNECTIONS", v)?;
+        }
         if let Some(v) = var("ADJUTANT_RATE_LIMIT_PER_MINUTE") {
             self.rate_limit_per_minute = parse("ADJUTANT_RATE_LIMIT_PER_MINUTE", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_EXPENSIVE_READS_PER_MINUTE") {
+            self.expensive_reads_per_minute = parse("ADJUTANT_EXPENSIVE_READS_PER_MINUTE", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_AUTH_FAILURES_PER_MINUTE") {
+            self.auth_failures_per_minute = parse("ADJUTANT_AUTH_FAILURES_PER_MINUTE", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_TRUSTED_PROXIES") {
+            self.trusted_proxies = v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
+        }
+        if let Some(v) = var("ADJUTANT_NOTES_PER_PLAYER_PER_DAY") {
+            self.notes_per_player_per_day = parse("ADJUTANT_NOTES_PER_PLAYER_PER_DAY", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_SEALS_PER_PLAYER_PER_DAY") {
+            self.seals_per_player_per_day = parse("ADJUTANT_SEALS_PER_PLAYER_PER_DAY", v)?;
         }
         if let Some(v) = var("ADJUTANT_LOG_FORMAT") {
             self.log_format = v;
@@ -119,11 +147,13 @@ mod tests {
                 "ADJUTANT_LISTEN" => Some("0.0.0.0:9000".into()),
                 "ADJUTANT_DATABASE_URL" => Some("postgres://db/adjutant".into()),
                 "ADJUTANT_ADMIN_TOKEN" => Some("s3cret".into()),
+                "ADJUTANT_TRUSTED_PROXIES" => Some("10.0.0.0/8, ::1".into()),
                 _ => None,
             })
             .unwrap();
         assert_eq!(config.listen, "0.0.0.0:9000");
         assert_eq!(config.database_url, "postgres://db/adjutant");
+        assert_eq!(config.trusted_proxies, ["10.0.0.0/8", "::1"]);
         assert_eq!(config.admin_token.as_ref().unwrap().expose(), "s3cret");
         assert_eq!(format!("{:?}", config.admin_token), "Some(Secret(…))");
     }

@@ -38,8 +38,9 @@ pub enum AppError {
     /// A known token that may not do this.
     #[error("forbidden: {detail}")]
     Forbidden { rule: String, detail: String },
-    #[error("too many requests")]
-    TooManyRequests { retry_after_secs: u64 },
+    /// A limit or quota is spent: 429 with `Retry-After`, naming what is counted.
+    #[error("too many requests: {detail}")]
+    TooManyRequests { field: String, rule: String, detail: String, retry_after_secs: u64 },
     /// The database is unreachable or the request ran out of time.
     #[error("unavailable: {0}")]
     Unavailable(String),
@@ -84,6 +85,16 @@ impl AppError {
         }
     }
 
+    /// The caller's requests per minute are spent.
+    pub fn rate_limited(retry_after_secs: u64) -> Self {
+        Self::TooManyRequests {
+            field: "Authorization".into(),
+            rule: "rate_limit".into(),
+            detail: format!("too many requests from this caller; try again in {retry_after_secs} s"),
+            retry_after_secs,
+        }
+    }
+
     pub fn forbidden(rule: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::Forbidden { rule: rule.into(), detail: detail.into() }
     }
@@ -109,11 +120,9 @@ impl AppError {
             AppError::Forbidden { rule, detail } => {
                 (Some("Authorization".to_owned()), Some(rule.clone()), detail.clone())
             }
-            AppError::TooManyRequests { retry_after_secs } => (
-                Some("Authorization".to_owned()),
-                Some("rate_limit".to_owned()),
-                format!("too many requests for this token; try again in {retry_after_secs} s"),
-            ),
+            AppError::TooManyRequests { field, rule, detail, .. } => {
+                (Some(field.clone()), Some(rule.clone()), detail.clone())
+            }
             AppError::Unavailable(_) => (
                 None,
                 Some("service.unavailable".to_owned()),
@@ -151,7 +160,15 @@ impl From<StoreError> for AppError {
                 rule: "idempotency.key_reused".into(),
                 detail: "this Idempotency-Key was already used with a different request; use a new key".into(),
             },
-            StoreError::Conflict(what) => AppError::conflict("body", "store.unique", what),
+            // The database's own words name its tables and constraints: logged, never answered.
+            StoreError::Conflict(what) => {
+                tracing::debug!(%what, "uniqueness conflict");
+                AppError::conflict(
+                    "body",
+                    "store.unique",
+                    "this conflicts with something already stored; change it and try again",
+                )
+            }
             StoreError::Unavailable(what) => AppError::Unavailable(what),
             StoreError::Database(what) => AppError::Internal(what),
         }
@@ -172,7 +189,7 @@ impl IntoResponse for AppError {
         let body = serde_json::to_vec(&problem).unwrap_or_default();
         let mut response = (self.status(), body).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
-        if let AppError::TooManyRequests { retry_after_secs } = self {
+        if let AppError::TooManyRequests { retry_after_secs, .. } = self {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
         }
         if matches!(self, AppError::Unauthorized(_)) {
@@ -183,3 +200,18 @@ impl IntoResponse for AppError {
 }
 
 pub type ApiResult<T> = Result<T, AppError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_conflict_never_carries_the_database_s_own_words() {
+        let said = "UNIQUE constraint failed: principals.token_hash";
+        let problem = AppError::from(StoreError::Conflict(said.into())).problem();
+        assert_eq!(problem.status, 409);
+        assert_eq!(problem.rule.as_deref(), Some("store.unique"));
+        assert!(!problem.detail.contains("principals"), "{}", problem.detail);
+        assert!(!serde_json::to_string(&problem).unwrap().contains("token_hash"));
+    }
+}

@@ -11,6 +11,7 @@ pub mod config;
 pub mod error;
 pub mod extract;
 pub mod forum;
+pub mod listener;
 pub mod openapi;
 pub mod openapi_problems;
 pub mod operator;
@@ -42,6 +43,8 @@ pub struct AppState {
     pub admin_token_hash: Option<[u8; 32]>,
     pub scenarios: Arc<campaign::Scenarios>,
     pub config: Arc<Config>,
+    /// Requests, expensive reads and failed authentications per caller.
+    pub limits: Arc<rate_limit::Limits>,
 }
 
 impl AppState {
@@ -52,6 +55,7 @@ impl AppState {
             store,
             clock,
             scenarios: Arc::new(scenarios),
+            limits: Arc::new(rate_limit::Limits::from_config(&config)?),
             config: Arc::new(config),
         })
     }
@@ -83,10 +87,11 @@ pub fn app(state: AppState) -> Router {
         .merge(openapi::router(&state.scenarios))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::guard))
         .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panic_problem));
-    rate_limit::limit(router, state.config.rate_limit_per_minute).layer(TraceLayer::new_for_http()).with_state(state)
+    router.layer(TraceLayer::new_for_http()).with_state(state)
 }
 
 /// A panic in a handler is a bug: log it, answer a problem+json 500, keep serving.
@@ -128,9 +133,8 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
         .map_err(std::io::Error::other)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let serving = async move {
-        let result = axum::serve(listener, app(state).into_make_service_with_connect_info::<std::net::SocketAddr>())
-            .with_graceful_shutdown(shutdown_signal())
-            .await;
+        let settings = listener::EdgeSettings::from_config(&state.config);
+        let result = listener::serve(listener, app(state), settings, shutdown_signal()).await;
         let _ = stop.send(true);
         result
     };

@@ -19,7 +19,9 @@ fn problem(description: &str) -> RefOr<Response> {
 fn add_common(operation: &mut Operation) {
     let responses = &mut operation.responses.responses;
     responses.entry("4XX".to_owned()).or_insert_with(|| {
-        problem("The request is refused: malformed, too large, too many, or not allowed for this token")
+        problem(
+            "The request is refused: malformed, too large, too many (429 with Retry-After), not allowed for this token, or carrying a token that is not known (401 on every operation, public reads included)",
+        )
     });
     responses
         .entry("503".to_owned())

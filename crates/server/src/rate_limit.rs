@@ -1,39 +1,55 @@
-//! Requests per token per minute (per client address for callers without a token).
+//! Limits on callers: requests per minute, expensive reads per minute, failed authentications
+//! per minute.
+//!
+//! Every request passes [`guard`] before it is routed. A request carrying a bearer token is
+//! authenticated there, once: an unknown token is answered 401 whatever it asked for, and counted
+//! against the address it came from, so random tokens buy no fresh budget. Only an authenticated
+//! token has a bucket of its own; everyone else (no token, or a bad one) shares the bucket of
+//! their client address. An address that failed to authenticate `auth_failures_per_minute` times
+//! gets 429 before any token it sends is looked up. Expensive reads (the whole-campaign audit, the
+//! fairness report, `map.png`, the campaign page) also take from a smaller bucket of their own.
 //!
 //! A token bucket per caller: it holds up to a minute's worth of requests and refills at
 //! `per_minute / 60` a second, so a caller may burst up to the limit and then goes on at the
 //! steady rate. Past it, 429 problem+json with `Retry-After` (whole seconds until one request
 //! is free again).
 //!
-//! Callers are keyed by the SHA-256 of their bearer token (the token itself is never kept), or
-//! by the peer address. The map is split into shards, each behind its own mutex held only for
-//! the arithmetic, so callers rarely contend; a shard that grows large drops buckets that have
+//! The client address is the peer's, unless the peer is one of `trusted_proxies`: then it is
+//! the rightmost address of `Forwarded` (or `X-Forwarded-For`) that is not a trusted proxy.
+//! IPv6 clients are counted by their /64, which one subscriber usually holds whole.
+//!
+//! Callers are keyed by the SHA-256 of their token (the token itself is never kept), or by
+//! address. The map is split into shards, each behind its own mutex held only for the
+//! arithmetic, so callers rarely contend; a shard that grows large drops buckets that have
 //! refilled (their caller has been quiet long enough to be forgotten without changing anything).
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::header::AUTHORIZATION;
+use axum::http::{HeaderMap, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::Router;
-use sha2::{Digest, Sha256};
 
+use crate::auth::{self, Caller};
+use crate::config::Config;
 use crate::error::AppError;
+use crate::AppState;
 
 const SHARDS: usize = 16;
 /// Past this many callers in one shard, full buckets are dropped.
 const SHARD_PRUNE_AT: usize = 4096;
 
-/// Who is counted: the hash of a bearer token, or an address.
+/// Who is counted: the hash of an authenticated bearer token, or a client address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CallerKey {
     Token([u8; 32]),
-    Address(std::net::IpAddr),
-    /// No token and no known address (the router used without a listener, as in handler tests).
+    /// An IPv4 address, or the /64 of an IPv6 one.
+    Address(IpAddr),
+    /// No known address (the router used without a listener, as in handler tests).
     Unknown,
 }
 
@@ -41,29 +57,133 @@ impl CallerKey {
     fn shard(&self) -> usize {
         match self {
             CallerKey::Token(hash) => hash[0] as usize % SHARDS,
-            CallerKey::Address(std::net::IpAddr::V4(a)) => a.octets()[3] as usize % SHARDS,
-            CallerKey::Address(std::net::IpAddr::V6(a)) => a.octets()[15] as usize % SHARDS,
+            CallerKey::Address(IpAddr::V4(a)) => a.octets()[3] as usize % SHARDS,
+            CallerKey::Address(IpAddr::V6(a)) => a.octets()[7] as usize % SHARDS,
             CallerKey::Unknown => 0,
         }
     }
 
-    /// The key of a request: its bearer token if it sends one, else its peer address.
-    pub fn of(request: &Request) -> Self {
-        let token = request
-            .headers()
-            .get(AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim)
-            .filter(|t| !t.is_empty());
-        if let Some(token) = token {
-            return CallerKey::Token(Sha256::digest(token.as_bytes()).into());
-        }
-        match request.extensions().get::<ConnectInfo<SocketAddr>>() {
-            Some(ConnectInfo(address)) => CallerKey::Address(address.ip()),
-            None => CallerKey::Unknown,
+    /// The key of a client address: IPv4 as it is, IPv6 by its /64 (an IPv4-mapped IPv6
+    /// address is the IPv4 address it maps).
+    pub fn of_address(address: IpAddr) -> Self {
+        match address.to_canonical() {
+            IpAddr::V4(a) => CallerKey::Address(IpAddr::V4(a)),
+            IpAddr::V6(a) => {
+                let bits = u128::from(a) & !((1u128 << 64) - 1);
+                CallerKey::Address(IpAddr::V6(Ipv6Addr::from(bits)))
+            }
         }
     }
+}
+
+/// Networks whose forwarding headers are believed.
+#[derive(Debug, Clone, Default)]
+pub struct TrustedProxies(Vec<(IpAddr, u8)>);
+
+impl TrustedProxies {
+    /// Reads `10.0.0.0/8`, `192.0.2.7`, `2001:db8::/32`, `::1` …
+    pub fn parse(entries: &[String]) -> Result<Self, String> {
+        let mut networks = Vec::new();
+        for entry in entries.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
+            let bad = || format!("trusted_proxies: {entry:?} is not an address or an address/prefix");
+            let (address, prefix) = match entry.split_once('/') {
+                Some((a, p)) => (a, Some(p.parse::<u8>().map_err(|_| bad())?)),
+                None => (entry, None),
+            };
+            let address: IpAddr = address.parse().map_err(|_| bad())?;
+            let width = if address.is_ipv4() { 32 } else { 128 };
+            let prefix = prefix.unwrap_or(width);
+            if prefix > width {
+                return Err(bad());
+            }
+            networks.push((address.to_canonical(), prefix));
+        }
+        Ok(Self(networks))
+    }
+
+    pub fn contains(&self, address: IpAddr) -> bool {
+        let address = address.to_canonical();
+        self.0.iter().any(|&(network, prefix)| match (network, address) {
+            (IpAddr::V4(n), IpAddr::V4(a)) => {
+                let mask = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
+                u32::from(n) & mask == u32::from(a) & mask
+            }
+            (IpAddr::V6(n), IpAddr::V6(a)) => {
+                let mask = u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0);
+                u128::from(n) & mask == u128::from(a) & mask
+            }
+            _ => false,
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// One address of a forwarding header: `192.0.2.1`, `192.0.2.1:4711`, `[2001:db8::1]:4711`,
+/// `2001:db8::1`, optionally in quotes. `unknown` and obfuscated names read as `None`.
+fn forwarded_address(text: &str) -> Option<IpAddr> {
+    let text = text.trim().trim_matches('"');
+    if let Ok(address) = text.parse::<IpAddr>() {
+        return Some(address);
+    }
+    if let Ok(socket) = text.parse::<SocketAddr>() {
+        return Some(socket.ip());
+    }
+    text.strip_prefix('[').and_then(|t| t.split_once(']')).and_then(|(a, _)| a.parse().ok())
+}
+
+/// The hops a request says it passed, leftmost (the original client) first; `None` for a hop
+/// that cannot be read. `Forwarded` (RFC 7239) when sent, else `X-Forwarded-For`.
+fn forwarded_chain(headers: &HeaderMap) -> Vec<Option<IpAddr>> {
+    let forwarded: Vec<&str> = headers.get_all("forwarded").iter().filter_map(|v| v.to_str().ok()).collect();
+    if !forwarded.is_empty() {
+        return forwarded
+            .iter()
+            .flat_map(|line| line.split(','))
+            .map(|element| {
+                element.split(';').find_map(|pair| {
+                    let (key, value) = pair.split_once('=')?;
+                    key.trim().eq_ignore_ascii_case("for").then(|| forwarded_address(value))?
+                })
+            })
+            .collect();
+    }
+    headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|line| line.split(','))
+        .map(forwarded_address)
+        .collect()
+}
+
+/// The client's address: the peer's, or, when the peer is a trusted proxy, the rightmost
+/// forwarded address that is not one (what the nearest untrusted hop claimed is all that can be
+/// believed). A hop that cannot be read stops the walk at the trusted proxy that reported it.
+pub fn client_address(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) -> IpAddr {
+    let mut client = peer.to_canonical();
+    if trusted.is_empty() || !trusted.contains(client) {
+        return client;
+    }
+    for hop in forwarded_chain(headers).into_iter().rev() {
+        match hop {
+            Some(address) if trusted.contains(address) => client = address.to_canonical(),
+            Some(address) => return address.to_canonical(),
+            None => return client,
+        }
+    }
+    client
+}
+
+/// Reads that cost far more than a request should (whole-log walks and picture rendering).
+pub fn is_expensive_read(method: &Method, path: &str) -> bool {
+    if method != Method::GET && method != Method::HEAD {
+        return false;
+    }
+    let segments: Vec<&str> = path.split('/').collect();
+    matches!(segments.as_slice(), ["", "v1", "campaigns", _, "audit" | "fairness" | "map.png"] | ["", "campaigns", _])
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -90,6 +210,22 @@ impl RateLimiter {
         }
     }
 
+    /// Whether `key` has a request left at `now`, taking none: `Ok` or the seconds to wait.
+    pub fn peek(&self, key: CallerKey, now: Instant) -> Result<(), u64> {
+        let shard = self.shards[key.shard()].lock().unwrap_or_else(|e| e.into_inner());
+        match shard.get(&key) {
+            Some(bucket) => {
+                let refilled = bucket.tokens + now.saturating_duration_since(bucket.at).as_secs_f64() * self.per_second;
+                if refilled >= 1.0 {
+                    Ok(())
+                } else {
+                    Err((((1.0 - refilled) / self.per_second).ceil() as u64).max(1))
+                }
+            }
+            None => Ok(()),
+        }
+    }
+
     /// Takes one request from `key`'s bucket at `now`: `Ok` or the seconds to wait.
     pub fn check(&self, key: CallerKey, now: Instant) -> Result<(), u64> {
         // A poisoned shard only means another request panicked mid-arithmetic; the numbers in
@@ -113,19 +249,94 @@ impl RateLimiter {
     }
 }
 
-async fn rate_limit(State(limiter): State<Arc<RateLimiter>>, request: Request, next: Next) -> Response {
-    match limiter.check(CallerKey::of(&request), Instant::now()) {
-        Ok(()) => next.run(request).await,
-        Err(retry_after_secs) => AppError::TooManyRequests { retry_after_secs }.into_response(),
+/// The limiters of one service.
+pub struct Limits {
+    requests: Option<RateLimiter>,
+    expensive_reads: Option<RateLimiter>,
+    auth_failures: Option<RateLimiter>,
+    trusted_proxies: TrustedProxies,
+}
+
+impl Limits {
+    pub fn from_config(config: &Config) -> Result<Self, String> {
+        let limiter = |per_minute: u32| (per_minute > 0).then(|| RateLimiter::new(per_minute));
+        Ok(Self {
+            requests: limiter(config.rate_limit_per_minute),
+            expensive_reads: limiter(config.expensive_reads_per_minute),
+            auth_failures: limiter(config.auth_failures_per_minute),
+            trusted_proxies: TrustedProxies::parse(&config.trusted_proxies)?,
+        })
+    }
+
+    fn take(limiter: &Option<RateLimiter>, key: CallerKey, now: Instant) -> Result<(), u64> {
+        limiter.as_ref().map_or(Ok(()), |l| l.check(key, now))
     }
 }
 
-/// Puts `router` behind a limit of `per_minute` requests per caller; 0 leaves it unlimited.
-pub fn limit<S: Clone + Send + Sync + 'static>(router: Router<S>, per_minute: u32) -> Router<S> {
-    if per_minute == 0 {
-        return router;
+/// Authenticates the request's token (if any) and applies the limits; the handler's [`Caller`]
+/// extractor then reads the caller found here.
+pub async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let limits = &state.limits;
+    let now = Instant::now();
+    let client = match request.extensions().get::<ConnectInfo<SocketAddr>>() {
+        Some(ConnectInfo(peer)) => {
+            CallerKey::of_address(client_address(peer.ip(), request.headers(), &limits.trusted_proxies))
+        }
+        None => CallerKey::Unknown,
+    };
+    let (caller, token_hash) = if request.headers().contains_key(AUTHORIZATION) {
+        if let Some(failures) = &limits.auth_failures {
+            if let Err(retry_after_secs) = failures.peek(client, now) {
+                // Refused before any lookup, and still counted against the address.
+                let _ = Limits::take(&limits.requests, client, now);
+                return AppError::TooManyRequests {
+                    field: "Authorization".into(),
+                    rule: "rate_limit.auth_failures".into(),
+                    detail: format!(
+                        "too many requests with tokens that are not known from this address; try again in {retry_after_secs} s"
+                    ),
+                    retry_after_secs,
+                }
+                .into_response();
+            }
+        }
+        match auth::authenticate(request.headers(), &state).await {
+            Ok((caller, hash)) => (caller, Some(hash)),
+            Err(refused) => {
+                if matches!(refused, AppError::Unauthorized(_)) {
+                    let _ = Limits::take(&limits.auth_failures, client, now);
+                    if let Err(retry_after_secs) = Limits::take(&limits.requests, client, now) {
+                        return AppError::rate_limited(retry_after_secs).into_response();
+                    }
+                }
+                return refused.into_response();
+            }
+        }
+    } else {
+        (Caller::Anonymous, None)
+    };
+    let key = match token_hash {
+        Some(hash) => CallerKey::Token(hash),
+        None => client,
+    };
+    if let Err(retry_after_secs) = Limits::take(&limits.requests, key, now) {
+        return AppError::rate_limited(retry_after_secs).into_response();
     }
-    router.layer(axum::middleware::from_fn_with_state(Arc::new(RateLimiter::new(per_minute)), rate_limit))
+    if is_expensive_read(request.method(), request.uri().path()) {
+        if let Err(retry_after_secs) = Limits::take(&limits.expensive_reads, key, now) {
+            return AppError::TooManyRequests {
+                field: "path".into(),
+                rule: "rate_limit.expensive_reads".into(),
+                detail: format!(
+                    "too many audits, fairness reports, map pictures or campaign pages from this caller; try again in {retry_after_secs} s"
+                ),
+                retry_after_secs,
+            }
+            .into_response();
+        }
+    }
+    request.extensions_mut().insert(caller);
+    next.run(request).await
 }
 
 #[cfg(test)]
@@ -181,5 +392,91 @@ mod tests {
         // A minute later every one of them has refilled, and the next arrival prunes them.
         limiter.check(key(0), start + Duration::from_secs(61)).unwrap();
         assert_eq!(limiter.shards[0].lock().unwrap().len(), 1);
+    }
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
+        }
+        map
+    }
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn ipv6_clients_are_counted_by_their_slash_64() {
+        let a = CallerKey::of_address(ip("2001:db8:1:2:aaaa::1"));
+        let b = CallerKey::of_address(ip("2001:db8:1:2:ffff:ffff:ffff:ffff"));
+        let other = CallerKey::of_address(ip("2001:db8:1:3::1"));
+        assert_eq!(a, b);
+        assert_eq!(a, CallerKey::Address(ip("2001:db8:1:2::")));
+        assert_ne!(a, other);
+        // An IPv4 address is its own key, however it is written.
+        assert_eq!(CallerKey::of_address(ip("::ffff:192.0.2.7")), CallerKey::of_address(ip("192.0.2.7")));
+        assert_ne!(CallerKey::of_address(ip("192.0.2.7")), CallerKey::of_address(ip("192.0.2.8")));
+        // One /64 shares one bucket.
+        let limiter = RateLimiter::new(2);
+        let now = Instant::now();
+        assert!(limiter.check(CallerKey::of_address(ip("2001:db8::1")), now).is_ok());
+        assert!(limiter.check(CallerKey::of_address(ip("2001:db8::2")), now).is_ok());
+        assert!(limiter.check(CallerKey::of_address(ip("2001:db8::3")), now).is_err());
+    }
+
+    #[test]
+    fn forwarding_headers_are_ignored_unless_the_peer_is_a_trusted_proxy() {
+        let spoof = headers(&[("x-forwarded-for", "203.0.113.9"), ("forwarded", "for=203.0.113.10")]);
+        let nobody = TrustedProxies::default();
+        assert_eq!(client_address(ip("198.51.100.1"), &spoof, &nobody), ip("198.51.100.1"));
+        let proxy = TrustedProxies::parse(&["10.0.0.0/8".into(), "::1".into()]).unwrap();
+        // Not from the proxy: ignored.
+        assert_eq!(client_address(ip("198.51.100.1"), &spoof, &proxy), ip("198.51.100.1"));
+        // From the proxy: the rightmost address that is not a trusted proxy.
+        let chain = headers(&[("x-forwarded-for", "1.2.3.4, 203.0.113.9, 10.1.1.1")]);
+        assert_eq!(client_address(ip("10.0.0.2"), &chain, &proxy), ip("203.0.113.9"));
+        assert_eq!(client_address(ip("::1"), &chain, &proxy), ip("203.0.113.9"));
+        let forwarded = headers(&[("forwarded", r#"for=1.2.3.4, for="[2001:db8::9]:4711";proto=https"#)]);
+        assert_eq!(client_address(ip("10.0.0.2"), &forwarded, &proxy), ip("2001:db8::9"));
+        // Nothing forwarded, or nothing readable: the proxy itself.
+        assert_eq!(client_address(ip("10.0.0.2"), &HeaderMap::new(), &proxy), ip("10.0.0.2"));
+        let garbage = headers(&[("x-forwarded-for", "1.2.3.4, nonsense")]);
+        assert_eq!(client_address(ip("10.0.0.2"), &garbage, &proxy), ip("10.0.0.2"));
+    }
+
+    #[test]
+    fn trusted_proxies_are_addresses_or_networks() {
+        let proxies = TrustedProxies::parse(&["192.0.2.0/24".into(), "2001:db8::/32".into(), " ".into()]).unwrap();
+        assert!(proxies.contains(ip("192.0.2.200")));
+        assert!(proxies.contains(ip("::ffff:192.0.2.1")));
+        assert!(!proxies.contains(ip("192.0.3.1")));
+        assert!(proxies.contains(ip("2001:db8:ffff::1")));
+        assert!(!proxies.contains(ip("2001:db9::1")));
+        assert!(TrustedProxies::parse(&["0.0.0.0/0".into()]).unwrap().contains(ip("8.8.8.8")));
+        for bad in ["10.0.0.0/33", "not-an-address", "10.0.0.0/x"] {
+            assert!(TrustedProxies::parse(&[bad.into()]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn expensive_reads_are_the_whole_log_walks_and_pictures() {
+        for path in ["/v1/campaigns/x/audit", "/v1/campaigns/x/fairness", "/v1/campaigns/x/map.png", "/campaigns/x"] {
+            assert!(is_expensive_read(&Method::GET, path), "{path}");
+        }
+        for path in ["/v1/campaigns/x", "/v1/campaigns/x/posts/1/audit", "/v1/campaigns/x/map.svg", "/campaigns"] {
+            assert!(!is_expensive_read(&Method::GET, path), "{path}");
+        }
+        assert!(!is_expensive_read(&Method::POST, "/v1/campaigns/x/audit"));
+    }
+
+    #[test]
+    fn peeking_takes_nothing() {
+        let limiter = RateLimiter::new(1);
+        let now = Instant::now();
+        assert!(limiter.peek(key(9), now).is_ok());
+        assert!(limiter.peek(key(9), now).is_ok());
+        assert!(limiter.check(key(9), now).is_ok());
+        assert_eq!(limiter.peek(key(9), now), Err(60));
     }
 }

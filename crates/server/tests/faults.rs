@@ -102,6 +102,9 @@ impl Server {
             .env("ADJUTANT_ADMIN_TOKEN", &admin)
             .env("ADJUTANT_SCENARIOS_DIR", workspace().join("config/scenarios"))
             .env("ADJUTANT_RATE_LIMIT_PER_MINUTE", "0")
+            .env("ADJUTANT_EXPENSIVE_READS_PER_MINUTE", "0")
+            // The writers post far more notes than a player's daily quota.
+            .env("ADJUTANT_NOTES_PER_PLAYER_PER_DAY", "0")
             .env("ADJUTANT_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -188,12 +188,47 @@ impl Store for PostgresStore {
 
     #[instrument(skip_all)]
     async fn principal_by_token_hash(&self, token_hash: &[u8; 32]) -> Result<Option<Principal>> {
-        let row = sqlx::query("SELECT * FROM principals WHERE token_hash = $1")
+        let row = sqlx::query("SELECT * FROM principals WHERE token_hash = $1 AND revoked_at IS NULL")
             .bind(&token_hash[..])
             .fetch_optional(&self.pool)
             .await
             .map_err(map_err)?;
         row.as_ref().map(principal_from).transpose()
+    }
+
+    #[instrument(skip_all)]
+    async fn principal(&self, id: Uuid) -> Result<Option<(Principal, Option<DateTime<Utc>>)>> {
+        let row = sqlx::query("SELECT * FROM principals WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(map_err)?;
+        match row {
+            Some(row) => Ok(Some((principal_from(&row)?, row.get("revoked_at")))),
+            None => Ok(None),
+        }
+    }
+
+    #[instrument(skip_all)]
+    async fn revoke_principal(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool> {
+        let done = sqlx::query("UPDATE principals SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2")
+            .bind(at)
+            .bind(id)
+            .execute(&self.pool)
+            .await
+            .map_err(map_err)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    #[instrument(skip_all)]
+    async fn replace_token(&self, id: Uuid, token_hash: &[u8; 32]) -> Result<bool> {
+        let done = sqlx::query("UPDATE principals SET token_hash = $1 WHERE id = $2 AND revoked_at IS NULL")
+            .bind(&token_hash[..])
+            .bind(id)
+            .execute(&self.pool)
+            .await
+            .map_err(map_err)?;
+        Ok(done.rows_affected() > 0)
     }
 
     #[instrument(skip_all)]
@@ -423,6 +458,26 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all)]
+    async fn count_posts_by_author(
+        &self,
+        campaign_id: Uuid,
+        author_id: Uuid,
+        kind: &str,
+        since: DateTime<Utc>,
+    ) -> Result<i64> {
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM posts WHERE campaign_id = $1 AND author_id = $2 AND kind = $3 AND stamp >= $4",
+        )
+        .bind(campaign_id)
+        .bind(author_id)
+        .bind(kind)
+        .bind(since)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(map_err)
+    }
+
+    #[instrument(skip_all)]
     async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>> {
         let rows =
             sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND kind = $2 ORDER BY seq"))
@@ -564,6 +619,31 @@ impl Store for PostgresStore {
         .await
         .map_err(map_err)?;
         Ok(w)
+    }
+
+    #[instrument(skip_all)]
+    async fn replace_webhook_secret(&self, id: Uuid, secret: &str) -> Result<bool> {
+        let done = sqlx::query("UPDATE webhooks SET secret = $1 WHERE id = $2 AND disabled_at IS NULL")
+            .bind(secret)
+            .bind(id)
+            .execute(&self.pool)
+            .await
+            .map_err(map_err)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    #[instrument(skip_all)]
+    async fn disable_webhook(&self, id: Uuid, at: DateTime<Utc>, reason: &str) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE webhooks SET disabled_at = $1, disabled_reason = $2 WHERE id = $3 AND disabled_at IS NULL",
+        )
+        .bind(at)
+        .bind(reason)
+        .bind(id)
+        .execute(&self.pool)
+        .await
+        .map_err(map_err)?;
+        Ok(done.rows_affected() > 0)
     }
 
     #[instrument(skip_all)]

@@ -222,12 +222,49 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all)]
     async fn principal_by_token_hash(&self, token_hash: &[u8; 32]) -> Result<Option<Principal>> {
-        let row = sqlx::query("SELECT * FROM principals WHERE token_hash = ?")
+        let row = sqlx::query("SELECT * FROM principals WHERE token_hash = ? AND revoked_at IS NULL")
             .bind(&token_hash[..])
             .fetch_optional(&self.readers)
             .await
             .map_err(map_err)?;
         row.as_ref().map(principal_from).transpose()
+    }
+
+    #[instrument(skip_all)]
+    async fn principal(&self, id: Uuid) -> Result<Option<(Principal, Option<DateTime<Utc>>)>> {
+        let row = sqlx::query("SELECT * FROM principals WHERE id = ?")
+            .bind(id.to_string())
+            .fetch_optional(&self.readers)
+            .await
+            .map_err(map_err)?;
+        match row {
+            Some(row) => {
+                Ok(Some((principal_from(&row)?, row.get::<Option<i64>, _>("revoked_at").map(ms_to_time).transpose()?)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    #[instrument(skip_all)]
+    async fn revoke_principal(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool> {
+        let done = sqlx::query("UPDATE principals SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?")
+            .bind(at.timestamp_millis())
+            .bind(id.to_string())
+            .execute(&self.writer)
+            .await
+            .map_err(map_err)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    #[instrument(skip_all)]
+    async fn replace_token(&self, id: Uuid, token_hash: &[u8; 32]) -> Result<bool> {
+        let done = sqlx::query("UPDATE principals SET token_hash = ? WHERE id = ? AND revoked_at IS NULL")
+            .bind(&token_hash[..])
+            .bind(id.to_string())
+            .execute(&self.writer)
+            .await
+            .map_err(map_err)?;
+        Ok(done.rows_affected() > 0)
     }
 
     #[instrument(skip_all)]
@@ -454,6 +491,26 @@ impl Store for SqliteStore {
     }
 
     #[instrument(skip_all)]
+    async fn count_posts_by_author(
+        &self,
+        campaign_id: Uuid,
+        author_id: Uuid,
+        kind: &str,
+        since: DateTime<Utc>,
+    ) -> Result<i64> {
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM posts WHERE campaign_id = ? AND author_id = ? AND kind = ? AND stamp_ms >= ?",
+        )
+        .bind(campaign_id.to_string())
+        .bind(author_id.to_string())
+        .bind(kind)
+        .bind(since.timestamp_millis())
+        .fetch_one(&self.readers)
+        .await
+        .map_err(map_err)
+    }
+
+    #[instrument(skip_all)]
     async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>> {
         let rows = sqlx::query(&format!(
             "SELECT {POST_COLUMNS} FROM posts INDEXED BY posts_by_kind WHERE campaign_id = ? AND kind = ? ORDER BY seq"
@@ -598,6 +655,31 @@ impl Store for SqliteStore {
         .await
         .map_err(map_err)?;
         Ok(w)
+    }
+
+    #[instrument(skip_all)]
+    async fn replace_webhook_secret(&self, id: Uuid, secret: &str) -> Result<bool> {
+        let done = sqlx::query("UPDATE webhooks SET secret = ? WHERE id = ? AND disabled_at IS NULL")
+            .bind(secret)
+            .bind(id.to_string())
+            .execute(&self.writer)
+            .await
+            .map_err(map_err)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    #[instrument(skip_all)]
+    async fn disable_webhook(&self, id: Uuid, at: DateTime<Utc>, reason: &str) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE webhooks SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL",
+        )
+        .bind(at.timestamp_millis())
+        .bind(reason)
+        .bind(id.to_string())
+        .execute(&self.writer)
+        .await
+        .map_err(map_err)?;
+        Ok(done.rows_affected() > 0)
     }
 
     #[instrument(skip_all)]

@@ -266,7 +266,17 @@ pub trait Store: Send + Sync + 'static {
     fn backend(&self) -> &'static str;
 
     async fn create_principal(&self, new: NewPrincipal) -> Result<Principal>;
+    /// The principal holding this token, unless the token was revoked.
     async fn principal_by_token_hash(&self, token_hash: &[u8; 32]) -> Result<Option<Principal>>;
+    /// A principal by id, revoked or not, with the time its token was revoked.
+    async fn principal(&self, id: Uuid) -> Result<Option<(Principal, Option<DateTime<Utc>>)>>;
+    /// Revokes a principal's token at `at`: from now on it authenticates no more, on every
+    /// server using this database. Only the principal's own row changes. `false` when there is
+    /// no such principal; revoking twice keeps the first time.
+    async fn revoke_principal(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool>;
+    /// Gives a principal a new token (its hash): the old one authenticates no more. `false` when
+    /// there is no such principal or its token was revoked.
+    async fn replace_token(&self, id: Uuid, token_hash: &[u8; 32]) -> Result<bool>;
 
     async fn create_campaign(&self, campaign: Campaign) -> Result<Campaign>;
     async fn campaign(&self, id: Uuid) -> Result<Option<Campaign>>;
@@ -285,6 +295,14 @@ pub trait Store: Send + Sync + 'static {
     async fn latest_outcomes(&self, campaign_id: Uuid, limit: i64) -> Result<Vec<Outcome>>;
     /// Every post of one kind (rollbacks, say), in order.
     async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>>;
+    /// How many posts of `kind` `author_id` made in the campaign stamped at or after `since`.
+    async fn count_posts_by_author(
+        &self,
+        campaign_id: Uuid,
+        author_id: Uuid,
+        kind: &str,
+        since: DateTime<Utc>,
+    ) -> Result<i64>;
     /// Outcomes with `position > after`, in order, at most `limit`.
     async fn outcomes(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Outcome>>;
     async fn outcomes_of_post(&self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>>;
@@ -298,6 +316,12 @@ pub trait Store: Send + Sync + 'static {
     /// A campaign's webhooks, in registration order.
     async fn webhooks(&self, campaign_id: Uuid) -> Result<Vec<Webhook>>;
     async fn webhook(&self, id: Uuid) -> Result<Option<Webhook>>;
+    /// Gives an active webhook a new signing secret; deliveries claimed from now on are signed
+    /// with it. `false` when there is no such active webhook.
+    async fn replace_webhook_secret(&self, id: Uuid, secret: &str) -> Result<bool>;
+    /// Disables a webhook at `at`, with `reason`: nothing more is sent to it, its delivery log
+    /// stays. `false` when there is no such webhook or it is disabled already.
+    async fn disable_webhook(&self, id: Uuid, at: DateTime<Utc>, reason: &str) -> Result<bool>;
     /// Claims up to `limit` outbox rows due at `now` (not delivered, not gone, not given up, not
     /// leased, webhook active) until `lease_until`, counting the attempt. Each row is claimed by
     /// one caller only, even with several replicas on one database.

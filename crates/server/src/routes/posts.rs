@@ -113,6 +113,8 @@ pub async fn create_post(
         hex::encode(Sha256::digest(format!("{id}\n{}\n{}\n{asked}", req.kind, side.as_deref().unwrap_or("-"))));
     let body = if req.kind == kinds::SEAL { salted(&req.body)? } else { asked };
 
+    let over_quota = player_quota(&state, &author, id, &req.kind).await?;
+
     let request = AppendRequest { campaign_id: id, author_id: author.id, idempotency_key: key, request_hash };
     // Posts whose verdict reads further back than the tail (seals, rollbacks) read it before
     // the write transaction; if the log moved on meanwhile, they read it again.
@@ -120,6 +122,11 @@ pub async fn create_post(
     let appended = loop {
         let context = decision_context(&state, &campaign, &req).await?;
         let decide_post = |tail: &Tail| -> Result<Decision, BoxError> {
+            // Refused here, not before: a retry of a post stored before is replayed, never
+            // refused for the quota it spent itself.
+            if let Some(refusal) = &over_quota {
+                return Err(Box::new(AppError::from(refusal.clone())));
+            }
             if context.as_of.is_some_and(|as_of| tail.next_seq != as_of + 1) {
                 return Err(Box::new(LogMovedOn));
             }
@@ -186,6 +193,66 @@ pub async fn create_post(
     }
     let void = void_posts(&state, id).await?;
     Ok((status, headers, Json(PostView::of(&campaign, &post, &outcomes, void.contains(&post.seq)))))
+}
+
+/// A player's notes and seals per campaign per UTC day are limited (`notes_per_player_per_day`,
+/// `seals_per_player_per_day`; 0: no limit), counted from the log: `Some(refusal)` when this
+/// post would go past the limit. Moderators have no quota.
+async fn player_quota(
+    state: &AppState,
+    author: &adjutant_store::Principal,
+    campaign_id: Uuid,
+    kind: &str,
+) -> ApiResult<Option<QuotaSpent>> {
+    let limit = match kind {
+        kinds::NOTE => state.config.notes_per_player_per_day,
+        kinds::SEAL => state.config.seals_per_player_per_day,
+        _ => return Ok(None),
+    };
+    if limit == 0 || author.kind != PrincipalKind::Player {
+        return Ok(None);
+    }
+    let now = state.clock.now();
+    let day_start = now.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
+    let made = state.store.count_posts_by_author(campaign_id, author.id, kind, day_start).await?;
+    if made < i64::from(limit) {
+        return Ok(None);
+    }
+    let next_day = day_start + chrono::Duration::days(1);
+    Ok(Some(QuotaSpent {
+        kind: kind.to_owned(),
+        limit,
+        retry_after_secs: u64::try_from((next_day - now).num_seconds()).unwrap_or(0).max(1),
+    }))
+}
+
+/// A player's daily quota of one post kind is spent.
+#[derive(Debug, Clone)]
+struct QuotaSpent {
+    kind: String,
+    limit: u32,
+    retry_after_secs: u64,
+}
+
+impl std::fmt::Display for QuotaSpent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a player makes at most {} {} posts per campaign per day (UTC); the count starts again at midnight",
+            self.limit, self.kind
+        )
+    }
+}
+
+impl From<QuotaSpent> for AppError {
+    fn from(q: QuotaSpent) -> Self {
+        AppError::TooManyRequests {
+            field: "body.kind".into(),
+            rule: format!("quota.{}s_per_day", q.kind),
+            detail: q.to_string(),
+            retry_after_secs: q.retry_after_secs,
+        }
+    }
 }
 
 /// The log grew between reading a post's context and writing it.

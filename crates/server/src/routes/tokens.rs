@@ -1,10 +1,14 @@
-//! Issuing tokens: the operator creates moderators; a moderator issues player and bot tokens
-//! for their own campaigns.
+//! Issuing and revoking tokens: the operator creates and revokes moderators; a moderator issues,
+//! rotates and revokes player and bot tokens for their own campaigns.
+//!
+//! A revoked token is refused (401) from the next request on, on every server sharing the
+//! database: tokens are looked up on every request, never cached. Revoking changes only the
+//! principal's own row; the posts it made stay in the log under its name.
 
 use adjutant_store::{NewPrincipal, Principal, PrincipalKind};
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::post;
+use axum::routing::{delete, post};
 use axum::{Json, Router};
 use chrono::Utc;
 use uuid::Uuid;
@@ -22,6 +26,10 @@ pub fn router() -> axum::Router<AppState> {
         .route("/v1/moderators", post(create_moderator))
         .route("/v1/campaigns/{id}/players", post(create_player))
         .route("/v1/campaigns/{id}/bots", post(create_bot))
+        .route("/v1/moderators/{moderator_id}", delete(revoke_moderator))
+        .route("/v1/campaigns/{id}/players/{player_id}", delete(revoke_player))
+        .route("/v1/campaigns/{id}/players/{player_id}/rotate", post(rotate_player))
+        .route("/v1/bots/{bot_id}", delete(revoke_bot))
 }
 
 /// The rule for a name shown to people, as a JSON Schema pattern: no control characters (C0,
@@ -135,4 +143,122 @@ pub async fn create_bot(
         created_at: Utc::now(),
     };
     issue(&state, principal).await
+}
+
+/// A principal of `kind` by id, or 404 naming `field`.
+async fn principal_of_kind(
+    state: &AppState,
+    id: Uuid,
+    kind: PrincipalKind,
+    field: &str,
+) -> ApiResult<(Principal, Option<chrono::DateTime<Utc>>)> {
+    match state.store.principal(id).await? {
+        Some((p, revoked_at)) if p.kind == kind => Ok((p, revoked_at)),
+        _ => Err(AppError::not_found(field, format!("there is no {} {id}", kind.as_str()))),
+    }
+}
+
+/// Revokes a moderator (operator token only): their token is refused from now on, so they can
+/// no longer act on their campaigns, issue tokens or read webhooks. The player and bot tokens
+/// they issued keep working; their campaigns and logs stay. Revoking twice is no error.
+#[utoipa::path(delete, path = "/v1/moderators/{moderator_id}", tag = "tokens",
+    params(("moderator_id" = Uuid, Path, description = "moderator id")), security(("bearer" = [])),
+    responses((status = 204, description = "Revoked"), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn revoke_moderator(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(moderator_id): ApiPath<Uuid>,
+) -> ApiResult<StatusCode> {
+    caller.require_operator()?;
+    principal_of_kind(&state, moderator_id, PrincipalKind::Moderator, "path.moderator_id").await?;
+    state.store.revoke_principal(moderator_id, Utc::now()).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The player `player_id` of campaign `id`, checked for the campaign's own moderator.
+async fn campaign_player(
+    state: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    player_id: Uuid,
+) -> ApiResult<(Principal, Option<chrono::DateTime<Utc>>)> {
+    let campaign = load_campaign(state, id).await?;
+    caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
+    let (player, revoked_at) = principal_of_kind(state, player_id, PrincipalKind::Player, "path.player_id").await?;
+    if player.campaign_id != Some(id) {
+        return Err(AppError::not_found("path.player_id", format!("campaign {id} has no player {player_id}")));
+    }
+    Ok((player, revoked_at))
+}
+
+/// Revokes a player's token (the campaign's moderator): it is refused from now on. Their posts
+/// stay in the log. Revoking twice is no error.
+#[utoipa::path(delete, path = "/v1/campaigns/{id}/players/{player_id}", tag = "tokens",
+    params(("id" = Uuid, Path, description = "campaign id"), ("player_id" = Uuid, Path, description = "player id")),
+    security(("bearer" = [])),
+    responses((status = 204, description = "Revoked"), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn revoke_player(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath((id, player_id)): ApiPath<(Uuid, Uuid)>,
+) -> ApiResult<StatusCode> {
+    campaign_player(&state, &caller, id, player_id).await?;
+    state.store.revoke_principal(player_id, Utc::now()).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Gives a player a new token (the campaign's moderator): the same player, side and posts; the
+/// old token is refused from now on. The new token is shown this once. A revoked player cannot
+/// be rotated (409): issue a new player instead.
+#[utoipa::path(post, path = "/v1/campaigns/{id}/players/{player_id}/rotate", tag = "tokens",
+    params(("id" = Uuid, Path, description = "campaign id"), ("player_id" = Uuid, Path, description = "player id")),
+    security(("bearer" = [])),
+    responses((status = 200, body = IssuedToken), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn rotate_player(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath((id, player_id)): ApiPath<(Uuid, Uuid)>,
+) -> ApiResult<Json<IssuedToken>> {
+    let (player, revoked_at) = campaign_player(&state, &caller, id, player_id).await?;
+    let revoked = || {
+        AppError::conflict(
+            "path.player_id",
+            "token.revoked",
+            "this player's token was revoked; issue a new player instead",
+        )
+    };
+    if revoked_at.is_some() {
+        return Err(revoked());
+    }
+    let token = new_token();
+    if !state.store.replace_token(player_id, &token_hash(&token)).await? {
+        return Err(revoked());
+    }
+    Ok(Json(IssuedToken {
+        id: player.id,
+        kind: player.kind.as_str().into(),
+        name: player.name,
+        campaign_id: player.campaign_id,
+        side: player.side,
+        token,
+    }))
+}
+
+/// Revokes a bot's token (the moderator who issued it): it is refused from now on, for the feed,
+/// acknowledgements and everything else. Revoking twice is no error.
+#[utoipa::path(delete, path = "/v1/bots/{bot_id}", tag = "tokens",
+    params(("bot_id" = Uuid, Path, description = "bot id")), security(("bearer" = [])),
+    responses((status = 204, description = "Revoked"), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn revoke_bot(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(bot_id): ApiPath<Uuid>,
+) -> ApiResult<StatusCode> {
+    let moderator = caller.require_moderator()?;
+    let (bot, _) = principal_of_kind(&state, bot_id, PrincipalKind::Bot, "path.bot_id").await?;
+    if bot.created_by != Some(moderator.id) {
+        return Err(AppError::forbidden("auth.bot_issuer", "only the moderator who issued a bot can revoke it"));
+    }
+    state.store.revoke_principal(bot_id, Utc::now()).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

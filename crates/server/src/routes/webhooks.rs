@@ -1,10 +1,11 @@
-//! Webhooks: a campaign's moderator registers endpoints that receive every outcome, signed, and
-//! reads each endpoint's delivery log.
+//! Webhooks: a campaign's moderator registers endpoints that receive every outcome, signed,
+//! reads each endpoint's delivery log, rotates an endpoint's secret and deletes an endpoint
+//! (it is disabled: nothing more is sent, its log stays readable).
 
 use adjutant_store::{DeliveryLogEntry, Webhook};
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,19 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/v1/campaigns/{id}/webhooks", get(list_webhooks).post(create_webhook))
         .route("/v1/campaigns/{id}/webhooks/{webhook_id}/deliveries", get(list_deliveries))
+        .route("/v1/campaigns/{id}/webhooks/{webhook_id}", axum::routing::delete(delete_webhook))
+        .route("/v1/campaigns/{id}/webhooks/{webhook_id}/rotate-secret", post(rotate_webhook_secret))
+}
+
+/// Why a webhook the moderator deleted is disabled.
+pub const DELETED_REASON: &str = "deleted by the campaign's moderator";
+
+/// A webhook's new signing secret: shown this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RotatedSecret {
+    pub id: Uuid,
+    /// `whsec_…`: every delivery attempted from now on is signed with it.
+    pub secret: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -54,7 +68,7 @@ pub struct WebhookView {
     pub campaign_id: Uuid,
     pub url: String,
     pub created_at: DateTime<Utc>,
-    /// `true` until the endpoint answers 410 Gone.
+    /// `true` until the endpoint answers 410 Gone or the moderator deletes the webhook.
     pub active: bool,
     pub disabled_at: Option<DateTime<Utc>>,
     pub disabled_reason: Option<String>,
@@ -225,13 +239,61 @@ pub async fn list_deliveries(
     if after < 0 {
         return Err(AppError::bad_request("query.after", "paging.after", "after is a log entry id, 0 or more"));
     }
-    match state.store.webhook(webhook_id).await? {
-        Some(w) if w.campaign_id == id => {}
-        _ => return Err(AppError::not_found("path.webhook_id", format!("campaign {id} has no webhook {webhook_id}"))),
-    }
+    campaign_webhook(&state, id, webhook_id).await?;
     let entries = state.store.deliveries(webhook_id, after, limit).await?;
     let next_after = (entries.len() as i64 == limit).then(|| entries.last().map(|d| d.id)).flatten();
     Ok(Json(DeliveryPage { deliveries: entries.into_iter().map(DeliveryView::from).collect(), next_after }))
+}
+
+async fn campaign_webhook(state: &AppState, id: Uuid, webhook_id: Uuid) -> ApiResult<Webhook> {
+    match state.store.webhook(webhook_id).await? {
+        Some(w) if w.campaign_id == id => Ok(w),
+        _ => Err(AppError::not_found("path.webhook_id", format!("campaign {id} has no webhook {webhook_id}"))),
+    }
+}
+
+/// Gives a webhook a new signing secret (the campaign's moderator), shown this once: every
+/// attempt from now on, retries of earlier outcomes included, is signed with it. A disabled
+/// webhook cannot be rotated (409).
+#[utoipa::path(post, path = "/v1/campaigns/{id}/webhooks/{webhook_id}/rotate-secret", tag = "webhooks",
+    params(("id" = Uuid, Path, description = "campaign id"), ("webhook_id" = Uuid, Path, description = "webhook id")),
+    security(("bearer" = [])),
+    responses((status = 200, body = RotatedSecret), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn rotate_webhook_secret(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath((id, webhook_id)): ApiPath<(Uuid, Uuid)>,
+) -> ApiResult<Json<RotatedSecret>> {
+    let campaign = load_campaign(&state, id).await?;
+    caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
+    campaign_webhook(&state, id, webhook_id).await?;
+    let secret = new_secret();
+    if !state.store.replace_webhook_secret(webhook_id, &secret).await? {
+        return Err(AppError::conflict(
+            "path.webhook_id",
+            "webhook.disabled",
+            "this webhook is disabled; register a new one",
+        ));
+    }
+    Ok(Json(RotatedSecret { id: webhook_id, secret }))
+}
+
+/// Deletes a webhook (the campaign's moderator): it is disabled, nothing more is sent to it,
+/// and its delivery log stays readable. Deleting twice is no error.
+#[utoipa::path(delete, path = "/v1/campaigns/{id}/webhooks/{webhook_id}", tag = "webhooks",
+    params(("id" = Uuid, Path, description = "campaign id"), ("webhook_id" = Uuid, Path, description = "webhook id")),
+    security(("bearer" = [])),
+    responses((status = 204, description = "Disabled"), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn delete_webhook(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath((id, webhook_id)): ApiPath<(Uuid, Uuid)>,
+) -> ApiResult<StatusCode> {
+    let campaign = load_campaign(&state, id).await?;
+    caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
+    campaign_webhook(&state, id, webhook_id).await?;
+    state.store.disable_webhook(webhook_id, Utc::now(), DELETED_REASON).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[cfg(test)]

@@ -1,0 +1,68 @@
+//! The HTTP edge: a connection that does not finish its request head in time is closed, and a
+//! cap on open connections cannot be held for longer than that by idle clients.
+
+use std::time::{Duration, Instant};
+
+use adjutant_e2e::{Backend, TestApp};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+fn address(app: &TestApp) -> String {
+    app.base.trim_start_matches("http://").to_owned()
+}
+
+/// Reads until the server closes the connection; how long that took, or `None` past `within`.
+async fn closed_within(stream: &mut TcpStream, within: Duration) -> Option<Duration> {
+    let start = Instant::now();
+    let mut buffer = [0u8; 1024];
+    loop {
+        match tokio::time::timeout(within.saturating_sub(start.elapsed()), stream.read(&mut buffer)).await {
+            Err(_) => return None,
+            Ok(Ok(0) | Err(_)) => return Some(start.elapsed()),
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+/// The attack ("slowloris"): open a connection, send half a request line, and wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_a_request_line_is_disconnected_after_the_header_time_out() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |config| config.header_read_timeout_secs = 1).await;
+    let mut slow = TcpStream::connect(address(&app)).await.unwrap();
+    slow.write_all(b"GET /v1/tools/result-n").await.unwrap();
+    let closed = closed_within(&mut slow, Duration::from_secs(5)).await;
+    let took = closed.expect("the server kept a connection with half a request line open for 5 s");
+    assert!(took >= Duration::from_millis(800), "closed after {took:?}, before the time-out");
+    // A connection that says nothing at all is closed too.
+    let mut silent = TcpStream::connect(address(&app)).await.unwrap();
+    assert!(closed_within(&mut silent, Duration::from_secs(5)).await.is_some());
+    // A whole request is answered as ever.
+    app.get("/healthz").await.ok(200);
+}
+
+/// The attack: hold every connection slot with idle connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_hold_the_connection_limit_no_longer_than_the_header_time_out() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |config| {
+        config.header_read_timeout_secs = 1;
+        config.max_connections = 3;
+    })
+    .await;
+    // N + 1 idle connections, each with half a request line.
+    let mut idle = Vec::new();
+    for _ in 0..4 {
+        let mut stream = TcpStream::connect(address(&app)).await.unwrap();
+        stream.write_all(b"GET /healthz HT").await.unwrap();
+        idle.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // A normal request waits for a slot, and gets one when the idle ones are dropped.
+    let start = Instant::now();
+    let answer = tokio::time::timeout(Duration::from_secs(5), app.get("/healthz"))
+        .await
+        .expect("a normal request was starved for 5 s by idle connections");
+    answer.ok(200);
+    let waited = start.elapsed();
+    assert!(waited >= Duration::from_millis(500), "answered after {waited:?}: the connection limit did not hold");
+    assert!(waited <= Duration::from_secs(3), "answered after {waited:?}");
+}
