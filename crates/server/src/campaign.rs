@@ -280,6 +280,7 @@ pub struct UmpireBody {
     #[schema(value_type = Object)]
     pub body: Value,
     /// Why the moderator answers (e.g. the player has not posted for three days).
+    #[schema(value_type = crate::free_text::Line)]
     pub reason: String,
 }
 
@@ -382,6 +383,7 @@ pub struct RollbackBody {
     /// The last post that stands; every later post is void.
     pub to_seq: i64,
     /// Why, for the record.
+    #[schema(value_type = crate::free_text::Line)]
     pub reason: String,
 }
 
@@ -497,13 +499,13 @@ fn umpire(
             format!("a moderator answers only {}", UMPIRE_KINDS.join(", ")),
         ));
     }
-    if body.reason.trim().is_empty() {
-        return Err(AppError::unprocessable(
-            "body.body.reason",
-            "umpire.reason",
-            "an umpire's answer records its reason",
-        ));
-    }
+    crate::free_text::check_line(
+        "body.body.reason",
+        "umpire.reason",
+        "an umpire's answer records its reason, which",
+        &body.reason,
+        crate::free_text::LINE_MAX,
+    )?;
     if !state.awaiting.iter().any(|a| a.side == side && a.kind == body.kind) {
         return Err(AppError::unprocessable(
             "body.body.kind",
@@ -548,15 +550,19 @@ fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> Result<Eff
     }
     let body: SealBody = body_of(post)?;
     let topic = body.topic.as_str();
-    if topic.is_empty() || topic.len() > 80 || topic.trim() != topic || topic.chars().any(char::is_control) {
+    if topic.is_empty() || topic.len() > 80 || topic.trim() != topic || topic.chars().any(crate::free_text::forbidden) {
         return Err(AppError::unprocessable(
             "body.body.topic",
             "seal.topic",
             "a topic has 1 to 80 characters, with no space at either end",
         ));
     }
-    if body.choice.trim().is_empty() || body.choice.len() > 40 {
-        return Err(AppError::unprocessable("body.body.choice", "seal.choice", "a choice has 1 to 40 characters"));
+    if body.choice.trim().is_empty() || body.choice.len() > 40 || body.choice.chars().any(crate::free_text::forbidden) {
+        return Err(AppError::unprocessable(
+            "body.body.choice",
+            "seal.choice",
+            "a choice has 1 to 40 characters on one line",
+        ));
     }
     if context.seals.iter().any(|s| s.body.topic == topic && s.body.role == body.role) {
         return Err(AppError::conflict(
@@ -637,9 +643,13 @@ fn rollback(campaign: &LoadedCampaign, post: &Post, context: &Context) -> Result
         return Err(AppError::forbidden("rollback.moderator_only", "only the campaign's moderator can roll it back"));
     }
     let body: RollbackBody = body_of(post)?;
-    if body.reason.trim().is_empty() {
-        return Err(AppError::unprocessable("body.body.reason", "rollback.reason", "a rollback records its reason"));
-    }
+    crate::free_text::check_line(
+        "body.body.reason",
+        "rollback.reason",
+        "a rollback records its reason, which",
+        &body.reason,
+        crate::free_text::LINE_MAX,
+    )?;
     if body.to_seq < 0 || body.to_seq >= post.seq - 1 {
         return Err(AppError::unprocessable(
             "body.body.to_seq",

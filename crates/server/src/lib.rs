@@ -11,6 +11,7 @@ pub mod config;
 pub mod error;
 pub mod extract;
 pub mod forum;
+pub mod free_text;
 pub mod openapi;
 pub mod openapi_problems;
 pub mod rate_limit;

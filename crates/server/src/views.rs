@@ -15,14 +15,14 @@ use crate::forum::{outcome_text, ForumText};
 #[serde(deny_unknown_fields)]
 pub struct NewModerator {
     /// The moderator's name as players know it.
-    #[schema(example = "Col. Hawkins")]
+    #[schema(value_type = crate::free_text::Name, example = "Col. Hawkins")]
     pub name: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewPlayer {
-    #[schema(example = "jeb_stuart_fan")]
+    #[schema(value_type = crate::free_text::Name, example = "jeb_stuart_fan")]
     pub name: String,
     /// `union` or `confederate` (`rebel` is read as `confederate`).
     #[schema(example = "union")]
@@ -32,7 +32,7 @@ pub struct NewPlayer {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewBot {
-    #[schema(example = "forum-bot")]
+    #[schema(value_type = crate::free_text::Name, example = "forum-bot")]
     pub name: String,
 }
 
@@ -54,7 +54,7 @@ pub struct IssuedToken {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewCampaign {
-    #[schema(example = "Shenandoah, spring 1862")]
+    #[schema(value_type = crate::free_text::Name, example = "Shenandoah, spring 1862")]
     pub name: String,
     /// `managed` (the server holds the whole game) or `resolver` (dice and tables only).
     #[serde(default = "default_mode")]

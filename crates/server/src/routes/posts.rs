@@ -106,6 +106,7 @@ pub async fn create_post(
     if !req.body.is_object() {
         return Err(AppError::unprocessable("body.body", "post.body", "the body is a JSON object"));
     }
+    crate::free_text::check_json("body.body", &req.body)?;
     // Canonical JSON: serde_json's map keeps keys sorted, and `to_string` writes no white space.
     let asked = serde_json::to_string(&req.body).map_err(|e| AppError::Internal(e.to_string()))?;
     let request_hash =

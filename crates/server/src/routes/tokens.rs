@@ -24,18 +24,7 @@ pub fn router() -> axum::Router<AppState> {
         .route("/v1/campaigns/{id}/bots", post(create_bot))
 }
 
-/// A name shown to people: 1 to 80 characters after trimming, no control characters.
-pub fn check_name(field: &str, name: &str) -> ApiResult<String> {
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > 80 || name.chars().any(char::is_control) {
-        return Err(AppError::unprocessable(
-            field,
-            "name.format",
-            "a name has 1 to 80 characters and no control characters",
-        ));
-    }
-    Ok(name.to_owned())
-}
+pub use crate::free_text::check_name;
 
 async fn issue(state: &AppState, principal: Principal) -> ApiResult<(StatusCode, Json<IssuedToken>)> {
     let token = new_token();
