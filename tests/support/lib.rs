@@ -211,6 +211,8 @@ impl TestApp {
         config.admin_token = Some(adjutant_server::auth::Secret::new(admin_token.clone()));
         // High enough that no test meets it by accident; the rate-limit test sets its own.
         config.rate_limit_per_minute = 1_000_000;
+        // Test receivers listen on loopback, which webhooks may reach only when allowed.
+        config.webhook_allow = "127.0.0.0/8, ::1".into();
         configure(&mut config);
         let store = db.store().await;
         let clock = Arc::new(ManualClock::new(seed_morning()));

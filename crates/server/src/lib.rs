@@ -12,6 +12,7 @@ pub mod error;
 pub mod extract;
 pub mod forum;
 pub mod free_text;
+pub mod net_guard;
 pub mod openapi;
 pub mod openapi_problems;
 pub mod rate_limit;
@@ -42,12 +43,16 @@ pub struct AppState {
     pub admin_token_hash: Option<[u8; 32]>,
     pub scenarios: Arc<campaign::Scenarios>,
     pub config: Arc<Config>,
+    /// Where webhooks may go besides global addresses (`webhook_allow`).
+    pub webhook_allow: Arc<net_guard::Allowlist>,
 }
 
 impl AppState {
     pub fn new(config: Config, store: Arc<dyn Store>, clock: Arc<dyn ServerClock>) -> Result<Self, String> {
         let scenarios = campaign::Scenarios::load(&config.scenarios_dir)?;
+        let webhook_allow = Arc::new(net_guard::Allowlist::parse(&config.webhook_allow)?);
         Ok(Self {
+            webhook_allow,
             admin_token_hash: config.admin_token.as_ref().map(|t| auth::token_hash(t.expose())),
             store,
             clock,
@@ -124,8 +129,12 @@ async fn time_limit(State(state): State<AppState>, request: Request, next: Next)
 /// Runs the service, and its webhook deliverer, until SIGTERM or Ctrl-C; then finishes the
 /// requests in flight and stops the deliverer (an attempt under way is finished and logged).
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    let deliverer = webhooks::Deliverer::new(state.store.clone(), webhooks::Settings::from_config(&state.config))
-        .map_err(std::io::Error::other)?;
+    let deliverer = webhooks::Deliverer::new(
+        state.store.clone(),
+        webhooks::Settings::from_config(&state.config),
+        state.webhook_allow.clone(),
+    )
+    .map_err(std::io::Error::other)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let serving = async move {
         let result = axum::serve(listener, app(state).into_make_service_with_connect_info::<std::net::SocketAddr>())

@@ -38,7 +38,9 @@ impl Allowlist {
                     list.nets.push((ip, prefix));
                 }
                 Err(_) if prefix.is_none() && is_host_name(entry) => list.hosts.push(entry.to_ascii_lowercase()),
-                Err(_) => return Err(format!("webhook_allow: {entry:?} is not a host name, an address or a CIDR block")),
+                Err(_) => {
+                    return Err(format!("webhook_allow: {entry:?} is not a host name, an address or a CIDR block"))
+                }
             }
         }
         Ok(list)
@@ -184,7 +186,17 @@ impl reqwest::dns::Resolve for GuardedResolver {
     }
 }
 
-/// Whether a URL may be requested as far as can be told without resolving it: a literal
+/// Whether a URL whose host is a literal address (which the client does not resolve, so the
+/// resolver cannot check it) may be requested; names are left to the resolver.
+pub fn literal_allowed(allow: &Allowlist, url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else { return false };
+    match host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+        Ok(ip) => allow.permits("", ip),
+        Err(_) => true,
+    }
+}
+
+/// Whether a URL may be registered as far as can be told without resolving it: a literal
 /// address must be allowed, and `localhost` (and names under it) must be named by the operator.
 /// Names are checked again, address by address, when the client resolves them.
 pub fn url_allowed(allow: &Allowlist, url: &reqwest::Url) -> bool {
@@ -242,9 +254,16 @@ mod tests {
         ] {
             assert!(!is_global(ip(inside)), "{inside} counted as global");
         }
-        for outside in
-            ["8.8.8.8", "1.1.1.1", "100.128.0.1", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::"]
-        {
+        for outside in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "100.128.0.1",
+            "172.32.0.1",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+            "2002:808:808::",
+        ] {
             assert!(is_global(ip(outside)), "{outside} counted as not global");
         }
     }
