@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod bot;
+pub mod cache;
 pub mod campaign;
 pub mod clock;
 pub mod config;
@@ -45,6 +46,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Where webhooks may go besides global addresses (`webhook_allow`).
     pub webhook_allow: Arc<net_guard::Allowlist>,
+    /// What public reads remember: verified audit prefixes, results by head hash.
+    pub caches: Arc<cache::Caches>,
 }
 
 impl AppState {
@@ -53,6 +56,7 @@ impl AppState {
         let webhook_allow = Arc::new(net_guard::Allowlist::parse(&config.webhook_allow)?);
         Ok(Self {
             webhook_allow,
+            caches: Arc::default(),
             admin_token_hash: config.admin_token.as_ref().map(|t| auth::token_hash(t.expose())),
             store,
             clock,
