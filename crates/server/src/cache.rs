@@ -25,12 +25,12 @@ pub struct Caches {
     audits: Mutex<HashMap<Uuid, Arc<AuditCheckpoint>>>,
     by_head: Mutex<HashMap<(Uuid, &'static str), (String, Arc<Vec<u8>>)>>,
     /// Permits for rasterising maps.
-    pub map_renders: Semaphore,
+    pub map_renders: Arc<Semaphore>,
 }
 
 impl Default for Caches {
     fn default() -> Self {
-        Self { audits: Mutex::default(), by_head: Mutex::default(), map_renders: Semaphore::new(MAP_RENDERS) }
+        Self { audits: Mutex::default(), by_head: Mutex::default(), map_renders: Arc::new(Semaphore::new(MAP_RENDERS)) }
     }
 }
 
