@@ -21,9 +21,12 @@ const MAX_CAMPAIGNS: usize = 10_000;
 /// PNG renders at once; others wait (and time out with the request).
 pub const MAP_RENDERS: usize = 2;
 
+/// (campaign, what) → (head hash, bytes).
+type ByHead = HashMap<(Uuid, &'static str), (String, Arc<Vec<u8>>)>;
+
 pub struct Caches {
     audits: Mutex<HashMap<Uuid, Arc<AuditCheckpoint>>>,
-    by_head: Mutex<HashMap<(Uuid, &'static str), (String, Arc<Vec<u8>>)>>,
+    by_head: Mutex<ByHead>,
     /// Permits for rasterising maps.
     pub map_renders: Arc<Semaphore>,
 }

@@ -49,7 +49,7 @@ impl Allowlist {
     /// Whether the operator named this host.
     pub fn allows_host(&self, host: &str) -> bool {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
-        self.hosts.iter().any(|h| *h == host)
+        self.hosts.contains(&host)
     }
 
     /// Whether the operator named a block holding this address.
