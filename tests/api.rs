@@ -9,6 +9,7 @@ on_both_backends! {
     a_replayed_idempotency_key_stores_nothing_new => replayed_key_stores_nothing;
     players_act_only_for_their_own_campaign_and_side => players_only_for_their_side;
     the_audit_catches_a_tampered_post => audit_catches_tampering;
+    a_repeat_audit_replays_only_the_new_posts => repeat_audit_is_incremental;
     bad_requests_get_problems_and_store_nothing => bad_requests_store_nothing;
     the_log_pages_in_order => log_pages_in_order;
     tokens_are_issued_by_the_right_people => tokens_issued_by_the_right_people;
@@ -355,4 +356,68 @@ async fn tokens_issued_by_the_right_people(backend: Backend) {
     assert_eq!(campaign.ok(200)["settings"]["first_digit"], 9);
     let list = app.get("/v1/campaigns").await;
     assert_eq!(list.ok(200)["campaigns"].as_array().unwrap().len(), 1);
+}
+
+/// Rewrites a stored post's body behind the schema's back.
+async fn tamper(app: &TestApp, backend: Backend, seq: i64) {
+    let update = format!("UPDATE posts SET body = '{{\"text\":\"forged\"}}' WHERE seq = {seq};");
+    match backend {
+        Backend::Sqlite => {
+            app.db.execute(&format!("DROP TRIGGER IF EXISTS posts_append_only_update; {update}")).await;
+        }
+        Backend::Postgres => {
+            app.db.execute(&format!("ALTER TABLE posts DISABLE TRIGGER posts_append_only; {update}")).await;
+        }
+    }
+}
+
+async fn repeat_audit_is_incremental(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "Audit", "mode": "resolver", "ruleset": "acw-25mm"})).await;
+    let player = app.player(&moderator, &campaign, "union").await;
+    for i in 0..20 {
+        app.post(&player, &campaign, note(&format!("note {i}"))).await.ok(201);
+    }
+    let audit = |fresh: bool| {
+        let path = format!("/v1/campaigns/{campaign}/audit{}", if fresh { "?fresh=true" } else { "" });
+        let app = &app;
+        async move { app.get(&path).await.ok(200).clone() }
+    };
+    let cold = audit(false).await;
+    assert_eq!(
+        (cold["ok"].as_bool(), cold["posts"].as_i64(), cold["replayed_now"].as_i64()),
+        (Some(true), Some(20), Some(20))
+    );
+    let again = audit(false).await;
+    assert_eq!(
+        (again["ok"].as_bool(), again["posts"].as_i64(), again["replayed_now"].as_i64()),
+        (Some(true), Some(20), Some(0))
+    );
+    assert_eq!(again["head_hash"], cold["head_hash"]);
+
+    // One new post: only it is replayed.
+    app.post(&player, &campaign, note("one more")).await.ok(201);
+    let one = audit(false).await;
+    assert_eq!(
+        (one["ok"].as_bool(), one["posts"].as_i64(), one["replayed_now"].as_i64()),
+        (Some(true), Some(21), Some(1))
+    );
+
+    // A new post tampered with before its first audit is caught by the repeat audit.
+    app.post(&player, &campaign, note("honest")).await.ok(201);
+    tamper(&app, backend, 22).await;
+    let caught = audit(false).await;
+    assert_eq!(caught["replayed_now"], 1);
+    assert_eq!(caught["ok"], false, "{caught}");
+    assert!(
+        caught["differences"].as_array().unwrap().iter().any(|d| d["seq"] == 22 && d["check"] == "chain"),
+        "{caught}"
+    );
+
+    // The prefix verified before is trusted by the repeat audit; a fresh one replays it all.
+    tamper(&app, backend, 3).await;
+    let fresh = audit(true).await;
+    assert_eq!(fresh["replayed_now"], 22);
+    assert!(fresh["differences"].as_array().unwrap().iter().any(|d| d["seq"] == 3), "{fresh}");
 }

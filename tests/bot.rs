@@ -18,6 +18,8 @@ use axum::Json;
 
 on_both_backends! {
     the_bot_posts_each_outcome_once_and_survives_a_crash => bot_posts_once;
+    players_text_reaches_the_forum_as_literal_text => markup_injection;
+    a_marker_inside_a_post_is_not_the_bots_reply => marker_spoofing;
 }
 
 const TOPIC: u64 = 77;
@@ -267,4 +269,138 @@ async fn bot_posts_once(backend: Backend) {
     assert_eq!(ack.ok(200)["forum_post_id"], crashed_post.as_str());
     let fifth_marker = format!("adjutant:outcome:{}", fifth["id"].as_str().unwrap());
     assert_eq!(replies[&fifth_marker].len(), 1);
+}
+
+/// Markup a player or moderator might try to slip into the forum in the bot's name.
+const ATTACK: &str = "@staff <b>x</b> [url=http://e.x]x[/url] ![i](http://x) # h";
+
+/// What must never appear in forum text as written by people.
+const INJECTED: [&str; 9] = ["@staff", "@here", "<b>", "<i>", "[url", "[b]x", "![", "http://", "# h"];
+
+/// Whether `needle` occurs in `text` other than right after a backslash (Markdown's escape).
+fn unescaped(text: &str, needle: &str) -> bool {
+    text.match_indices(needle).any(|(at, _)| !text[..at].ends_with('\\'))
+}
+
+async fn resolver_campaign(app: &TestApp) -> (String, String, String, String, String) {
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "Forum", "mode": "resolver", "ruleset": "acw-25mm"})).await;
+    let union = app.player(&moderator, &campaign, "union").await;
+    let rebel = app.player(&moderator, &campaign, "confederate").await;
+    let bot = app
+        .request(
+            Method::POST,
+            &format!("/v1/campaigns/{campaign}/bots"),
+            Some(&moderator),
+            Some(json!({"name": "Forum bot"})),
+        )
+        .await;
+    let bot_token = bot.ok(201)["token"].as_str().unwrap().to_owned();
+    (moderator, campaign, union, rebel, bot_token)
+}
+
+fn bot_config(app: &TestApp, bot_token: &str, forum_url: &str, campaign: &str) -> BotConfig {
+    let topics = Topics::parse(&format!("{campaign}={TOPIC}")).unwrap();
+    let mut config = BotConfig::new(&app.base, bot_token, forum_url, API_KEY, BOT_USER, topics);
+    config.max_wait = Duration::from_secs(5);
+    config
+}
+
+async fn markup_injection(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (moderator, campaign, union, rebel, bot_token) = resolver_campaign(&app).await;
+
+    // Line breaks are refused at the door, wherever the text goes.
+    let forged = format!("{ATTACK}\nCheck: 9:51:45 → N = 95145, √N = 308.455831522115, decimals 9–10 = 99");
+    let seal = |topic: &str, role: &str, choice: &str| json!({"kind": "seal", "body": {"topic": topic, "role": role, "choice": choice}});
+    app.post(&union, &campaign, seal(&forged, "attacker", "stay")).await.problem(422, "body.body.topic");
+    app.post(&union, &campaign, seal("t", "attacker", "stay\nCheck: 1")).await.problem(422, "body.body.choice");
+    let note = json!({"kind": "note", "body": {"text": "fine\n# forged"}});
+    app.post(&union, &campaign, note).await.problem(422, "body.body.text");
+    let inputs =
+        json!({"kind": "resolve", "body": {"action": "formation_test", "inputs": {"class": "B", "unit": "a\rb"}}});
+    app.post(&union, &campaign, inputs).await.problem(422, "body.body.inputs.unit");
+    let name = json!({"name": format!("Alice\n{ATTACK}"), "side": "union"});
+    let answer =
+        app.request(Method::POST, &format!("/v1/campaigns/{campaign}/players"), Some(&moderator), Some(name)).await;
+    answer.problem(422, "body.name");
+
+    // On one line, the same text is taken, and shows in the forum as the characters typed.
+    let name = json!({"name": format!("Alice {ATTACK}"), "side": "union"});
+    let answer =
+        app.request(Method::POST, &format!("/v1/campaigns/{campaign}/players"), Some(&moderator), Some(name)).await;
+    answer.ok(201);
+    app.post(&union, &campaign, seal(ATTACK, "attacker", "stay <i>")).await.ok(201);
+    app.post(&rebel, &campaign, seal(ATTACK, "defender", "@here [b]x[/b]")).await.ok(201);
+    let rollback = json!({"kind": "rollback", "body": {"to_seq": 1, "reason": format!("{ATTACK} Check: forged")}});
+    let answer = app.post(&moderator, &campaign, rollback).await;
+    answer.ok(201);
+
+    let page = app.get(&format!("/v1/campaigns/{campaign}/outcomes?limit=100")).await;
+    let outcomes = page.ok(200)["outcomes"].as_array().unwrap().clone();
+    let kinds: Vec<&str> = outcomes.iter().filter_map(|o| o["kind"].as_str()).collect();
+    assert_eq!(kinds, ["sealed", "sealed", "revealed", "rollback"], "{outcomes:?}");
+    for outcome in &outcomes {
+        for markup in ["bbcode", "markdown"] {
+            let text = outcome["text"][markup].as_str().unwrap();
+            for injected in INJECTED {
+                assert!(!unescaped(text, injected), "{injected:?} in the {markup} of {}: {text}", outcome["kind"]);
+            }
+            assert!(!text.lines().any(|l| l.starts_with("Check:")), "a forged check line: {text}");
+        }
+        // The characters typed are all there, escaped.
+        let bbcode = outcome["text"]["bbcode"].as_str().unwrap();
+        assert!(bbcode.contains("&lt;b&gt;x&lt;/b&gt; &#91;url=http:\u{200B}//e.x&#93;x&#91;/url&#93;"), "{bbcode}");
+        let markdown = outcome["text"]["markdown"].as_str().unwrap();
+        assert!(
+            markdown.contains("&lt;b&gt;x&lt;/b&gt; \\[url=http:\u{200B}//e.x\\]x\\[/url\\] !\\[i\\](http:"),
+            "{markdown}"
+        );
+    }
+
+    // The bot posts exactly that.
+    let forum = Forum::default();
+    let forum_url = forum.start().await;
+    let report = Bot::new(bot_config(&app, &bot_token, &forum_url, &campaign)).unwrap().run_until_idle().await.unwrap();
+    assert_eq!(report.posted, 4);
+    for post in forum.posts() {
+        for injected in INJECTED {
+            assert!(!unescaped(&post.raw, injected), "{injected:?} posted: {}", post.raw);
+        }
+    }
+}
+
+async fn marker_spoofing(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, campaign, union, rebel, bot_token) = resolver_campaign(&app).await;
+    let seal =
+        |topic: &str, role: &str| json!({"kind": "seal", "body": {"topic": topic, "role": role, "choice": "stay"}});
+    let first = app.post(&union, &campaign, seal("first", "attacker")).await.ok(201)["outcomes"][0].clone();
+    let first_id = first["id"].as_str().unwrap().to_owned();
+    // The other player reads the first outcome's id off the public feed and puts its marker
+    // into a seal topic of their own.
+    let spoof = format!("adjutant:outcome:{first_id}");
+    let second = app.post(&rebel, &campaign, seal(&spoof, "attacker")).await.ok(201)["outcomes"][0].clone();
+    let second_text = second["text"]["bbcode"].as_str().unwrap().to_owned();
+    assert!(second_text.contains(&spoof), "the topic is shown as typed: {second_text}");
+
+    // The bot's reply to the second outcome is on the forum already (a crash before its
+    // acknowledgement); the first outcome was never posted.
+    let forum = Forum::default();
+    let forum_url = forum.start().await;
+    let earlier = forum.add(BOT_USER, &second_text);
+    let report = Bot::new(bot_config(&app, &bot_token, &forum_url, &campaign)).unwrap().run_until_idle().await.unwrap();
+    assert_eq!((report.posted, report.recovered), (1, 1), "the first outcome was taken as posted");
+    let posts = forum.posts();
+    let reply = posts.iter().find(|p| p.id != earlier).expect("the first outcome's reply");
+    assert_eq!(reply.raw, first["text"]["bbcode"].as_str().unwrap());
+    let ack = app
+        .request(
+            Method::POST,
+            &format!("/v1/campaigns/{campaign}/outcomes/{}/ack", second["id"].as_str().unwrap()),
+            Some(&bot_token),
+            Some(json!({"forum_post_id": "999999"})),
+        )
+        .await;
+    assert_eq!(ack.ok(200)["forum_post_id"], earlier.to_string(), "the second was recovered from its own reply");
 }

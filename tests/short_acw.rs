@@ -381,7 +381,11 @@ async fn campaign_audit_catches_tampering(backend: Backend) {
             "{unguard_outcomes} UPDATE outcomes SET data = REPLACE(data, '\"loser_casualties\":3', '\"loser_casualties\":1') WHERE kind = 'battle';"
         ))
         .await;
-    let audit = g.app.get(&path).await;
+    // A repeat audit trusts the prefix this server verified before (within its life) and
+    // replays nothing; a fresh one replays every post and finds the change.
+    assert_eq!(g.app.get(&path).await.ok(200)["replayed_now"], 0);
+    let fresh = format!("{path}?fresh=true");
+    let audit = g.app.get(&fresh).await;
     let audit = audit.ok(200);
     assert_eq!(audit["ok"], false);
     let differences = audit["differences"].as_array().unwrap();
@@ -400,7 +404,7 @@ async fn campaign_audit_catches_tampering(backend: Backend) {
             "{unguard_posts} UPDATE posts SET body = REPLACE(body, 'cs-52nd-inf', 'cs-51st-inf') WHERE seq = 16;"
         ))
         .await;
-    let audit = g.app.get(&path).await;
+    let audit = g.app.get(&fresh).await;
     let audit = audit.ok(200);
     let checks: Vec<(i64, &str)> = audit["differences"]
         .as_array()

@@ -24,6 +24,9 @@ on_both_backends! {
     moderators_register_and_read_webhooks => moderator_endpoints;
     two_servers_on_one_database_deliver_each_outcome_once => two_replicas;
     concurrent_claims_take_each_row_once => concurrent_claims;
+    webhooks_cannot_reach_inside_the_network => no_ssrf;
+    a_campaign_has_at_most_five_webhooks => webhook_cap;
+    an_endpoint_that_never_answers_delays_no_other_campaign => tarpit_is_fair;
 }
 
 /// What the receiver answers.
@@ -478,4 +481,110 @@ async fn concurrent_claims(backend: Backend) {
     let again = b.claim_deliveries(later, later + chrono::Duration::seconds(30), 100).await.unwrap();
     assert_eq!(again.len(), 40);
     assert!(again.iter().all(|c| c.attempt == 2));
+}
+
+async fn no_ssrf(backend: Backend) {
+    // The operator allows loopback by address and `localhost` by name: the receivers register.
+    let allowing = |c: &mut adjutant_server::config::Config| {
+        fast(c);
+        c.webhook_allow = "127.0.0.0/8, ::1, localhost".into();
+    };
+    let app = TestApp::spawn_with(backend, allowing).await;
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "SSRF", "mode": "resolver", "ruleset": "acw-25mm"})).await;
+    let player = app.player(&moderator, &campaign, "union").await;
+    let by_address = Receiver::start(Mode::Up).await;
+    let by_name = Receiver::start(Mode::Up).await;
+    let by_name_url = by_name.url.replace("127.0.0.1", "localhost");
+    let hook_address = register(&app, &moderator, &campaign, &by_address.url).await;
+    let hook_name = register(&app, &moderator, &campaign, &by_name_url).await;
+
+    // The operator takes the exception back (a new server, the same database): the addresses
+    // registered before are refused when the deliverer connects, for a literal address and
+    // for a name that resolves to loopback alike, and nothing is sent.
+    let db = app.db.clone();
+    drop(app);
+    let app = TestApp::spawn_on(db, |c| {
+        fast(c);
+        c.webhook_allow = String::new();
+    })
+    .await;
+    resolve(&app, &player, &campaign, 0).await;
+    for hook in [&hook_address, &hook_name] {
+        let id = hook["id"].as_str().unwrap();
+        eventually("an attempt is logged", async || !deliveries(&app, &moderator, &campaign, id).await.is_empty())
+            .await;
+        let log = deliveries(&app, &moderator, &campaign, id).await;
+        // A generic reason, not the client's error chain.
+        assert_eq!(log[0]["error"], "address not allowed", "{log:?}");
+        assert!(log[0]["status_code"].is_null());
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(by_address.seen().is_empty() && by_name.seen().is_empty(), "a request reached loopback");
+
+    // Registering such addresses is refused outright.
+    let path = format!("/v1/campaigns/{campaign}/webhooks");
+    for url in [
+        by_address.url.clone(),
+        by_name_url.clone(),
+        "http://[::1]:9/hook".to_owned(),
+        "http://169.254.169.254/latest/meta-data/".to_owned(),
+        "http://10.0.0.1/hook".to_owned(),
+        "http://[::ffff:127.0.0.1]/hook".to_owned(),
+        "http://2130706433/hook".to_owned(),
+    ] {
+        let answer = app.request(Method::POST, &path, Some(&moderator), Some(json!({"url": url}))).await;
+        let problem = answer.problem(422, "body.url");
+        assert_eq!(problem["rule"], "webhook.address", "{url}: {problem}");
+    }
+}
+
+async fn webhook_cap(backend: Backend) {
+    let s = setup(backend).await;
+    for i in 0..5 {
+        register(&s.app, &s.moderator, &s.campaign, &format!("http://127.0.0.1:9/hook-{i}")).await;
+    }
+    let path = format!("/v1/campaigns/{}/webhooks", s.campaign);
+    let sixth =
+        s.app.request(Method::POST, &path, Some(&s.moderator), Some(json!({"url": "http://127.0.0.1:9/six"}))).await;
+    assert_eq!(sixth.problem(409, "body.url")["rule"], "webhook.limit");
+    assert_eq!(s.app.db.count("webhooks").await, 5);
+}
+
+async fn tarpit_is_fair(backend: Backend) {
+    // Each attempt may wait 10 s for an answer.
+    let app = TestApp::spawn_with(backend, |c| {
+        fast(c);
+        c.webhook_timeout_secs = 10;
+    })
+    .await;
+    let moderator = app.moderator().await;
+    let resolver = json!({"name": "A", "mode": "resolver", "ruleset": "acw-25mm"});
+    let slow_campaign = app.campaign(&moderator, resolver.clone()).await;
+    let fast_campaign = app.campaign(&moderator, resolver).await;
+    let slow_player = app.player(&moderator, &slow_campaign, "union").await;
+    let fast_player = app.player(&moderator, &fast_campaign, "union").await;
+
+    // A tarpit: takes connections and never answers.
+    let tarpit = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let tarpit_url = format!("http://{}/hook", tarpit.local_addr().unwrap());
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let holding = held.clone();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = tarpit.accept().await {
+            holding.lock().unwrap().push(socket);
+        }
+    });
+    let receiver = Receiver::start(Mode::Up).await;
+    register(&app, &moderator, &slow_campaign, &tarpit_url).await;
+    register(&app, &moderator, &fast_campaign, &receiver.url).await;
+
+    resolve(&app, &slow_player, &slow_campaign, 0).await;
+    eventually("the tarpit holds a request", async || !held.lock().unwrap().is_empty()).await;
+    let started = tokio::time::Instant::now();
+    let id = resolve(&app, &fast_player, &fast_campaign, 1).await;
+    while !receiver.delivered().contains_key(&id) {
+        assert!(started.elapsed() < Duration::from_secs(3), "the other campaign's delivery waited for the tarpit");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
 }

@@ -213,6 +213,8 @@ impl TestApp {
         config.rate_limit_per_minute = 1_000_000;
         config.expensive_reads_per_minute = 1_000_000;
         config.auth_failures_per_minute = 1_000_000;
+        // Test receivers listen on loopback, which webhooks may reach only when allowed.
+        config.webhook_allow = "127.0.0.0/8, ::1".into();
         configure(&mut config);
         let store = db.store().await;
         let clock = Arc::new(ManualClock::new(seed_morning()));

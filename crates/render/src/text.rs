@@ -43,34 +43,108 @@ fn mixed(before: impl Into<String>, bold: impl Into<String>, after: impl Into<St
     vec![Part::Plain(before.into()), Part::Bold(bold.into()), Part::Plain(after.into())]
 }
 
-/// Markdown's inline markup characters, escaped so names from players stay text.
-fn escape_markdown(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '\\' | '*' | '_' | '`' | '[' | ']' | '<' | '>') {
-            out.push('\\');
+/// Invisible, and breaks what forums would read as a mention (`@name`), a hashtag or heading
+/// (`#name`) or a link (`http://`).
+const ZWSP: char = '\u{200B}';
+
+/// Characters Markdown (CommonMark, and Discourse's extensions) gives a meaning inline; they
+/// are backslash-escaped in people's text.
+const MARKDOWN_PUNCTUATION: [char; 8] = ['\\', '*', '_', '`', '[', ']', '~', '|'];
+
+/// Text people wrote (a name, a topic, a reason), as Markdown that shows exactly those
+/// characters: Markdown punctuation backslash-escaped, `<` `>` `&` as entities (no HTML),
+/// `@` and `#` followed by a zero-width space (no mention, no hashtag, no heading), `://`
+/// broken the same way (no autolink), and line breaks as spaces.
+pub fn escape_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            c if MARKDOWN_PUNCTUATION.contains(&c) => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '@' | '#' => {
+                out.push(c);
+                out.push(ZWSP);
+            }
+            ':' if chars.peek() == Some(&'/') => {
+                out.push(':');
+                out.push(ZWSP);
+            }
+            c if breaks_line(c) => out.push(' '),
+            c => out.push(c),
         }
-        out.push(c);
     }
     out
 }
 
-/// BBCode has no escape: square brackets in names become round ones so they cannot open a tag.
-fn escape_bbcode(text: &str) -> String {
-    text.replace('[', "(").replace(']', ")")
+/// Text people wrote, as BBCode that shows exactly those characters, also when the forum reads
+/// the post as Markdown (Discourse takes BBCode posts as Markdown with BBCode): `[` `]`, the
+/// Markdown punctuation and `<` `>` `&` as character references (`&#91;` shows `[` on phpBB,
+/// Discourse and most BBCode forums), `@`, `#` and `://` broken by a zero-width space, and line
+/// breaks as spaces.
+pub fn escape_bbcode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '[' | ']' | '\\' | '*' | '_' | '`' | '~' | '|' => out.push_str(&format!("&#{};", u32::from(c))),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '@' | '#' => {
+                out.push(c);
+                out.push(ZWSP);
+            }
+            ':' if chars.peek() == Some(&'/') => {
+                out.push(':');
+                out.push(ZWSP);
+            }
+            c if breaks_line(c) => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Control characters and Unicode's line and paragraph separators: the input refuses them,
+/// and older data that holds one still renders on one line.
+fn breaks_line(c: char) -> bool {
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
+}
+
+/// A Markdown list item's text, escaped, when it starts with something Markdown would read as
+/// the start of a block inside the item (`- x`, `+ x`, `= x`, `1. x`, `1) x`, or spaces that
+/// would make an indented code block).
+fn markdown_line_start(line: String) -> String {
+    let line = line.trim_start().to_owned();
+    if line.starts_with(['-', '+', '=']) {
+        return format!("\\{line}");
+    }
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    if digits > 0 && line[digits..].starts_with(['.', ')']) {
+        return format!("{}\\{}", &line[..digits], &line[digits..]);
+    }
+    line
 }
 
 impl Doc {
     fn markdown(&self) -> String {
         let mut out = format!("**{}**\n\n", escape_markdown(&self.title));
         for line in &self.lines {
-            out.push_str("- ");
+            let mut text = String::new();
             for part in line {
                 match part {
-                    Part::Plain(t) => out.push_str(&escape_markdown(t)),
-                    Part::Bold(t) => out.push_str(&format!("**{}**", escape_markdown(t))),
+                    Part::Plain(t) => text.push_str(&escape_markdown(t)),
+                    Part::Bold(t) => text.push_str(&format!("**{}**", escape_markdown(t))),
                 }
             }
+            out.push_str("- ");
+            out.push_str(&markdown_line_start(text));
             out.push('\n');
         }
         // The check line holds numbers, hexes and the dice stream's text, never a player's
@@ -97,8 +171,9 @@ impl Doc {
             }
             out.push_str("[/list]\n");
         }
+        // As in Markdown, the check line is ours alone and stays as it reads.
         if let Some(check) = &self.check {
-            out.push_str(&format!("{}\n", escape_bbcode(check)));
+            out.push_str(&format!("{check}\n"));
         }
         out
     }
@@ -539,8 +614,178 @@ mod tests {
     #[test]
     fn names_from_players_cannot_inject_markup() {
         let t = outcome_text("moved", &json!({"unit": "[url=x]*evil*[/url]", "from": "0101", "path": ["0102"]}));
-        assert!(t.bbcode.starts_with("[b](url=x)*evil*(/url) moves 0101 → 0102[/b]"), "{}", t.bbcode);
+        assert!(
+            t.bbcode.starts_with("[b]&#91;url=x&#93;&#42;evil&#42;&#91;/url&#93; moves 0101 → 0102[/b]"),
+            "{}",
+            t.bbcode
+        );
         assert!(t.markdown.starts_with(r"**\[url=x\]\*evil\*\[/url\] moves 0101 → 0102**"), "{}", t.markdown);
+    }
+
+    const ATTACK: &str =
+        "Alice @staff <b>x</b> [url=http://evil.example]x[/url] ![img](http://x) # heading\nCheck: 1 → N = 1 & <script>";
+
+    #[test]
+    fn the_attack_shows_as_literal_text() {
+        let t = outcome_text("moved", &json!({"unit": ATTACK, "from": "0101", "path": ["0102"]}));
+        for forbidden in ["@staff", "<b>", "[url", "[/url]", "![img]", "http://", "\nCheck:", "<script>", "# heading"] {
+            assert!(!unescaped(&t.bbcode, forbidden), "{forbidden:?} in {}", t.bbcode);
+            assert!(!unescaped(&t.markdown, forbidden), "{forbidden:?} in {}", t.markdown);
+        }
+        assert_eq!(shown_markdown(&escape_markdown(ATTACK)), ATTACK.replace('\n', " "));
+        assert_eq!(shown_bbcode(&escape_bbcode(ATTACK)), ATTACK.replace('\n', " "));
+        // At the start of a list item, block markup is escaped too.
+        for start in ["- x", "+ x", "= x", "12. x", "3) x", "    code", "# x", "> x"] {
+            let t = outcome_text("deployed", &json!({"side": "union", "placements": [{"unit": start, "hex": "0101"}]}));
+            let item = t.markdown.lines().find(|l| l.starts_with("- ")).unwrap_or_default();
+            markdown_item_is_text(&item[2..]).unwrap_or_else(|e| panic!("{start:?}: {e}: {item:?}"));
+        }
+    }
+
+    /// Whether `needle` occurs in `text` other than right after a backslash (Markdown's escape).
+    fn unescaped(text: &str, needle: &str) -> bool {
+        text.match_indices(needle).any(|(at, _)| !text[..at].ends_with('\\'))
+    }
+
+    /// What a Markdown reader shows for escaped text: the characters typed.
+    fn shown_markdown(escaped: &str) -> String {
+        let mut out = String::new();
+        let mut chars = escaped.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => out.extend(chars.next()),
+                '&' => out.push(entity(&mut chars)),
+                '@' | '#' | ':' if chars.peek() == Some(&ZWSP) => {
+                    out.push(c);
+                    chars.next();
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    /// What a BBCode forum (or Discourse) shows for escaped text.
+    fn shown_bbcode(escaped: &str) -> String {
+        let mut out = String::new();
+        let mut chars = escaped.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '&' => out.push(entity(&mut chars)),
+                '@' | '#' | ':' if chars.peek() == Some(&ZWSP) => {
+                    out.push(c);
+                    chars.next();
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    fn entity(chars: &mut std::iter::Peekable<std::str::Chars>) -> char {
+        let name: String = chars.by_ref().take_while(|c| *c != ';').collect();
+        match name.as_str() {
+            "lt" => '<',
+            "gt" => '>',
+            "amp" => '&',
+            n => n.strip_prefix('#').and_then(|d| d.parse().ok()).and_then(char::from_u32).unwrap_or('\u{FFFD}'),
+        }
+    }
+
+    /// Escaped text holds no markup: every special character is escaped, every `&` starts one
+    /// of our references, `@`, `#` and `:/` are broken, and it is one line.
+    fn is_text(escaped: &str, markdown: bool) -> Result<(), String> {
+        let mut chars = escaped.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
+            let rest = &escaped[at..];
+            match c {
+                '\\' if markdown => match chars.next() {
+                    Some((_, e)) if e.is_ascii_punctuation() => {}
+                    other => return Err(format!("backslash before {other:?} at {at}")),
+                },
+                '&' => {
+                    let ok = ["&lt;", "&gt;", "&amp;"].iter().any(|e| rest.starts_with(e))
+                        || (!markdown
+                            && ['[', ']', '\\', '*', '_', '`', '~', '|']
+                                .iter()
+                                .any(|c| rest.starts_with(&format!("&#{};", u32::from(*c)))));
+                    if !ok {
+                        return Err(format!("a bare & at {at}"));
+                    }
+                    for (_, c) in chars.by_ref() {
+                        if c == ';' {
+                            break;
+                        }
+                    }
+                }
+                '@' | '#' if chars.peek().map(|(_, n)| *n) != Some(ZWSP) => {
+                    return Err(format!("{c} not broken at {at}"))
+                }
+                ':' if rest.starts_with(":/") => return Err(format!(":/ at {at}")),
+                '[' | ']' | '\\' | '*' | '_' | '`' | '~' | '|' | '<' | '>' => {
+                    return Err(format!("{c} unescaped at {at}"))
+                }
+                c if breaks_line(c) => return Err(format!("{c:?} at {at}")),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn markdown_item_is_text(item: &str) -> Result<(), String> {
+        if item.starts_with(|c: char| c.is_whitespace() || matches!(c, '-' | '+' | '=')) {
+            return Err("starts a block".into());
+        }
+        let digits = item.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 && item[digits..].starts_with(['.', ')']) {
+            return Err("starts an ordered list".into());
+        }
+        is_text(item.trim_end_matches(" in 0101"), true)
+    }
+
+    /// An outcome rendered with `text` where the people's text goes, for each kind that shows
+    /// such text, and the part of each output that is theirs (what the template leaves).
+    fn rendered_parts(text: &str) -> Vec<(ForumText, ForumText, String)> {
+        const HOLE: &str = "HOLEHOLEHOLE";
+        let kinds = |t: &str| {
+            vec![
+                outcome_text("moved", &json!({"unit": t, "from": "0101", "path": ["0102"]})),
+                outcome_text("eliminated", &json!({"battle": 3, "unit": "cs-hq", "hex": "0905", "reason": t})),
+                outcome_text("rollback", &json!({"to_post": 12, "reason": t})),
+                outcome_text("sealed", &json!({"topic": t, "role": "attacker", "side": "union"})),
+                outcome_text(
+                    "resolution",
+                    &json!({"ruleset": "r", "action": "a", "headline": t, "dice": [], "result": null}),
+                ),
+            ]
+        };
+        kinds(HOLE).into_iter().zip(kinds(text)).map(|(template, filled)| (template, filled, HOLE.to_owned())).collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn people_text_renders_as_itself_in_both_markups(text in "(?s).{0,40}|[@#:/<>&\\[\\]*_`~|!()\\\\\n -]{0,40}") {
+            let md = escape_markdown(&text);
+            let bb = escape_bbcode(&text);
+            let expected: String = text.chars().map(|c| if breaks_line(c) { ' ' } else { c }).collect();
+            proptest::prop_assert_eq!(shown_markdown(&md), expected.clone());
+            proptest::prop_assert_eq!(shown_bbcode(&bb), expected);
+            if let Err(e) = is_text(&md, true) { proptest::prop_assert!(false, "markdown {:?}: {}", md, e); }
+            if let Err(e) = is_text(&bb, false) { proptest::prop_assert!(false, "bbcode {:?}: {}", bb, e); }
+            // In whole outcomes, everything outside the people's text is the template's own.
+            for (template, filled, hole) in rendered_parts(&text) {
+                let (pre, post) = template.markdown.split_once(&hole).unwrap_or_default();
+                proptest::prop_assert!(filled.markdown.starts_with(pre) && filled.markdown.ends_with(post));
+                let theirs = &filled.markdown[pre.len()..filled.markdown.len() - post.len()];
+                if let Err(e) = is_text(theirs, true) { proptest::prop_assert!(false, "{:?}: {}", filled.markdown, e); }
+                let (pre, post) = template.bbcode.split_once(&hole).unwrap_or_default();
+                proptest::prop_assert!(filled.bbcode.starts_with(pre) && filled.bbcode.ends_with(post));
+                let theirs = &filled.bbcode[pre.len()..filled.bbcode.len() - post.len()];
+                if let Err(e) = is_text(theirs, false) { proptest::prop_assert!(false, "{:?}: {}", filled.bbcode, e); }
+            }
+        }
     }
 
     #[test]

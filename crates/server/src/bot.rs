@@ -3,8 +3,10 @@
 //! the outcome with the forum's post id.
 //!
 //! After a crash between posting and acknowledging, the outcome is served again. Before posting
-//! anything, the bot looks through the topic for its own earlier reply carrying the outcome's
-//! marker (`adjutant:outcome:<id>`) and acknowledges that reply instead of posting twice.
+//! anything, the bot looks through the topic for its own earlier reply whose LAST line is the
+//! outcome's marker line (`[size=1][color=gray]adjutant:outcome:<id>[/color][/size]`, exactly)
+//! and acknowledges that reply instead of posting twice. A marker elsewhere in a post (a
+//! player's quote, a seal topic) is not a reply.
 //!
 //! Forum API used (Discourse): `POST /posts.json` `{topic_id, raw}` → `{id, …}`;
 //! `GET /t/{topic}.json` → `post_stream.stream` (every post id) and `post_stream.posts`;
@@ -21,7 +23,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::forum::marker;
+use crate::forum::{marker, trailing_marker};
 
 /// Which topic each campaign's outcomes go to.
 #[derive(Debug, Clone, Default)]
@@ -240,17 +242,30 @@ impl Bot {
     }
 
     /// Marker → post id of this bot's replies among the topic's latest `search_depth` posts.
+    /// A reply counts only by its text's last line, the marker line exactly as Adjutant writes
+    /// it (`forum::trailing_marker`); a marker anywhere else in a post is somebody's words.
     async fn own_replies(&self, topic: u64) -> Result<HashMap<String, String>, BotError> {
         let what = format!("reading topic {topic}");
         let first: Value = self.forum(Method::GET, &format!("/t/{topic}.json"), None, &what).await?;
-        let mut posts: Vec<Value> = first["post_stream"]["posts"].as_array().cloned().unwrap_or_default();
-        let have: HashSet<u64> = posts.iter().filter_map(|p| p["id"].as_u64()).collect();
         let stream: Vec<u64> = first["post_stream"]["stream"]
             .as_array()
             .map(|s| s.iter().filter_map(Value::as_u64).collect())
             .unwrap_or_default();
+        let recent: HashSet<u64> = stream.iter().rev().take(self.config.search_depth).copied().collect();
+        let mine = |post: &Value| post["username"].as_str() == Some(self.config.forum_username.as_str());
+        // The first page's own posts that carry their raw text; every other recent post is
+        // read with its raw text (the cooked HTML is not what the bot wrote).
+        let mut posts: Vec<Value> = vec![];
+        let mut have: HashSet<u64> = HashSet::new();
+        for post in first["post_stream"]["posts"].as_array().into_iter().flatten() {
+            let Some(id) = post["id"].as_u64() else { continue };
+            if post["raw"].is_string() || !mine(post) {
+                have.insert(id);
+                posts.push(post.clone());
+            }
+        }
         let wanted: Vec<u64> =
-            stream.iter().rev().take(self.config.search_depth).filter(|id| !have.contains(id)).copied().collect();
+            stream.iter().rev().filter(|id| recent.contains(id) && !have.contains(id)).copied().collect();
         for chunk in wanted.chunks(20) {
             let query: Vec<String> = chunk.iter().map(|id| format!("post_ids[]={id}")).collect();
             let page: Value = self
@@ -259,21 +274,10 @@ impl Bot {
             posts.extend(page["post_stream"]["posts"].as_array().cloned().unwrap_or_default());
         }
         let mut found = HashMap::new();
-        for post in &posts {
-            if post["username"].as_str() != Some(self.config.forum_username.as_str()) {
-                continue;
-            }
+        for post in posts.iter().filter(|p| mine(p)) {
             let Some(id) = post_id(&post["id"]) else { continue };
-            let text =
-                format!("{} {}", post["raw"].as_str().unwrap_or_default(), post["cooked"].as_str().unwrap_or_default());
-            // Markers are `adjutant:outcome:` and a 36-character UUID.
-            let mut rest = text.as_str();
-            while let Some(at) = rest.find("adjutant:outcome:") {
-                let candidate = rest[at..].get(..17 + 36).unwrap_or_default();
-                if candidate.len() == 17 + 36 && Uuid::parse_str(&candidate[17..]).is_ok() {
-                    found.entry(candidate.to_owned()).or_insert_with(|| id.clone());
-                }
-                rest = &rest[at + 17..];
+            if let Some(outcome) = post["raw"].as_str().and_then(trailing_marker) {
+                found.entry(marker(outcome)).or_insert(id);
             }
         }
         Ok(found)

@@ -34,8 +34,26 @@ pub struct Config {
     pub webhook_retry_cap_ms: u64,
     pub webhook_max_attempts: u32,
     pub webhook_timeout_secs: u64,
+    /// Hosts, addresses and CIDR blocks webhooks may reach besides global addresses
+    /// (comma-separated; empty by default: nothing inside the network).
+    #[serde(default)]
+    pub webhook_allow: String,
+    /// Webhooks a campaign may have (disabled ones not counted).
+    #[serde(default = "default_webhooks_per_campaign")]
+    pub webhooks_per_campaign: usize,
+    /// Webhook requests in flight at once, across all campaigns.
+    #[serde(default = "default_webhook_concurrency")]
+    pub webhook_concurrency: usize,
     #[serde(skip)]
     pub admin_token: Option<Secret>,
+}
+
+fn default_webhooks_per_campaign() -> usize {
+    5
+}
+
+fn default_webhook_concurrency() -> usize {
+    32
 }
 
 impl Config {
@@ -128,6 +146,15 @@ impl Config {
         }
         if let Some(v) = var("ADJUTANT_WEBHOOK_TIMEOUT_SECS") {
             self.webhook_timeout_secs = parse("ADJUTANT_WEBHOOK_TIMEOUT_SECS", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_WEBHOOK_ALLOW") {
+            self.webhook_allow = v;
+        }
+        if let Some(v) = var("ADJUTANT_WEBHOOKS_PER_CAMPAIGN") {
+            self.webhooks_per_campaign = parse("ADJUTANT_WEBHOOKS_PER_CAMPAIGN", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_WEBHOOK_CONCURRENCY") {
+            self.webhook_concurrency = parse("ADJUTANT_WEBHOOK_CONCURRENCY", v)?;
         }
         self.admin_token = var("ADJUTANT_ADMIN_TOKEN").filter(|t| !t.is_empty()).map(Secret::new);
         Ok(())

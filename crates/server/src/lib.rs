@@ -5,13 +5,16 @@
 
 pub mod auth;
 pub mod bot;
+pub mod cache;
 pub mod campaign;
 pub mod clock;
 pub mod config;
 pub mod error;
 pub mod extract;
 pub mod forum;
+pub mod free_text;
 pub mod listener;
+pub mod net_guard;
 pub mod openapi;
 pub mod openapi_problems;
 pub mod operator;
@@ -45,12 +48,19 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Requests, expensive reads and failed authentications per caller.
     pub limits: Arc<rate_limit::Limits>,
+    /// Where webhooks may go besides global addresses (`webhook_allow`).
+    pub webhook_allow: Arc<net_guard::Allowlist>,
+    /// What public reads remember: verified audit prefixes, results by head hash.
+    pub caches: Arc<cache::Caches>,
 }
 
 impl AppState {
     pub fn new(config: Config, store: Arc<dyn Store>, clock: Arc<dyn ServerClock>) -> Result<Self, String> {
         let scenarios = campaign::Scenarios::load(&config.scenarios_dir)?;
+        let webhook_allow = Arc::new(net_guard::Allowlist::parse(&config.webhook_allow)?);
         Ok(Self {
+            webhook_allow,
+            caches: Arc::default(),
             admin_token_hash: config.admin_token.as_ref().map(|t| auth::token_hash(t.expose())),
             store,
             clock,
@@ -129,8 +139,12 @@ async fn time_limit(State(state): State<AppState>, request: Request, next: Next)
 /// Runs the service, and its webhook deliverer, until SIGTERM or Ctrl-C; then finishes the
 /// requests in flight and stops the deliverer (an attempt under way is finished and logged).
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    let deliverer = webhooks::Deliverer::new(state.store.clone(), webhooks::Settings::from_config(&state.config))
-        .map_err(std::io::Error::other)?;
+    let deliverer = webhooks::Deliverer::new(
+        state.store.clone(),
+        webhooks::Settings::from_config(&state.config),
+        state.webhook_allow.clone(),
+    )
+    .map_err(std::io::Error::other)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let serving = async move {
         let settings = listener::EdgeSettings::from_config(&state.config);

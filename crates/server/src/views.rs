@@ -14,27 +14,15 @@ use crate::forum::{outcome_text, ForumText};
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewModerator {
-    /// The moderator's name as players know it: 1 to 80 characters, no control characters, no
-    /// space at either end.
-    #[schema(
-        example = "Col. Hawkins",
-        min_length = 1,
-        max_length = 80,
-        pattern = r"^[^\u0000-\u001f\u007f-\u009f ]([^\u0000-\u001f\u007f-\u009f]*[^\u0000-\u001f\u007f-\u009f ])?$"
-    )]
+    /// The moderator's name as players know it.
+    #[schema(value_type = crate::free_text::Name, example = "Col. Hawkins")]
     pub name: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewPlayer {
-    /// 1 to 80 characters, no control characters, no space at either end.
-    #[schema(
-        example = "jeb_stuart_fan",
-        min_length = 1,
-        max_length = 80,
-        pattern = r"^[^\u0000-\u001f\u007f-\u009f ]([^\u0000-\u001f\u007f-\u009f]*[^\u0000-\u001f\u007f-\u009f ])?$"
-    )]
+    #[schema(value_type = crate::free_text::Name, example = "jeb_stuart_fan")]
     pub name: String,
     /// `union` or `confederate`; the seeds' other words are read as the side they name:
     /// `federal` and `yankee` as `union`, `rebel` as `confederate`.
@@ -46,13 +34,7 @@ pub struct NewPlayer {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewBot {
-    /// 1 to 80 characters, no control characters, no space at either end.
-    #[schema(
-        example = "forum-bot",
-        min_length = 1,
-        max_length = 80,
-        pattern = r"^[^\u0000-\u001f\u007f-\u009f ]([^\u0000-\u001f\u007f-\u009f]*[^\u0000-\u001f\u007f-\u009f ])?$"
-    )]
+    #[schema(value_type = crate::free_text::Name, example = "forum-bot")]
     pub name: String,
 }
 
@@ -93,13 +75,9 @@ impl utoipa::PartialSchema for NewCampaign {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         use serde_json::json;
         let rulesets: Vec<&str> = adjutant_rules::resolver::rulesets().iter().map(|r| r.name()).collect();
-        let name = json!({
-            "type": "string", "minLength": 1, "maxLength": crate::routes::tokens::NAME_MAX,
-            "pattern": crate::routes::tokens::NAME_PATTERN,
-            "description": "1 to 80 characters, no control characters, no space at either end.",
-            "example": "Shenandoah, spring 1862"
-        });
-        let settings = json!({"$ref": "#/components/schemas/CampaignSettings"});
+        let name = json!({"$ref": "#/components/schemas/Name"});
+        // `null` reads as not given: the defaults.
+        let settings = json!({"anyOf": [{"$ref": "#/components/schemas/CampaignSettings"}, {"type": "null"}]});
         let schema = json!({
             "description": "A new campaign. Its mode follows from what it names: a `scenario` (or neither) makes a managed campaign, a `ruleset` a resolver campaign; `mode` may be given too, and must agree.",
             "oneOf": [
@@ -138,6 +116,7 @@ impl utoipa::PartialSchema for NewCampaign {
 impl utoipa::ToSchema for NewCampaign {
     fn schemas(schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
         use utoipa::PartialSchema;
+        schemas.push(("Name".into(), crate::free_text::Name::schema()));
         schemas.push(("CampaignSettings".into(), CampaignSettings::schema()));
         <CampaignSettings as utoipa::ToSchema>::schemas(schemas);
     }

@@ -31,6 +31,7 @@ use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::forum::outcome_text;
+use crate::net_guard::{literal_allowed, Allowlist, GuardedResolver, NotAllowed};
 
 /// The secret's prefix, as the Standard Webhooks libraries expect it.
 pub const SECRET_PREFIX: &str = "whsec_";
@@ -91,6 +92,8 @@ pub struct Settings {
     pub timeout: Duration,
     /// Rows claimed at a time.
     pub batch: i64,
+    /// Attempts in flight at once.
+    pub concurrency: usize,
 }
 
 impl Settings {
@@ -102,6 +105,7 @@ impl Settings {
             max_attempts: config.webhook_max_attempts.max(1),
             timeout: Duration::from_secs(config.webhook_timeout_secs.max(1)),
             batch: 16,
+            concurrency: config.webhook_concurrency.max(1),
         }
     }
 
@@ -127,17 +131,23 @@ pub struct Deliverer {
     store: Arc<dyn Store>,
     client: reqwest::Client,
     settings: Settings,
+    allow: Arc<Allowlist>,
 }
 
 impl Deliverer {
-    pub fn new(store: Arc<dyn Store>, settings: Settings) -> Result<Self, String> {
+    /// The client connects only where `allow` permits (global addresses, and the operator's
+    /// exceptions), checked address by address when it resolves a name; it follows no
+    /// redirect and uses no proxy (a proxy would connect on its behalf, unchecked).
+    pub fn new(store: Arc<dyn Store>, settings: Settings, allow: Arc<Allowlist>) -> Result<Self, String> {
         let client = reqwest::Client::builder()
             .timeout(settings.timeout)
             .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(Arc::new(GuardedResolver::new(allow.clone())))
             .user_agent(concat!("Adjutant-Webhooks/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("webhook client: {e}"))?;
-        Ok(Self { store, client, settings })
+        Ok(Self { store, client, settings, allow })
     }
 
     /// Claims the rows due now and attempts each (concurrently); returns how many it attempted.
@@ -162,32 +172,75 @@ impl Deliverer {
     }
 
     /// Delivers until `stop` turns true: busy while there are due rows, polling otherwise.
+    ///
+    /// Each attempt runs as its own task, with its own time-out, up to `concurrency` at once;
+    /// the loop claims more rows as soon as a slot is free, never waiting for a whole batch.
+    /// An endpoint that never answers holds one slot until its time-out and delays nobody
+    /// else's deliveries.
     pub async fn run(self, mut stop: watch::Receiver<bool>) {
         tracing::debug!(?self.settings, "webhook deliverer started");
+        let mut in_flight: tokio::task::JoinSet<Result<(), StoreError>> = tokio::task::JoinSet::new();
+        let log = |done: Result<Result<(), StoreError>, tokio::task::JoinError>| match done {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "could not record a webhook attempt"),
+            Err(e) => tracing::error!(error = %e, "a webhook attempt failed to run"),
+        };
         loop {
             if *stop.borrow() {
                 break;
             }
-            let pause = match self.run_once().await {
-                Ok(0) => self.settings.poll,
-                Ok(_) => Duration::ZERO,
-                Err(e) => {
-                    tracing::warn!(error = %e, "webhook deliverer cannot reach the database");
-                    self.settings.poll.max(Duration::from_secs(1))
+            while let Some(done) = in_flight.try_join_next() {
+                log(done);
+            }
+            let free = self.settings.concurrency.saturating_sub(in_flight.len());
+            let pause = if free == 0 {
+                self.settings.poll
+            } else {
+                match self.claim(free).await {
+                    Ok(claimed) if claimed.is_empty() => self.settings.poll,
+                    Ok(claimed) => {
+                        for delivery in claimed {
+                            let this = self.clone();
+                            in_flight.spawn(async move { this.attempt(delivery).await });
+                        }
+                        Duration::ZERO
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "webhook deliverer cannot reach the database");
+                        self.settings.poll.max(Duration::from_secs(1))
+                    }
                 }
             };
             tokio::select! {
                 _ = stop.changed() => {}
                 () = tokio::time::sleep(pause) => {}
+                Some(done) = in_flight.join_next(), if free == 0 => log(done),
             }
         }
+        // Attempts under way are finished and logged.
+        while let Some(done) = in_flight.join_next().await {
+            log(done);
+        }
         tracing::debug!("webhook deliverer stopped");
+    }
+
+    /// Claims up to `room` due rows (at most a batch).
+    async fn claim(&self, room: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        let now = Utc::now();
+        let lease = TimeDelta::from_std(self.settings.lease()).unwrap_or(TimeDelta::minutes(1));
+        let limit = self.settings.batch.min(i64::try_from(room).unwrap_or(i64::MAX)).max(1);
+        self.store.claim_deliveries(now, now + lease, limit).await
     }
 
     async fn attempt(&self, d: ClaimedDelivery) -> Result<(), StoreError> {
         let attempted_at = Utc::now();
         let started = Instant::now();
-        let sent = self.send(&d, attempted_at).await;
+        // The client's time-out bounds the request; this bounds everything else around it.
+        let limit = self.settings.timeout + Duration::from_secs(1);
+        let sent = match tokio::time::timeout(limit, self.send(&d, attempted_at)).await {
+            Ok(sent) => sent,
+            Err(_) => Err("timed out".to_owned()),
+        };
         let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let (status_code, error, retry_after) = match &sent {
             Ok((status, retry_after)) => (Some(i32::from(status.as_u16())), None, *retry_after),
@@ -233,9 +286,14 @@ impl Deliverer {
         let timestamp = at.timestamp();
         let body = body_of(&d.payload);
         let signature = sign(&d.secret, &id, timestamp, body.as_bytes())?;
+        // A literal address is not resolved, so the resolver cannot check it: it is checked here.
+        let url = reqwest::Url::parse(&d.url).map_err(|_| "bad address".to_owned())?;
+        if !literal_allowed(&self.allow, &url) {
+            return Err(NotAllowed.to_string());
+        }
         let response = self
             .client
-            .post(&d.url)
+            .post(url)
             .header("content-type", "application/json")
             .header("webhook-id", &id)
             .header("webhook-timestamp", timestamp.to_string())
@@ -254,23 +312,31 @@ impl Deliverer {
     }
 }
 
-/// A short account of a failed request, with its causes.
+/// Why a request got no answer, in a few words the moderator can read: "address not
+/// allowed", "connection refused", "timed out", "could not connect", "request failed". Never
+/// the client's error chain, which would tell a moderator about the network behind the server.
 fn describe(error: &reqwest::Error) -> String {
-    let kind = if error.is_timeout() {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    let mut refused = false;
+    while let Some(cause) = source {
+        if cause.downcast_ref::<NotAllowed>().is_some() {
+            return NotAllowed.to_string();
+        }
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            refused |= io.kind() == std::io::ErrorKind::ConnectionRefused;
+        }
+        source = cause.source();
+    }
+    let reason = if error.is_timeout() {
         "timed out"
+    } else if refused {
+        "connection refused"
     } else if error.is_connect() {
         "could not connect"
     } else {
         "request failed"
     };
-    let mut text = kind.to_owned();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    reason.to_owned()
 }
 
 #[cfg(test)]
@@ -304,6 +370,7 @@ mod tests {
             max_attempts: 5,
             timeout: Duration::from_secs(1),
             batch: 1,
+            concurrency: 1,
         };
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         for (attempt, ceiling) in [(1, 1000), (2, 2000), (3, 4000), (4, 8000), (5, 10_000), (40, 10_000)] {

@@ -12,11 +12,11 @@ use uuid::Uuid;
 
 use adjutant_store::Tail;
 
-use crate::campaign::{decide, kinds, Context, LoadedCampaign, Seal};
+use crate::campaign::{decide, kinds, Context, LoadedCampaign, Seal, SealBook, VoidSet};
 use crate::error::ApiResult;
 use crate::extract::ApiPath;
 use crate::routes::campaigns::load_campaign;
-use crate::routes::posts::{body_value, load_post, seals};
+use crate::routes::posts::{body_value, load_post, rollback_target, seals};
 use crate::views::{stamp_numbers, StampNumbers};
 use crate::AppState;
 
@@ -219,16 +219,11 @@ pub async fn context_for(state: &AppState, post: &Post) -> ApiResult<(Tail, Cont
     let mut context = Context::default();
     if [kinds::ROLLBACK, kinds::SEAL, kinds::RESOLVE].contains(&post.kind.as_str()) {
         // The log as it stood when the post was written: rollbacks after it do not count.
-        for rollback in state.store.posts_of_kind(id, kinds::ROLLBACK).await? {
-            if rollback.seq >= post.seq {
-                break;
-            }
-            let to_seq =
-                body_value(&rollback).get("to_seq").and_then(serde_json::Value::as_i64).unwrap_or(rollback.seq);
-            context.void.extend(to_seq + 1..rollback.seq);
-        }
-        let void: std::collections::BTreeSet<i64> = context.void.iter().copied().collect();
-        context.seals = seals(state, id, &void, post.seq).await?;
+        let rollbacks = state.store.posts_of_kind(id, kinds::ROLLBACK).await?;
+        context.void = VoidSet::of_rollbacks(
+            rollbacks.iter().take_while(|r| r.seq < post.seq).map(|r| (rollback_target(r), r.seq)),
+        );
+        context.seals = seals(state, id, &context.void, post.seq).await?;
     }
     if post.kind == kinds::ROLLBACK {
         let to_seq = body_value(post).get("to_seq").and_then(serde_json::Value::as_i64).unwrap_or(-1);
@@ -260,7 +255,7 @@ async fn recomputed_outcomes_match(
 }
 
 /// One thing the whole-campaign audit found wrong.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Difference {
     pub seq: i64,
     /// `chain`, `outcomes`, `snapshot` or `rules`.
@@ -269,7 +264,7 @@ pub struct Difference {
 }
 
 /// The whole campaign replayed through the rules.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct CampaignAudit {
     pub campaign_id: Uuid,
     /// Posts replayed and chain links verified.
@@ -289,29 +284,95 @@ pub struct CampaignAudit {
     pub head_hash: Option<String>,
     pub differences: Vec<Difference>,
     pub ok: bool,
+    /// Posts replayed by this request. A repeat audit replays only the posts added since this
+    /// server last verified the campaign, and trusts the prefix it verified then (within the
+    /// server's life: a restart, or `?fresh=true`, replays everything).
+    #[serde(default)]
+    pub replayed_now: i64,
     pub elapsed_ms: u64,
+}
+
+/// Where a whole-campaign audit stopped: what it needs to go on from the next post.
+#[derive(Debug, Clone)]
+pub struct AuditCheckpoint {
+    seq: i64,
+    expected_prev: String,
+    replayed: Option<(i64, String)>,
+    void: VoidSet,
+    sealed: SealBook,
+    outcomes_after: i64,
+    snapshots_after: i64,
+    /// The report as it stood after post `seq`, before the checks of what lies beyond the log.
+    audit: CampaignAudit,
+}
+
+impl AuditCheckpoint {
+    /// The last post verified.
+    pub fn seq(&self) -> i64 {
+        self.seq
+    }
+}
+
+/// `?fresh=true`: replay the whole log from post 1, trusting nothing remembered.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct AuditQuery {
+    /// Replay from post 1 instead of going on from the prefix this server verified before.
+    #[serde(default)]
+    pub fresh: Option<bool>,
 }
 
 /// Replays the whole log through the rules: every hash link, every result number and
 /// reinforcement roll, every die, every stored outcome and state snapshot.
+///
+/// Incremental: the server remembers, per campaign, the last post it verified and everything
+/// the replay needs from there, so a repeat audit replays only the posts added since (the new
+/// posts' links to the verified prefix are checked, so tampering with them is found). The
+/// prefix is trusted as verified earlier in this server's life; `?fresh=true` replays all.
 #[utoipa::path(get, path = "/v1/campaigns/{id}/audit", tag = "audit",
-    params(("id" = Uuid, Path, description = "campaign id")),
+    params(("id" = Uuid, Path, description = "campaign id"), AuditQuery),
     responses((status = 200, body = CampaignAudit), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn audit_campaign(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
+    crate::extract::ApiQuery(q): crate::extract::ApiQuery<AuditQuery>,
 ) -> ApiResult<Json<CampaignAudit>> {
     let campaign = load_campaign(&state, id).await?;
-    Ok(Json(replay_campaign(&state, &campaign).await?))
+    if q.fresh == Some(true) {
+        state.caches.forget_audit(id);
+    }
+    Ok(Json(audit_incrementally(&state, &campaign).await?))
+}
+
+/// The whole-campaign audit, going on from the prefix verified before, and remembering where
+/// it stopped.
+pub async fn audit_incrementally(state: &AppState, campaign: &LoadedCampaign) -> ApiResult<CampaignAudit> {
+    let id = campaign.campaign.id;
+    let known = state.caches.audit(id);
+    let (audit, checkpoint) = replay_from(state, campaign, known.as_deref()).await?;
+    state.caches.remember_audit(id, checkpoint);
+    Ok(audit)
+}
+
+/// The whole log replayed from post 1.
+pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> ApiResult<CampaignAudit> {
+    Ok(replay_from(state, campaign, None).await?.0)
 }
 
 const PAGE: i64 = 1000;
 
-pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> ApiResult<CampaignAudit> {
+/// Replays the log after `from` (or all of it), then checks what is stored beyond the last post.
+pub async fn replay_from(
+    state: &AppState,
+    campaign: &LoadedCampaign,
+    from: Option<&AuditCheckpoint>,
+) -> ApiResult<(CampaignAudit, AuditCheckpoint)> {
     use std::collections::VecDeque;
     let started = std::time::Instant::now();
     let id = campaign.campaign.id;
-    let mut audit = CampaignAudit {
+    let from = from.cloned();
+    let mut audit = from.as_ref().map(|c| c.audit.clone()).unwrap_or(CampaignAudit {
         campaign_id: id,
         posts: 0,
         outcomes: 0,
@@ -323,23 +384,25 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
         head_hash: None,
         differences: Vec::new(),
         ok: true,
+        replayed_now: 0,
         elapsed_ms: 0,
-    };
+    });
+    audit.replayed_now = 0;
     let differ = |audit: &mut CampaignAudit, seq: i64, check: &str, detail: String| {
         audit.differences.push(Difference { seq, check: check.into(), detail });
     };
 
-    let mut expected_prev = GENESIS.to_owned();
-    let mut expected_seq = 1;
-    let mut replayed: Option<(i64, String)> = None;
-    let mut void: Vec<i64> = Vec::new();
-    let mut sealed: Vec<Seal> = Vec::new();
+    let (mut after, mut expected_prev, mut replayed, mut void, mut sealed, mut outcomes_after, mut snapshots_after) =
+        match from {
+            Some(c) => (c.seq, c.expected_prev, c.replayed, c.void, c.sealed, c.outcomes_after, c.snapshots_after),
+            None => (0, GENESIS.to_owned(), None, VoidSet::default(), SealBook::default(), 0, 0),
+        };
+    let mut expected_seq = after + 1;
     let mut stored_outcomes: VecDeque<adjutant_store::Outcome> = VecDeque::new();
-    let mut outcomes_after = 0;
     let mut stored_snapshots: VecDeque<(i64, String)> = VecDeque::new();
-    let mut snapshots_after = 0;
     let (mut outcomes_read, mut snapshots_read) = (false, false);
-    let mut after = 0;
+    // What the rows consumed so far reach: the checkpoint goes on after them.
+    let (mut outcomes_done, mut snapshots_done) = (outcomes_after, snapshots_after);
     loop {
         let posts = state.store.posts(id, after, PAGE).await?;
         if posts.is_empty() {
@@ -348,6 +411,7 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
         for post in &posts {
             after = post.seq;
             audit.posts += 1;
+            audit.replayed_now += 1;
             // The chain.
             if post.seq != expected_seq {
                 differ(
@@ -384,6 +448,7 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
             let mut mine = Vec::new();
             while stored_outcomes.front().is_some_and(|o| o.seq <= post.seq) {
                 if let Some(o) = stored_outcomes.pop_front() {
+                    outcomes_done = o.position;
                     if o.seq == post.seq {
                         mine.push(o);
                     } else {
@@ -403,6 +468,9 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
             } else {
                 None
             };
+            if stored_snapshot.is_some() {
+                snapshots_done = post.seq;
+            }
 
             // The rules, again, on the replayed state.
             let tail = Tail {
@@ -412,23 +480,31 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
                 snapshot: replayed.clone(),
                 next_position: 0,
             };
+            // The void posts and the seals are lent to the context and taken back: no copies.
             let mut context = Context::default();
             let rollback_to = (post.kind == kinds::ROLLBACK)
                 .then(|| body_value(post).get("to_seq").and_then(serde_json::Value::as_i64));
             if post.kind == kinds::SEAL || post.kind == kinds::RESOLVE {
-                context.seals = sealed.iter().filter(|s| !void.contains(&s.seq)).cloned().collect();
+                context.seals = std::mem::take(&mut sealed);
             }
             if let Some(to_seq) = rollback_to {
-                context.void = void.clone();
+                context.void = std::mem::take(&mut void);
                 if let Some(to_seq) = to_seq.filter(|s| *s > 0) {
                     // The stored snapshot there was itself checked against the replay when it was reached.
                     context.rollback_snapshot = state.store.snapshot_at(id, to_seq).await?;
                 }
             }
+            let decided = decide(campaign, &tail, post, &context);
+            if post.kind == kinds::SEAL || post.kind == kinds::RESOLVE {
+                sealed = std::mem::take(&mut context.seals);
+            }
+            if rollback_to.is_some() {
+                void = std::mem::take(&mut context.void);
+            }
             if void.contains(&post.seq) {
                 audit.void_posts += 1;
             }
-            match decide(campaign, &tail, post, &context) {
+            match decided {
                 Ok(effects) => {
                     audit.outcomes += mine.len() as i64;
                     let same = effects.outcomes.len() == mine.len()
@@ -493,14 +569,25 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
                 ),
             }
             if let Some(to_seq) = rollback_to.flatten() {
-                void.extend(to_seq + 1..post.seq);
+                void.insert(to_seq + 1..post.seq);
+                sealed.void(to_seq + 1..post.seq);
             }
             if let Some(seal) = Seal::of(post) {
-                sealed.push(seal);
+                sealed.insert(seal);
             }
             audit.head_hash = Some(post.hash.clone());
         }
     }
+    let checkpoint = AuditCheckpoint {
+        seq: after,
+        expected_prev: expected_prev.clone(),
+        replayed,
+        void,
+        sealed,
+        outcomes_after: outcomes_done,
+        snapshots_after: snapshots_done,
+        audit: audit.clone(),
+    };
     // Whatever is stored beyond the last post belongs to no post: an outcome there would reach
     // the feed, a snapshot there would pass for the state.
     loop {
@@ -523,5 +610,5 @@ pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> Api
     }
     audit.ok = audit.differences.is_empty();
     audit.elapsed_ms = started.elapsed().as_millis() as u64;
-    Ok(audit)
+    Ok((audit, checkpoint))
 }

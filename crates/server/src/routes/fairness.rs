@@ -9,14 +9,16 @@ use std::collections::{BTreeMap, HashMap};
 
 use adjutant_rules::fairness::{self, Attack, PlayerFairness, PostTiming, ResultSpread};
 use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::Router;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::error::ApiResult;
+use crate::error::{ApiResult, AppError};
 use crate::extract::ApiPath;
 use crate::routes::campaigns::load_campaign;
 use crate::routes::posts::void_posts;
@@ -51,12 +53,24 @@ pub struct FairnessReport {
 #[utoipa::path(get, path = "/v1/campaigns/{id}/fairness", tag = "audit",
     params(("id" = Uuid, Path, description = "campaign id")),
     responses((status = 200, body = FairnessReport), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
-pub async fn fairness_report(
-    State(state): State<AppState>,
-    ApiPath(id): ApiPath<Uuid>,
-) -> ApiResult<Json<FairnessReport>> {
+pub async fn fairness_report(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
     load_campaign(&state, id).await?;
-    let void = void_posts(&state, id).await?;
+    // The report changes only with a new post: it is remembered by the hash of the last one.
+    let head = state.store.head(id).await?.map(|post| post.hash).unwrap_or_default();
+    let bytes = match state.caches.at_head(id, "fairness", &head) {
+        Some(bytes) => bytes,
+        None => {
+            let report = fairness_of(&state, id).await?;
+            let bytes = serde_json::to_vec(&report).map_err(|e| AppError::Internal(e.to_string()))?;
+            state.caches.remember_at_head(id, "fairness", &head, bytes)
+        }
+    };
+    Ok(([(header::CONTENT_TYPE, "application/json")], bytes.to_vec()).into_response())
+}
+
+/// The report, computed from the whole log.
+pub async fn fairness_of(state: &AppState, id: Uuid) -> ApiResult<FairnessReport> {
+    let void = void_posts(state, id).await?;
 
     let mut stamps: HashMap<i64, DateTime<Utc>> = HashMap::new();
     let mut all_stamps = Vec::new();
@@ -95,7 +109,7 @@ pub async fn fairness_report(
     }
     let players =
         by_side.iter().map(|(side, (attacks, stamps))| fairness::player_fairness(side, attacks, stamps)).collect();
-    Ok(Json(FairnessReport {
+    Ok(FairnessReport {
         campaign_id: id,
         battles: results.len(),
         players,
@@ -106,5 +120,5 @@ pub async fn fairness_report(
                  probability of a count no more likely than the one observed. Spreads: chi-square against uniform. \
                  A small p-value (below 0.01) is worth a moderator's look, not proof: see docs/fairness.md."
             .into(),
-    }))
+    })
 }

@@ -305,11 +305,45 @@ pub async fn map_svg(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) 
     responses((status = 200, description = "PNG picture", content_type = "image/png", body = Vec<u8>),
               (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn map_png(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
-    let svg = map_of(&state, id).await?;
-    // Rasterising takes tens of milliseconds: keep it off the async workers.
-    let png = tokio::task::spawn_blocking(move || adjutant_render::map_png(&svg))
+    let png = map_png_of(&state, id).await?;
+    Ok(([(header::CONTENT_TYPE, "image/png"), (header::CACHE_CONTROL, "no-cache")], png.to_vec()).into_response())
+}
+
+/// The largest SVG rasterised, in bytes: the map of the shipped scenario is a fraction of it;
+/// the picture itself is scaled to at most 4096 pixels a side by `adjutant_render::map_png`.
+const MAX_SVG_BYTES: usize = 4 << 20;
+
+/// The PNG map, remembered by the hash of the campaign's last post, rendered at most
+/// `cache::MAP_RENDERS` at a time: rasterising runs on a blocking thread that a request's
+/// time-out cannot stop, so a flood of requests waits for a permit (and times out waiting)
+/// instead of piling up work.
+pub async fn map_png_of(state: &AppState, id: Uuid) -> ApiResult<std::sync::Arc<Vec<u8>>> {
+    let head = state.store.head(id).await?.map(|post| post.hash).unwrap_or_default();
+    if let Some(png) = state.caches.at_head(id, "map.png", &head) {
+        return Ok(png);
+    }
+    let permit = state
+        .caches
+        .map_renders
+        .clone()
+        .acquire_owned()
         .await
-        .map_err(|e| AppError::Internal(e.to_string()))?
-        .map_err(AppError::Internal)?;
-    Ok(([(header::CONTENT_TYPE, "image/png"), (header::CACHE_CONTROL, "no-cache")], png).into_response())
+        .map_err(|_| AppError::Unavailable("the map cannot be drawn now".into()))?;
+    // Drawn by another request while this one waited?
+    if let Some(png) = state.caches.at_head(id, "map.png", &head) {
+        return Ok(png);
+    }
+    let svg = map_of(state, id).await?;
+    if svg.len() > MAX_SVG_BYTES {
+        return Err(AppError::Internal(format!("the map is too large to draw ({} bytes of SVG)", svg.len())));
+    }
+    let png = tokio::task::spawn_blocking(move || {
+        let png = adjutant_render::map_png(&svg);
+        drop(permit);
+        png
+    })
+    .await
+    .map_err(|e| AppError::Internal(e.to_string()))?
+    .map_err(AppError::Internal)?;
+    Ok(state.caches.remember_at_head(id, "map.png", &head, png))
 }

@@ -77,7 +77,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
     let void = void_posts(&state, id).await?;
     html.push_str(&format!(
         "<section id=\"log\"><h2>The log</h2><p id=\"audit-status\" class=\"pending\">Checking every number…</p>\
-         <p class=\"links\">{total} posts · <a href=\"/v1/campaigns/{id}/audit\">audit the whole campaign</a> · \
+         <p class=\"links\">{total} posts · <a href=\"/v1/campaigns/{id}/audit?fresh=true\">audit the whole campaign afresh</a> · \
          <a href=\"/v1/campaigns/{id}/outcomes\">outcome feed</a> · <a href=\"/v1/campaigns/{id}/posts\">posts (JSON)</a></p><ol class=\"posts\" reversed>"
     ));
     for post in posts.iter().rev() {

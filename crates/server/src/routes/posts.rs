@@ -13,9 +13,8 @@ use utoipa::IntoParams;
 use uuid::Uuid;
 
 use crate::auth::Caller;
-use std::collections::BTreeSet;
 
-use crate::campaign::{decide, kinds, parse_side, revealed_topics, Context, LoadedCampaign, Seal};
+use crate::campaign::{decide, kinds, parse_side, Context, LoadedCampaign, Seal, SealBook, VoidSet};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::routes::campaigns::{load_campaign, page_limit};
@@ -107,6 +106,7 @@ pub async fn create_post(
     if !req.body.is_object() {
         return Err(AppError::unprocessable("body.body", "post.body", "the body is a JSON object"));
     }
+    crate::free_text::check_json("body.body", &req.body)?;
     // Canonical JSON: serde_json's map keeps keys sorted, and `to_string` writes no white space.
     let asked = serde_json::to_string(&req.body).map_err(|e| AppError::Internal(e.to_string()))?;
     let request_hash =
@@ -302,12 +302,12 @@ async fn decision_context(state: &AppState, campaign: &LoadedCampaign, req: &New
     } else {
         context.seals = seals(state, id, &void, i64::MAX).await?;
     }
-    context.void = void.into_iter().collect();
+    context.void = void;
     Ok(context)
 }
 
 /// The sealed choices of a campaign before post `before`, void ones left out.
-pub async fn seals(state: &AppState, campaign_id: Uuid, void: &BTreeSet<i64>, before: i64) -> ApiResult<Vec<Seal>> {
+pub async fn seals(state: &AppState, campaign_id: Uuid, void: &VoidSet, before: i64) -> ApiResult<SealBook> {
     Ok(state
         .store
         .posts_of_kind(campaign_id, kinds::SEAL)
@@ -319,11 +319,11 @@ pub async fn seals(state: &AppState, campaign_id: Uuid, void: &BTreeSet<i64>, be
 }
 
 /// Hides the choice and salt of sealed posts whose topic is not revealed yet.
-async fn redact(state: &AppState, campaign_id: Uuid, void: &BTreeSet<i64>, views: &mut [PostView]) -> ApiResult<()> {
+async fn redact(state: &AppState, campaign_id: Uuid, void: &VoidSet, views: &mut [PostView]) -> ApiResult<()> {
     if !views.iter().any(|v| v.kind == kinds::SEAL) {
         return Ok(());
     }
-    let revealed = revealed_topics(&seals(state, campaign_id, void, i64::MAX).await?);
+    let revealed = seals(state, campaign_id, void, i64::MAX).await?.revealed_topics();
     for view in views.iter_mut().filter(|v| v.kind == kinds::SEAL) {
         let topic = view.body.get("topic").and_then(Value::as_str).unwrap_or_default().to_owned();
         if !revealed.contains(&topic) {
@@ -338,13 +338,14 @@ async fn redact(state: &AppState, campaign_id: Uuid, void: &BTreeSet<i64>, views
 
 /// Posts made void by the campaign's rollbacks: each voids every post after the one it rolls
 /// back to, up to itself.
-pub async fn void_posts(state: &AppState, campaign_id: Uuid) -> ApiResult<BTreeSet<i64>> {
-    let mut void = BTreeSet::new();
-    for rollback in state.store.posts_of_kind(campaign_id, kinds::ROLLBACK).await? {
-        let to_seq = body_value(&rollback).get("to_seq").and_then(Value::as_i64).unwrap_or(rollback.seq);
-        void.extend(to_seq + 1..rollback.seq);
-    }
-    Ok(void)
+pub async fn void_posts(state: &AppState, campaign_id: Uuid) -> ApiResult<VoidSet> {
+    let rollbacks = state.store.posts_of_kind(campaign_id, kinds::ROLLBACK).await?;
+    Ok(VoidSet::of_rollbacks(rollbacks.iter().map(|r| (rollback_target(r), r.seq))))
+}
+
+/// The post a rollback rolls back to (itself when its body cannot be read, voiding nothing).
+pub fn rollback_target(rollback: &adjutant_store::Post) -> i64 {
+    body_value(rollback).get("to_seq").and_then(Value::as_i64).unwrap_or(rollback.seq)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -32,26 +32,7 @@ pub fn router() -> axum::Router<AppState> {
         .route("/v1/bots/{bot_id}", delete(revoke_bot))
 }
 
-/// The rule for a name shown to people, as a JSON Schema pattern: no control characters (C0,
-/// DEL, C1) and no space at either end; with [`NAME_MAX`], exactly what [`check_name`] accepts.
-pub const NAME_PATTERN: &str =
-    "^[^\\u0000-\\u001f\\u007f-\\u009f ]([^\\u0000-\\u001f\\u007f-\\u009f]*[^\\u0000-\\u001f\\u007f-\\u009f ])?$";
-/// The longest name, in characters.
-pub const NAME_MAX: usize = 80;
-
-/// A name shown to people: 1 to 80 characters, no control characters, no space at either end.
-pub fn check_name(field: &str, name: &str) -> ApiResult<String> {
-    let control = |c: char| matches!(c, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}');
-    let count = name.chars().count();
-    if count == 0 || count > NAME_MAX || name.chars().any(control) || name.starts_with(' ') || name.ends_with(' ') {
-        return Err(AppError::unprocessable(
-            field,
-            "name.format",
-            "a name has 1 to 80 characters, no control characters, and no space at either end",
-        ));
-    }
-    Ok(name.to_owned())
-}
+pub use crate::free_text::check_name;
 
 async fn issue(state: &AppState, principal: Principal) -> ApiResult<(StatusCode, Json<IssuedToken>)> {
     let token = new_token();

@@ -15,6 +15,7 @@ use uuid::Uuid;
 use crate::auth::Caller;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::net_guard::{url_allowed, Allowlist};
 use crate::routes::campaigns::{load_campaign, page_limit};
 use crate::webhooks::new_secret;
 use crate::AppState;
@@ -42,7 +43,10 @@ pub struct RotatedSecret {
 #[serde(deny_unknown_fields)]
 pub struct NewWebhook {
     /// Where to POST each outcome: an `https://` (or `http://`) address with a host, no
-    /// credentials, at most 2000 characters.
+    /// credentials, at most 2000 characters, that reaches a public (global) address. Loopback,
+    /// private, link-local, unique-local, shared, multicast and metadata addresses, and
+    /// `localhost`, are refused (422 `webhook.address`) unless the operator allows them; a
+    /// campaign has at most `webhooks_per_campaign` (default 5) webhooks (409 `webhook.limit`).
     #[schema(
         example = "http://forum-bridge.example:8090/adjutant",
         max_length = 2000,
@@ -148,8 +152,11 @@ pub struct DeliveryPaging {
     pub limit: Option<i64>,
 }
 
-/// Checks a webhook address: absolute `https://` or `http://` with a host, no credentials.
-fn check_url(text: &str) -> ApiResult<String> {
+/// Checks a webhook address: absolute `https://` or `http://` with a host, no credentials, and
+/// not inside the network as far as the address itself tells (a literal loopback, private,
+/// link-local… address, or `localhost`), unless the operator's `webhook_allow` names it. Names
+/// are checked again, address by address, each time the deliverer connects.
+fn check_url(text: &str, allow: &Allowlist) -> ApiResult<String> {
     let refuse = |detail: &str| AppError::unprocessable("body.url", "webhook.url", detail);
     let text = text.trim();
     if text.len() > 2000 {
@@ -165,6 +172,13 @@ fn check_url(text: &str) -> ApiResult<String> {
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(refuse("put no credentials in the address; verify the signature instead"));
+    }
+    if !url_allowed(allow, &url) {
+        return Err(AppError::unprocessable(
+            "body.url",
+            "webhook.address",
+            "webhooks reach only public addresses: loopback, private, link-local, unique-local, shared, multicast and metadata addresses and localhost are refused (an operator can allow a host with webhook_allow)",
+        ));
     }
     Ok(url.to_string())
 }
@@ -182,7 +196,15 @@ pub async fn create_webhook(
 ) -> ApiResult<(StatusCode, Json<RegisteredWebhook>)> {
     let campaign = load_campaign(&state, id).await?;
     let moderator = caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
-    let url = check_url(&req.url)?;
+    let url = check_url(&req.url, &state.webhook_allow)?;
+    let active = state.store.webhooks(id).await?.iter().filter(|w| w.disabled_at.is_none()).count();
+    if active >= state.config.webhooks_per_campaign {
+        return Err(AppError::conflict(
+            "body.url",
+            "webhook.limit",
+            format!("a campaign has at most {} webhooks", state.config.webhooks_per_campaign),
+        ));
+    }
     let webhook = Webhook {
         id: Uuid::new_v4(),
         campaign_id: id,
@@ -302,11 +324,19 @@ mod tests {
 
     #[test]
     fn webhook_addresses_are_checked() {
-        assert_eq!(check_url(" http://127.0.0.1:9000/hook ").unwrap(), "http://127.0.0.1:9000/hook");
-        assert_eq!(check_url("https://forum.example/hook").unwrap(), "https://forum.example/hook");
+        let loopback = Allowlist::parse("127.0.0.1").unwrap();
+        let none = Allowlist::default();
+        assert_eq!(check_url(" http://127.0.0.1:9000/hook ", &loopback).unwrap(), "http://127.0.0.1:9000/hook");
+        assert_eq!(check_url("https://forum.example/hook", &none).unwrap(), "https://forum.example/hook");
         for bad in ["", "forum.example/hook", "ftp://forum.example/", "http://u:p@host/", "http://"] {
-            let err = check_url(bad).unwrap_err();
+            let err = check_url(bad, &none).unwrap_err();
             assert_eq!(err.problem().field.as_deref(), Some("body.url"), "{bad}");
+        }
+        for inside in
+            ["http://127.0.0.1:9000/hook", "http://[::1]/", "http://localhost:8080/", "http://169.254.169.254/"]
+        {
+            let err = check_url(inside, &none).unwrap_err();
+            assert_eq!(err.problem().rule.as_deref(), Some("webhook.address"), "{inside}");
         }
     }
 }

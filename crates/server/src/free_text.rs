@@ -1,0 +1,190 @@
+//! Text people type — names, seal topics and choices, reasons, notes, resolver inputs — as it
+//! is accepted at the door: one line, no control characters. The rule lives here once; the
+//! request types point their OpenAPI schema at [`Name`] or [`Line`] so the description says
+//! the same as the check.
+//!
+//! Such text is data everywhere after: the forum renderers (`adjutant_render::text`) quote it
+//! so that it shows as the characters typed, never as markup.
+
+use serde_json::Value;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
+
+use crate::error::{ApiResult, AppError};
+
+/// The OpenAPI `pattern` of one-line text: no C0 or C1 control character (newlines and tabs
+/// included), no Unicode line or paragraph separator, and no space at either end. With the
+/// lengths, exactly what [`check_name`] and [`check_line`] accept: nothing is trimmed, so the
+/// schema and the server cannot disagree about where a text starts and ends.
+pub const ONE_LINE_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F\\u2028\\u2029 ]([^\\u0000-\\u001F\\u007F-\\u009F\\u2028\\u2029]*[^\\u0000-\\u001F\\u007F-\\u009F\\u2028\\u2029 ])?$";
+
+/// The longest name, in characters.
+pub const NAME_MAX: usize = 80;
+
+/// The longest free line (a reason, a note's text), in characters.
+pub const LINE_MAX: usize = 1000;
+
+/// Whether a character may not appear in text people type.
+pub fn forbidden(c: char) -> bool {
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
+}
+
+/// A name shown to people (a moderator, player, bot, campaign): 1 to 80 characters, one line,
+/// no space at either end. Schema only; the check is [`check_name`].
+pub struct Name;
+
+impl utoipa::PartialSchema for Name {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(NAME_MAX))
+            .pattern(Some(ONE_LINE_PATTERN))
+            .description(Some(
+                "1 to 80 characters, one line: no control characters (newlines included), no space at either end",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Name {}
+
+/// A line of free text (a reason): 1 to 1000 characters, one line. Schema only; the check is
+/// [`check_line`].
+pub struct Line;
+
+impl utoipa::PartialSchema for Line {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(LINE_MAX))
+            .pattern(Some(ONE_LINE_PATTERN))
+            .description(Some(
+                "1 to 1000 characters, one line: no control characters (newlines included), no space at either end",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Line {}
+
+fn refuse(field: &str, rule: &str, what: &str, max: usize) -> AppError {
+    AppError::unprocessable(
+        field,
+        rule,
+        format!(
+            "{what} has 1 to {max} characters on one line, with no control characters (newlines included) \
+             and no space at either end"
+        ),
+    )
+}
+
+/// Whether `text` is one line of 1 to `max` characters with no space at either end: what
+/// [`ONE_LINE_PATTERN`] says.
+fn is_one_line(text: &str, max: usize) -> bool {
+    let count = text.chars().count();
+    (1..=max).contains(&count) && !text.chars().any(forbidden) && !text.starts_with(' ') && !text.ends_with(' ')
+}
+
+/// A name: 1 to 80 characters, one line, no space at either end.
+pub fn check_name(field: &str, name: &str) -> ApiResult<String> {
+    if !is_one_line(name, NAME_MAX) {
+        return Err(refuse(field, "name.format", "a name", NAME_MAX));
+    }
+    Ok(name.to_owned())
+}
+
+/// A line of free text under `rule`: 1 to `max` characters, one line, no space at either end.
+pub fn check_line(field: &str, rule: &str, what: &str, text: &str, max: usize) -> ApiResult<String> {
+    if !is_one_line(text, max) {
+        return Err(refuse(field, rule, what, max));
+    }
+    Ok(text.to_owned())
+}
+
+/// Every string in a post's body (keys included), at any depth, is one line: a note, a seal,
+/// a reason, a resolver's names. `field` names the body (`body.body`); the refusal names the
+/// string's own path.
+pub fn check_json(field: &str, value: &Value) -> ApiResult<()> {
+    let bad = |path: &str| {
+        AppError::unprocessable(
+            path,
+            "text.one_line",
+            "text in a post is one line: no control characters (newlines included)",
+        )
+    };
+    match value {
+        Value::String(s) if s.chars().any(forbidden) => Err(bad(field)),
+        Value::Array(items) => {
+            items.iter().enumerate().try_for_each(|(i, item)| check_json(&format!("{field}[{i}]"), item))
+        }
+        Value::Object(map) => map.iter().try_for_each(|(key, item)| {
+            let path = format!("{field}.{key}");
+            if key.chars().any(forbidden) {
+                return Err(bad(field));
+            }
+            check_json(&path, item)
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn one_line_only() {
+        assert_eq!(check_name("body.name", "Alice @staff <b>x</b>").unwrap(), "Alice @staff <b>x</b>");
+        for bad in [
+            "",
+            "   ",
+            " Alice",
+            "Alice ",
+            "a\nb",
+            "a\rb",
+            "a\tb",
+            "a\u{85}b",
+            "a\u{2028}b",
+            "a\u{7f}b",
+            &"x".repeat(81),
+        ] {
+            assert!(check_name("body.name", bad).is_err(), "{bad:?}");
+        }
+        assert!(check_line("body.body.reason", "rollback.reason", "a reason", "typo\nCheck: 1", LINE_MAX).is_err());
+        assert!(check_json("body.body", &json!({"topic": "a", "inputs": {"names": ["x", "y\nz"]}})).is_err());
+        assert!(check_json("body.body", &json!({"a\nb": 1})).is_err());
+        assert!(check_json("body.body", &json!({"topic": "a [b] @c", "n": [1, 2, {"k": "v"}]})).is_ok());
+    }
+
+    #[test]
+    fn the_schema_pattern_says_the_same_as_the_check() {
+        // The pattern's class, read by hand: C0, DEL and C1, and the two separators.
+        for c in ['\u{0}', '\n', '\u{1f}', '\u{7f}', '\u{9f}', '\u{2028}', '\u{2029}'] {
+            assert!(forbidden(c), "{c:?}");
+        }
+        for c in [' ', '~', '\u{a0}', '@', '<', '[', '\u{200b}'] {
+            assert!(!forbidden(c), "{c:?}");
+        }
+        assert!(ONE_LINE_PATTERN.contains("\\u0000-\\u001F\\u007F-\\u009F\\u2028\\u2029 ]"));
+    }
+
+    #[test]
+    fn the_openapi_description_carries_the_rule() {
+        use utoipa::OpenApi;
+        let doc = serde_json::to_value(crate::openapi::ApiDoc::openapi()).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        for (schema, field) in [("NewModerator", "name"), ("NewPlayer", "name"), ("NewBot", "name")] {
+            let reference = schemas[schema]["properties"][field]["$ref"].as_str().unwrap_or_default();
+            assert_eq!(reference, "#/components/schemas/Name", "{schema}.{field}: {}", schemas[schema]);
+        }
+        for mode in schemas["NewCampaign"]["oneOf"].as_array().unwrap() {
+            assert_eq!(mode["properties"]["name"]["$ref"], "#/components/schemas/Name", "{mode}");
+        }
+        assert_eq!(schemas["Name"]["pattern"], ONE_LINE_PATTERN);
+        assert_eq!(schemas["Name"]["maxLength"], NAME_MAX);
+        assert_eq!(schemas["Name"]["minLength"], 1);
+    }
+}
