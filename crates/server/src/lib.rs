@@ -41,6 +41,8 @@ pub struct AppState {
     pub admin_token_hash: Option<[u8; 32]>,
     pub scenarios: Arc<campaign::Scenarios>,
     pub config: Arc<Config>,
+    /// Permits of the open event streams (`GET /v1/campaigns/{id}/events`).
+    pub streams: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -52,6 +54,7 @@ impl AppState {
             clock,
             scenarios: Arc::new(scenarios),
             config: Arc::new(config),
+            streams: routes::events::stream_permits(),
         })
     }
 }

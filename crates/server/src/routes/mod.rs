@@ -2,10 +2,12 @@
 
 pub mod audit;
 pub mod campaigns;
+pub mod events;
 pub mod fairness;
 pub mod feed;
 pub mod game;
 pub mod page;
+pub mod play;
 pub mod posts;
 pub mod tokens;
 pub mod tools;
@@ -25,12 +27,14 @@ pub fn router() -> Router<AppState> {
         .merge(tokens::router())
         .merge(campaigns::router())
         .merge(posts::router())
+        .merge(events::router())
         .merge(audit::router())
         .merge(tools::router())
         .merge(game::router())
         .merge(webhooks::router())
         .merge(feed::router())
         .merge(page::router())
+        .merge(play::router())
         .merge(fairness::router())
 }
 
