@@ -259,9 +259,11 @@ impl Session {
             .unwrap();
     }
 
-    /// A PNG of the window, saved to docs/screenshots/`name`.
+    /// A PNG of the window from the top of the page, saved to docs/screenshots/`name`.
     async fn screenshot(&self, name: &str) -> Vec<u8> {
         use base64::Engine;
+        self.script("window.scrollTo(0, 0); document.activeElement && document.activeElement.blur(); return null;")
+            .await;
         let shot = self.call(reqwest::Method::GET, "/screenshot", None).await.unwrap();
         let png = base64::engine::general_purpose::STANDARD.decode(shot.as_str().unwrap()).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
@@ -428,11 +430,13 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
             // The Rebels' page learns of it from the stream: they owe a casualty order.
             caught_up(&rebel, 14).await;
             rebel.wait_text("#awaiting", "You:").await;
-            assert!(rebel.text("#post-14").await.contains("union attack"));
+            let post = rebel.text("#post-14").await.to_lowercase();
+            assert!(post.contains("#14 union attack"), "{post}");
         }
         if i == 16 {
             for (page, name) in [(&union, "play"), (&rebel, "play-rebel")] {
                 caught_up(page, 17).await;
+                page.resize(1280, 1400).await;
                 page.screenshot(&format!("{name}-desktop.png")).await;
             }
             union.resize(375, 812).await;
@@ -491,6 +495,20 @@ async fn a_resolver_campaign_resolves_from_its_forms_and_reveals_sealed_choices_
         app.campaign(&moderator, json!({"name": "Melee", "mode": "resolver", "ruleset": "schulz-acw"})).await;
     let union_token = app.player(&moderator, &campaign, "union").await;
     let rebel_token = app.player(&moderator, &campaign, "confederate").await;
+    // Every page carries its security headers; no script may run inline.
+    for path in [format!("/play/{campaign}"), "/console".to_owned(), format!("/campaigns/{campaign}")] {
+        let page = app.client.get(format!("{}{path}", app.base)).send().await.unwrap();
+        assert_eq!(page.status(), 200, "{path}");
+        let headers = page.headers();
+        let csp = headers["content-security-policy"].to_str().unwrap();
+        assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), "{path}: {csp}");
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(headers["referrer-policy"], "no-referrer", "{path}");
+        assert!(headers.get("set-cookie").is_none(), "{path}");
+        let html = page.text().await.unwrap();
+        assert!(!html.contains("<script>"), "{path} has an inline script");
+    }
+
     let union = driver.session(1280, 1000).await;
     let rebel = driver.session(1280, 1000).await;
     for (page, token) in [(&union, &union_token), (&rebel, &rebel_token)] {
@@ -552,8 +570,13 @@ async fn a_resolver_campaign_resolves_from_its_forms_and_reveals_sealed_choices_
             union.click(&css).await;
         }
     }
+    // The second round: the first has no stay-or-retreat choice before it.
+    union.type_into("#in-melee-round-round", "2").await;
     union.type_into("#sealed-melee-round", "melee-1").await;
     union.click("#action-melee-round button[type=submit]").await;
+    union.wait_for("document.getElementById('receipt').textContent.includes('Posted #4') || document.querySelector('#action-melee-round .refusal').textContent !== ''").await;
+    let refusal = union.text("#action-melee-round .refusal").await;
+    assert!(refusal.is_empty(), "{refusal}");
     union.wait_text("#receipt", "Posted #4 (resolve)").await;
     let round = app.get(&format!("/v1/campaigns/{campaign}/posts/4")).await.ok(200).clone();
     assert_eq!(round["body"]["sealed"], "melee-1");

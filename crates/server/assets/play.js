@@ -235,7 +235,7 @@
         const answer = await Adj.post(form, campaign, token, built.kind, built.body);
         if (answer && answer.ok) {
           $('receipt').replaceChildren(Adj.receipt(answer.data));
-          if (form.dataset.kind === 'move') $('move-path').value = '';
+          form.reset();
           refresh();
         }
       });
@@ -243,15 +243,38 @@
   }
 
   /** Inputs for a JSON schema: objects as fieldsets, enums as choices, numbers, text, yes/no. */
-  function fields(schema, example, id, path, required) {
+  /** A schema as the form needs it: references followed, `const` and one-of-strings as enums, null left out. */
+  function plain(schema, root) {
     schema = schema || {};
+    if (schema.$ref && schema.$ref.startsWith('#/')) {
+      let at = root;
+      for (const key of schema.$ref.slice(2).split('/')) at = at && at[key];
+      return Object.assign({}, plain(at, root), { description: schema.description || (at && at.description) });
+    }
+    if ('const' in schema) return Object.assign({}, schema, { enum: [schema.const], type: typeof schema.const });
+    const branches = schema.anyOf || schema.oneOf;
+    if (Array.isArray(branches)) {
+      const kept = branches.map((b) => plain(b, root)).filter((b) => b.type !== 'null');
+      const described = (s) => Object.assign({}, s, { description: schema.description || s.description });
+      if (kept.length === 1) return described(kept[0]);
+      if (kept.length && kept.every((b) => Array.isArray(b.enum))) {
+        return described({ type: kept[0].type, enum: kept.flatMap((b) => b.enum) });
+      }
+    }
+    return schema;
+  }
+
+  function fields(schema, example, id, path, required, root) {
+    root = root || schema;
+    schema = plain(schema, root);
     const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
     if (type === 'object' || schema.properties) {
       const box = el('div', { class: 'object' });
-      for (const [name, sub] of Object.entries(schema.properties || {})) {
+      for (let [name, sub] of Object.entries(schema.properties || {})) {
         const value = example && typeof example === 'object' ? example[name] : undefined;
         const required = (schema.required || []).includes(name);
-        const inner = fields(sub, value, `${id}-${name}`, path.concat(name), required);
+        const inner = fields(sub, value, `${id}-${name}`, path.concat(name), required, root);
+        sub = plain(sub, root);
         if (inner.tagName === 'DIV') {
           box.append(el('fieldset', {}, el('legend', {}, name), sub.description ? el('p', { class: 'hint' }, sub.description) : null, inner));
         } else {
