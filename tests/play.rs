@@ -470,6 +470,21 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
     assert_eq!(audit.body["posts"], last);
 
+    // The moderator's other tools in the console: a webhook and a rollback with its reason.
+    console.type_into("#webhook-url", "http://127.0.0.1:9/hook").await;
+    console.click("#form-webhook button[type=submit]").await;
+    console.wait_text("#webhook-list", "http://127.0.0.1:9/hook").await;
+    console.type_into("#rollback-to", &(last - 1).to_string()).await;
+    console.type_into("#rollback-reason", "The Union's last order went to the wrong thread.").await;
+    console.click("#form-rollback button[type=submit]").await;
+    let receipt = console.wait_text("#receipt", &format!("Posted #{} (rollback)", last + 1)).await;
+    assert!(receipt.contains("wrong thread"), "{receipt}");
+    let voided = app.get(&format!("/v1/campaigns/{campaign}/posts/{last}")).await.ok(200)["void"].clone();
+    assert_eq!(voided, true);
+    // The players' pages follow: the game is no longer over.
+    union.wait_for("!document.getElementById('turn-line').textContent.includes('over')").await;
+    union.wait_for(&format!("document.querySelector('#post-{last}').classList.contains('void')")).await;
+
     for page in [&console, &union, &rebel] {
         page.quit().await;
     }

@@ -358,6 +358,13 @@
       if (old) old.replaceWith(item);
       else $('posts').prepend(item);
       $('posts').dataset.last = post.seq;
+      if (post.kind === 'rollback' && !post.void) {
+        // A rollback voids every post after the one it goes back to.
+        for (let seq = post.body.to_seq + 1; seq < post.seq; seq += 1) {
+          const voided = $(`post-${seq}`);
+          if (voided) voided.classList.add('void');
+        }
+      }
       clearTimeout(timer);
       timer = setTimeout(refresh, 150);
     });

@@ -62,7 +62,8 @@ pub struct EventsQuery {
 /// The campaign's posts as server-sent events (`text/event-stream`).
 ///
 /// Each event is `event: post`, `id: <seq>`, and `data:` the post as `GET …/posts/{seq}` shows
-/// it (sealed choices stay sealed until both are in; a post made void later is not re-sent).
+/// it (sealed choices stay sealed until both are in; a post made void later is not sent again:
+/// the `rollback` post that voids it names, in `body.to_seq`, the last post it keeps).
 /// Reconnect with `Last-Event-ID` (or `after`) to carry on where the stream broke off.
 /// A comment line is sent every 15 seconds to keep the connection open.
 #[utoipa::path(get, path = "/v1/campaigns/{id}/events", tag = "posts",
