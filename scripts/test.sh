@@ -74,9 +74,9 @@ fi
 export ADJUTANT_REQUIRE_POSTGRES=1
 
 # The campaign page is tested in a real browser: Debian's Chromium.
-if [ -z "${ADJUTANT_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
-  log "installing Chromium (Debian package chromium) for the browser test"
-  apt_install chromium
+if [ -z "${ADJUTANT_CHROMIUM:-}" ] && ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1; then
+  log "installing Chromium and its WebDriver (Debian packages chromium, chromium-driver) for the browser tests"
+  apt_install chromium chromium-driver
 fi
 export ADJUTANT_REQUIRE_BROWSER=1
 

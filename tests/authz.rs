@@ -46,6 +46,7 @@ const NOTE: &str = r#"{"kind": "note", "body": {"text": "advance"}}"#;
 const MATRIX: &[Row] = &[
     //   method  path                                   body                                   none wrong union conf other bot  mod  omod  op
     row("GET",  "/healthz",                            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/whoami",                          "",                                    [401, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("POST", "/v1/moderators",                      r#"{"name": "Halleck"}"#,              [401, 401, 403,  403, 403,  403, 403, 403,  201]),
     row("POST", "/v1/campaigns",                       r#"{"name": "Shiloh"}"#,               [401, 401, 403,  403, 403,  403, 201, 201,  403]),
     row("GET",  "/v1/campaigns",                       "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
@@ -54,6 +55,7 @@ const MATRIX: &[Row] = &[
     row("POST", "/v1/campaigns/{id}/bots",             r#"{"name": "Herald"}"#,               [401, 401, 403,  403, 403,  403, 201, 403,  403]),
     row("POST", "/v1/campaigns/{id}/posts",            NOTE,                                  [401, 401, 201,  201, 403,  403, 201, 403,  403]),
     row("GET",  "/v1/campaigns/{id}/posts",            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}/events",           "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/campaigns/{id}/posts/{seq}",      "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/campaigns/{id}/posts/{seq}/audit", "",                                   [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/tools/result-number",             "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
@@ -85,6 +87,13 @@ const MATRIX: &[Row] = &[
     // The routes outside the document (`OTHER_ROUTES`): public, but a bad token is still refused.
     row("GET",  "/campaigns/{id}",                     "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/assets/page.css",                    "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/play/{id}",                        "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/console",                          "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/assets/page.js",                   "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/assets/app.css",                   "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/assets/common.js",                 "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/assets/play.js",                   "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/assets/console.js",                "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/docs",                               "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/docs/",                              "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/docs/{*rest}",                       "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
@@ -97,6 +106,8 @@ fn query_of(path: &str) -> &'static str {
         "/v1/tools/result-number" => "?time=9:51:45",
         "/v1/tools/reinforcement" => "?ms=123&cities=3",
         "/v1/tools/combat" => "?attacker=15&defender=6&defence=river&time=9:51:45",
+        // The stream sends what there is and closes, so the answer can be read whole.
+        "/v1/campaigns/{id}/events" => "?follow=false",
         _ => "",
     }
 }

@@ -35,6 +35,15 @@ async fn mode_inferred(backend: Backend) {
     create(json!({"name": "Resolver?", "mode": "resolver", "scenario": "short-acw"})).await.problem(422, "body.mode");
     create(json!({"name": "Resolver of what?", "mode": "resolver"})).await.problem(422, "body.ruleset");
     create(json!({"name": "Odd", "mode": "tabletop"})).await.problem(422, "body.mode");
+    // Left out is not the same as null: the schema has no null for these, nor has the server.
+    for body in [
+        json!({"name": "Null", "mode": null, "ruleset": "acw-25mm"}),
+        json!({"name": "Null", "scenario": null}),
+        json!({"name": "Null", "ruleset": null}),
+    ] {
+        let refused = create(body.clone()).await;
+        assert_eq!(refused.status.as_u16() / 100, 4, "{body}: null is refused: {:?}", refused.body);
+    }
 
     // The ruleset's own words for the sides are read as the side they name.
     let players = format!("/v1/campaigns/{}/players", resolver["id"].as_str().unwrap());

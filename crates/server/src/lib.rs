@@ -52,6 +52,8 @@ pub struct AppState {
     pub webhook_allow: Arc<net_guard::Allowlist>,
     /// What public reads remember: verified audit prefixes, results by head hash.
     pub caches: Arc<cache::Caches>,
+    /// Permits of the open event streams (`GET /v1/campaigns/{id}/events`).
+    pub streams: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -67,6 +69,7 @@ impl AppState {
             scenarios: Arc::new(scenarios),
             limits: Arc::new(rate_limit::Limits::from_config(&config)?),
             config: Arc::new(config),
+            streams: routes::events::stream_permits(),
         })
     }
 }

@@ -18,6 +18,7 @@ use crate::AppState;
     ),
     paths(
         routes::healthz,
+        routes::tokens::whoami,
         routes::tokens::create_moderator,
         routes::tokens::create_player,
         routes::tokens::create_bot,
@@ -31,6 +32,7 @@ use crate::AppState;
         routes::posts::create_post,
         routes::posts::list_posts,
         routes::posts::get_post,
+        routes::events::campaign_events,
         routes::audit::audit_post,
         routes::audit::audit_campaign,
         routes::fairness::fairness_report,

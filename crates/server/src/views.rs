@@ -59,14 +59,20 @@ pub struct IssuedToken {
 #[serde(deny_unknown_fields)]
 pub struct NewCampaign {
     pub name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present_string")]
     pub mode: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present_string")]
     pub scenario: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present_string")]
     pub ruleset: Option<String>,
     #[serde(default, deserialize_with = "crate::extract::optional_object")]
     pub settings: Option<CampaignSettings>,
+}
+
+/// A field that may be left out but, when given, is a string: `null` is refused, as the schema
+/// says.
+fn present_string<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    String::deserialize(deserializer).map(Some)
 }
 
 /// The schema says exactly what `create_campaign` accepts: one of the two modes, each with only

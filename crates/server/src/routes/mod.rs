@@ -2,10 +2,12 @@
 
 pub mod audit;
 pub mod campaigns;
+pub mod events;
 pub mod fairness;
 pub mod feed;
 pub mod game;
 pub mod page;
+pub mod play;
 pub mod posts;
 pub mod tokens;
 pub mod tools;
@@ -25,7 +27,14 @@ use crate::AppState;
 /// the document, and checks the router's sources declare no other route.
 pub const OTHER_ROUTES: &[(&str, &str)] = &[
     ("GET", "/campaigns/{id}"),
+    ("GET", "/play/{id}"),
+    ("GET", "/console"),
     ("GET", "/assets/page.css"),
+    ("GET", "/assets/page.js"),
+    ("GET", "/assets/app.css"),
+    ("GET", "/assets/common.js"),
+    ("GET", "/assets/play.js"),
+    ("GET", "/assets/console.js"),
     ("GET", "/docs"),
     ("GET", "/docs/"),
     ("GET", "/docs/{*rest}"),
@@ -38,12 +47,14 @@ pub fn router() -> Router<AppState> {
         .merge(tokens::router())
         .merge(campaigns::router())
         .merge(posts::router())
+        .merge(events::router())
         .merge(audit::router())
         .merge(tools::router())
         .merge(game::router())
         .merge(webhooks::router())
         .merge(feed::router())
         .merge(page::router())
+        .merge(play::router())
         .merge(fairness::router())
 }
 

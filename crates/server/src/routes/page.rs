@@ -5,7 +5,7 @@
 use adjutant_rules::dice::stamp_text;
 use axum::extract::State;
 use axum::http::header;
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use serde_json::Value;
@@ -24,10 +24,25 @@ use crate::AppState;
 pub use adjutant_render::map::escape;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/campaigns/{id}", get(campaign_page)).route("/assets/page.css", get(stylesheet))
+    Router::new()
+        .route("/campaigns/{id}", get(campaign_page))
+        .route("/assets/page.css", get(stylesheet))
+        .route("/assets/page.js", get(script))
 }
 
 const CSS: &str = include_str!("page.css");
+
+async fn script() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=300"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        include_str!("../../assets/page.js"),
+    )
+        .into_response()
+}
 
 async fn stylesheet() -> Response {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8"), (header::CACHE_CONTROL, "public, max-age=300")], CSS)
@@ -37,7 +52,7 @@ async fn stylesheet() -> Response {
 /// The page shows at most this many of the latest posts.
 const SHOWN: i64 = 200;
 
-async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Html<String>> {
+async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
     let campaign = load_campaign(&state, id).await?;
     let c = &campaign.campaign;
     let mut html = String::new();
@@ -118,9 +133,9 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
         html.push_str("</li>");
     }
     html.push_str("</ol></section></main><footer>Adjutant · every number here can be recomputed from the post's time stamp: see <a href=\"/docs\">the API docs</a>.</footer>");
-    html.push_str(SCRIPT);
+    html.push_str("<script src=\"/assets/page.js\"></script>");
     html.push_str("</body></html>");
-    Ok(Html(html))
+    Ok(crate::routes::play::html_page(html))
 }
 
 async fn last_seq(state: &AppState, id: Uuid) -> ApiResult<i64> {
@@ -170,29 +185,3 @@ fn turn_summary(game: &Value) -> String {
     ));
     out
 }
-
-/// Runs the whole-campaign audit when the page opens and says what it found.
-const SCRIPT: &str = r#"<script>
-(async () => {
-  const id = document.body.dataset.campaign;
-  const status = document.getElementById('audit-status');
-  try {
-    const response = await fetch(`/v1/campaigns/${id}/audit`);
-    const audit = await response.json();
-    if (audit.ok) {
-      status.textContent = `Audit: all ${audit.posts} posts check out — ${audit.result_numbers} result numbers, ${audit.reinforcement_rolls} reinforcement rolls and ${audit.dice} dice recomputed, hash chain intact.`;
-      status.className = 'ok';
-    } else {
-      status.textContent = `Audit: ${audit.differences.length} differences found — see the audit.`;
-      status.className = 'bad';
-      for (const d of audit.differences) {
-        const post = document.getElementById(`post-${d.seq}`);
-        if (post) post.classList.add('differs');
-      }
-    }
-  } catch (e) {
-    status.textContent = 'The audit could not be run: ' + e;
-    status.className = 'bad';
-  }
-})();
-</script>"#;

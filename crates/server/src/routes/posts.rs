@@ -319,7 +319,7 @@ pub async fn seals(state: &AppState, campaign_id: Uuid, void: &VoidSet, before: 
 }
 
 /// Hides the choice and salt of sealed posts whose topic is not revealed yet.
-async fn redact(state: &AppState, campaign_id: Uuid, void: &VoidSet, views: &mut [PostView]) -> ApiResult<()> {
+pub async fn redact(state: &AppState, campaign_id: Uuid, void: &VoidSet, views: &mut [PostView]) -> ApiResult<()> {
     if !views.iter().any(|v| v.kind == kinds::SEAL) {
         return Ok(());
     }

@@ -8,9 +8,11 @@
 use adjutant_store::{NewPrincipal, Principal, PrincipalKind};
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{delete, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use chrono::Utc;
+use serde::Serialize;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::auth::{new_token, token_hash, Caller};
@@ -23,6 +25,7 @@ use crate::AppState;
 
 pub fn router() -> axum::Router<AppState> {
     Router::new()
+        .route("/v1/whoami", get(whoami))
         .route("/v1/moderators", post(create_moderator))
         .route("/v1/campaigns/{id}/players", post(create_player))
         .route("/v1/campaigns/{id}/bots", post(create_bot))
@@ -242,4 +245,31 @@ pub async fn revoke_bot(
     }
     state.store.revoke_principal(bot_id, Utc::now()).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Who a token speaks for.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WhoAmI {
+    /// `operator`, `moderator`, `player` or `bot`.
+    pub kind: String,
+    pub name: String,
+    /// The campaign a player or bot token is bound to.
+    pub campaign_id: Option<Uuid>,
+    /// The side a player token acts for.
+    pub side: Option<String>,
+}
+
+/// Who the token sent speaks for: the browser pages ask it to know the player's side.
+#[utoipa::path(get, path = "/v1/whoami", tag = "tokens", security(("bearer" = [])),
+    responses((status = 200, body = WhoAmI), (status = 401, body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn whoami(caller: Caller) -> ApiResult<Json<WhoAmI>> {
+    match caller {
+        Caller::Anonymous => Err(AppError::Unauthorized("send the token to ask whose it is".into())),
+        Caller::Operator => {
+            Ok(Json(WhoAmI { kind: "operator".into(), name: "operator".into(), campaign_id: None, side: None }))
+        }
+        Caller::Principal(p) => {
+            Ok(Json(WhoAmI { kind: p.kind.as_str().into(), name: p.name, campaign_id: p.campaign_id, side: p.side }))
+        }
+    }
 }

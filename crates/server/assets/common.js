@@ -1,0 +1,181 @@
+// Shared by the player's page and the moderator's console: the token, API calls, orders
+// with an Idempotency-Key, and receipts. Text from the server is always set as text.
+'use strict';
+
+const Adj = (() => {
+  /** An element with attributes and children (strings become text nodes). */
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (value === false || value === null || value === undefined) continue;
+      node.setAttribute(name, value === true ? '' : String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  /** Takes `#token=…` from the address (and removes it), or the one kept for `key`. */
+  function takeToken(key) {
+    const match = location.hash.match(/(?:^#|&)token=([^&]+)/);
+    if (match) {
+      localStorage.setItem(key, decodeURIComponent(match[1]));
+      history.replaceState(null, '', location.pathname + location.search);
+    }
+    return localStorage.getItem(key);
+  }
+
+  /** The sign-in header: who the token is, a form when there is none, and "forget". */
+  async function signIn(key, onToken) {
+    const token = takeToken(key);
+    const form = document.getElementById('signin');
+    const forget = document.getElementById('forget');
+    const shown = document.getElementById('signed-in');
+    forget.addEventListener('click', () => {
+      localStorage.removeItem(key);
+      location.reload();
+    });
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      localStorage.setItem(key, document.getElementById('signin-token').value.trim());
+      location.reload();
+    });
+    if (!token) {
+      form.hidden = false;
+      forget.hidden = true;
+      shown.textContent = 'Not signed in: open the link your moderator gave you, or paste your token.';
+      onToken(null, null);
+      return;
+    }
+    const me = await api('GET', '/v1/whoami', token);
+    if (!me.ok) {
+      shown.textContent = `This token is refused: ${me.detail}`;
+      form.hidden = false;
+      onToken(null, null);
+      return;
+    }
+    const side = me.data.side ? ` (${sideName(me.data.side)})` : '';
+    shown.textContent = `Signed in as ${me.data.name}, ${me.data.kind}${side}.`;
+    onToken(token, me.data);
+  }
+
+  function sideName(side) {
+    return { union: 'the Union', confederate: 'the Rebels' }[side] || side || 'moderator';
+  }
+
+  /** Calls the API; answers {ok, status, data, detail}. */
+  async function api(method, path, token, body, headers) {
+    const init = { method, headers: Object.assign({ Accept: 'application/json' }, headers || {}) };
+    if (token) init.headers.Authorization = `Bearer ${token}`;
+    if (body !== undefined) {
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    const response = await fetch(path, init);
+    let data = null;
+    try {
+      data = await response.json();
+    } catch (e) {
+      data = null;
+    }
+    const detail = response.ok ? '' : (data && data.detail) || `${response.status} ${response.statusText}`;
+    return { ok: response.ok, status: response.status, data, detail };
+  }
+
+  function newKey() {
+    if (crypto.randomUUID) return crypto.randomUUID();
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  }
+
+  /**
+   * Sends one order from `form`. The form keeps its Idempotency-Key until the server has
+   * answered for sure, so pressing again after a lost answer never posts twice. A refusal is
+   * shown beside the order in the server's words; the form keeps what was typed.
+   */
+  async function submit(form, call) {
+    const refusal = form.querySelector('.refusal');
+    const button = form.querySelector('button[type=submit]');
+    if (button.disabled) return null;
+    if (!form.dataset.key) form.dataset.key = newKey();
+    button.disabled = true;
+    refusal.textContent = '';
+    form.classList.remove('refused');
+    try {
+      const answer = await call(form.dataset.key);
+      if (answer.ok || (answer.status >= 400 && answer.status < 500 && answer.status !== 429 && answer.status !== 408)) {
+        delete form.dataset.key;
+      }
+      if (!answer.ok) {
+        const field = answer.data && answer.data.field ? ` (${answer.data.field})` : '';
+        refusal.textContent = `Refused: ${answer.detail}${field}`;
+        form.classList.add('refused');
+      }
+      return answer;
+    } catch (e) {
+      refusal.textContent = `Not sent: ${e.message}. Press again: it will not be posted twice.`;
+      return null;
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  /** Posts `{kind, body}` to the campaign with the form's key. */
+  function post(form, campaign, token, kind, body) {
+    return submit(form, (key) =>
+      api('POST', `/v1/campaigns/${campaign}/posts`, token, { kind, body }, { 'Idempotency-Key': key }));
+  }
+
+  /** A post as a list item: number, side, kind, stamp, result number, outcomes, audit. */
+  function postItem(post) {
+    const n = post.numbers;
+    const item = el('li', { id: `post-${post.seq}`, class: `post side-${post.side || 'moderator'}${post.void ? ' void' : ''}` },
+      el('div', { class: 'head' }, el('span', { class: 'seq' }, `#${post.seq}`), ' ',
+        el('span', { class: 'side' }, post.side || 'moderator'), ' ', el('span', { class: 'kind' }, post.kind),
+        post.void ? el('span', { class: 'badge' }, ' void') : null),
+      el('div', { class: 'time' }, el('time', { datetime: post.stamp }, post.stamp), ` · ${n.time_of_day} → result number `,
+        el('b', { class: 'result' }, String(n.result_number.result).padStart(2, '0')),
+        ` (√${n.result_number.n} = ${n.result_number.sqrt}) · `,
+        el('a', { href: post.audit }, 'audit')));
+    if (post.outcomes.length) {
+      item.append(el('ul', { class: 'outcomes' }, post.outcomes.map((o) => el('li', { class: `outcome kind-${o.kind}` }, o.headline))));
+    }
+    return item;
+  }
+
+  /** The receipt of a post just made: stamp, result number with its bc line, outcomes in words, dice and tables. */
+  function receipt(post) {
+    const n = post.numbers;
+    const box = el('div', { class: 'receipt', id: 'receipt-body' },
+      el('p', {}, `Posted #${post.seq} (${post.kind}) — server stamp `, el('time', { datetime: post.stamp, class: 'stamp' }, post.stamp),
+        `, ${n.time_of_day} on the campaign clock.`),
+      el('p', {}, 'Result number ', el('b', { class: 'result' }, String(n.result_number.result).padStart(2, '0')),
+        ` from √${n.result_number.n} = ${n.result_number.sqrt}. Check it: `, el('code', { class: 'bc' }, n.result_number.bc)),
+      el('ul', { class: 'outcomes' }, post.outcomes.map((o) => el('li', { class: `outcome kind-${o.kind}` }, o.headline, resolutionDetail(o)))),
+      el('p', {}, el('a', { href: post.audit, class: 'audit-link' }, `Audit of post #${post.seq}`)));
+    return box;
+  }
+
+  /** Every die and every table cell of a resolver outcome. */
+  function resolutionDetail(outcome) {
+    const d = outcome.data || {};
+    if (!Array.isArray(d.dice) && !Array.isArray(d.lookups)) return null;
+    const parts = el('div', { class: 'resolution' });
+    if (Array.isArray(d.dice) && d.dice.length) {
+      parts.append(el('table', { class: 'dice' }, el('caption', {}, 'Dice'),
+        el('tr', {}, el('th', { scope: 'col' }, '#'), el('th', { scope: 'col' }, 'for'), el('th', { scope: 'col' }, 'die'), el('th', { scope: 'col' }, 'rolled')),
+        d.dice.map((die) => el('tr', { class: 'die' }, el('td', {}, die.index), el('td', {}, die.purpose), el('td', {}, `d${die.faces}`), el('td', { class: 'value' }, die.value)))));
+    }
+    if (Array.isArray(d.lookups) && d.lookups.length) {
+      parts.append(el('table', { class: 'lookups' }, el('caption', {}, 'Tables read'),
+        el('tr', {}, el('th', { scope: 'col' }, 'table'), el('th', { scope: 'col' }, 'row'), el('th', { scope: 'col' }, 'column'), el('th', { scope: 'col' }, 'cell')),
+        d.lookups.map((l) => el('tr', { class: 'lookup' }, el('td', {}, l.table), el('td', {}, l.row), el('td', {}, l.column), el('td', { class: 'value' }, l.value)))));
+    }
+    if (d.stream_text) parts.append(el('p', { class: 'stream' }, 'Dice stream: ', el('code', {}, d.stream_text)));
+    return parts;
+  }
+
+  return { el, signIn, api, post, submit, postItem, receipt, sideName, newKey };
+})();

@@ -1,0 +1,146 @@
+// The moderator's console: create campaigns, issue tokens (shown once, with the player's link),
+// register webhooks and read their deliveries, roll back, umpire, and open the audits.
+'use strict';
+
+(() => {
+  const { el, api } = Adj;
+  const $ = (id) => document.getElementById(id);
+  let token = null;
+  const campaigns = [];
+
+  Adj.signIn('adjutant.token.console', (t) => {
+    token = t;
+    if (!token) return;
+    wire();
+    loadCampaigns();
+  });
+
+  const current = () => $('campaign-pick').value;
+
+  async function loadCampaigns() {
+    const answer = await api('GET', '/v1/campaigns?limit=100', token);
+    if (!answer.ok) return;
+    const was = current();
+    campaigns.splice(0, campaigns.length, ...answer.data.campaigns);
+    $('campaign-pick').replaceChildren(...campaigns.map((c) => el('option', { value: c.id }, `${c.name} (${c.mode})`)));
+    if (was) $('campaign-pick').value = was;
+    showCampaign();
+  }
+
+  function showCampaign() {
+    const id = current();
+    if (!id) {
+      $('campaign-links').textContent = 'No campaign yet: create one above.';
+      return;
+    }
+    $('campaign-links').replaceChildren(
+      el('a', { href: `/campaigns/${id}` }, 'public page'), ' · ',
+      el('a', { href: `/v1/campaigns/${id}/audit`, id: 'audit-link' }, 'whole-campaign audit'), ' · ',
+      el('a', { href: `/v1/campaigns/${id}/fairness`, id: 'fairness-link' }, 'fairness report'), ' · ',
+      el('a', { href: `/v1/campaigns/${id}/posts` }, 'posts (JSON)'));
+    showWebhooks();
+  }
+
+  function wire() {
+    $('campaign-pick').addEventListener('change', showCampaign);
+    on('form-create', async (form) => {
+      const [what, name] = $('create-game').value.split(':');
+      const body = { name: $('create-name').value, mode: what === 'scenario' ? 'managed' : 'resolver',
+        settings: { time_zone: $('create-zone').value.trim(), clock: $('create-clock').value,
+          first_digit: Number($('create-digit').value), victory_rounding: $('create-rounding').value } };
+      body[what] = name;
+      const answer = await Adj.submit(form, () => api('POST', '/v1/campaigns', token, body));
+      if (answer && answer.ok) {
+        await loadCampaigns();
+        $('campaign-pick').value = answer.data.id;
+        showCampaign();
+        $('receipt').replaceChildren(el('p', { id: 'created' }, `Created ${answer.data.name}: `, el('code', { class: 'campaign-id' }, answer.data.id)));
+      }
+    });
+    on('form-player', async (form) => {
+      const id = current();
+      const side = $('player-side').value;
+      const answer = await Adj.submit(form, () => api('POST', `/v1/campaigns/${id}/players`, token, { name: $('player-name').value, side }));
+      if (answer && answer.ok) issued(`${$('player-name').value} (${Adj.sideName(side)})`, answer.data.token, `/play/${id}`, side);
+    });
+    on('form-bot', async (form) => {
+      const id = current();
+      const answer = await Adj.submit(form, () => api('POST', `/v1/campaigns/${id}/bots`, token, { name: $('bot-name').value }));
+      if (answer && answer.ok) issued(`bot ${$('bot-name').value}`, answer.data.token, null, 'bot');
+    });
+    on('form-webhook', async (form) => {
+      const id = current();
+      const answer = await Adj.submit(form, () => api('POST', `/v1/campaigns/${id}/webhooks`, token, { url: $('webhook-url').value }));
+      if (answer && answer.ok) {
+        $('receipt').replaceChildren(el('p', {}, `Webhook registered. Its signing secret (shown once): `, el('code', {}, answer.data.secret)));
+        showWebhooks();
+      }
+    });
+    on('form-rollback', async (form) => {
+      const body = { to_seq: Number($('rollback-to').value), reason: $('rollback-reason').value };
+      const answer = await Adj.post(form, current(), token, 'rollback', body);
+      if (answer && answer.ok) $('receipt').replaceChildren(Adj.receipt(answer.data));
+    });
+    on('form-umpire', async (form) => {
+      let inner;
+      try {
+        inner = JSON.parse($('umpire-body').value || '{}');
+      } catch (e) {
+        form.querySelector('.refusal').textContent = 'Not sent: the body is not JSON.';
+        return;
+      }
+      const body = { side: $('umpire-side').value, kind: $('umpire-kind').value.trim(), body: inner, reason: $('umpire-reason').value };
+      const answer = await Adj.post(form, current(), token, 'umpire', body);
+      if (answer && answer.ok) $('receipt').replaceChildren(Adj.receipt(answer.data));
+    });
+  }
+
+  function on(id, handler) {
+    $(id).addEventListener('submit', (event) => {
+      event.preventDefault();
+      handler(event.target);
+    });
+  }
+
+  /** A token, shown once, with the player's link and a copy button. */
+  function issued(who, secret, page, kind) {
+    const link = page ? `${location.origin}${page}#token=${encodeURIComponent(secret)}` : null;
+    const copy = (text, label) => {
+      const button = el('button', { type: 'button', class: 'copy' }, label);
+      button.addEventListener('click', async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          button.textContent = 'Copied';
+        } catch (e) {
+          button.textContent = 'Select and copy by hand';
+        }
+      });
+      return button;
+    };
+    $('issued').append(el('div', { class: 'issued', 'data-kind': kind },
+      el('p', {}, `Token for ${who} — shown only now; give it to them privately:`),
+      el('p', {}, el('code', { class: 'token' }, secret), ' ', copy(secret, 'Copy token')),
+      link ? el('p', {}, 'Their link: ', el('a', { href: link, class: 'play-link' }, link), ' ', copy(link, 'Copy link')) : null));
+  }
+
+  async function showWebhooks() {
+    const id = current();
+    const answer = await api('GET', `/v1/campaigns/${id}/webhooks`, token);
+    if (!answer.ok) {
+      $('webhooks').replaceChildren();
+      return;
+    }
+    const list = el('ul', { id: 'webhook-list' });
+    for (const hook of answer.data.webhooks) {
+      const button = el('button', { type: 'button' }, 'Delivery log');
+      const log = el('div', { class: 'deliveries' });
+      button.addEventListener('click', async () => {
+        const d = await api('GET', `/v1/campaigns/${id}/webhooks/${hook.id}/deliveries`, token);
+        log.replaceChildren(d.ok ? el('ul', {}, d.data.deliveries.length ? d.data.deliveries.map((x) => el('li', {},
+          `${x.attempted_at} · attempt ${x.attempt} · ${x.delivered ? 'delivered' : 'not delivered'} · ${x.status_code || ''} ${x.error || ''} (${x.duration_ms} ms)`)) : el('li', {}, 'No deliveries yet.')) : el('p', {}, d.detail));
+      });
+      list.append(el('li', {}, `${hook.url} — ${hook.active ? 'active' : `disabled: ${hook.disabled_reason || ''}`} `, button, log));
+    }
+    $('webhooks').replaceChildren(el('h3', {}, 'Webhooks'), answer.data.webhooks.length ? list : el('p', {}, 'None registered.'));
+  }
+})();

@@ -1,0 +1,613 @@
+//! Playing in the browser: Debian's Chromium driven over WebDriver (chromedriver). A moderator
+//! creates a campaign and two players in the console; the two players play the scripted Short
+//! ACW Campaign through their pages, each page learning of the other's posts from the event
+//! stream; a refused order shows the server's words; a resolver campaign resolves an action from
+//! its generated form and reveals sealed choices only when both are in. Screenshots go to
+//! docs/screenshots/, and no token appears in the server's log of the run.
+//!
+//! Needs chromium and chromium-driver (the README's test command installs them). Without them
+//! the test is skipped with a note, unless ADJUTANT_REQUIRE_BROWSER=1.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use adjutant_e2e::serde_json::{json, Value};
+use adjutant_e2e::{Backend, TestApp};
+
+const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
+
+// ---------------------------------------------------------------- the server's log, captured
+
+/// Everything the server logs in this test binary, from debug up.
+fn server_log() -> &'static Arc<Mutex<Vec<u8>>> {
+    static LOG: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = log.clone();
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("debug,hyper=info,hyper_util=info,h2=info,sqlx=info,reqwest=info,rustls=info")
+            .with_ansi(false)
+            .with_writer(move || Capture(sink.clone()))
+            .try_init();
+        log
+    })
+}
+
+struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut log) = self.0.lock() {
+            log.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- a small WebDriver client
+
+fn found(candidates: &[&str], env: &str) -> Option<PathBuf> {
+    std::env::var_os(env)
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(candidates.iter().map(PathBuf::from))
+        .find(|p| p.exists())
+}
+
+/// chromium and chromedriver, or None (skip) when absent and not required.
+fn browser() -> Option<(PathBuf, PathBuf)> {
+    let chromium = found(&["/usr/bin/chromium", "/usr/bin/chromium-browser"], "ADJUTANT_CHROMIUM");
+    let driver = found(&["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"], "ADJUTANT_CHROMEDRIVER");
+    match (chromium, driver) {
+        (Some(c), Some(d)) => Some((c, d)),
+        _ => {
+            assert!(
+                std::env::var("ADJUTANT_REQUIRE_BROWSER").as_deref() != Ok("1"),
+                "ADJUTANT_REQUIRE_BROWSER=1 but chromium or chromedriver is missing"
+            );
+            eprintln!("note: chromium or chromedriver not found; skipping the play-in-the-browser test");
+            None
+        }
+    }
+}
+
+/// A running chromedriver.
+struct Driver {
+    _process: tokio::process::Child,
+    base: String,
+    chromium: PathBuf,
+    http: reqwest::Client,
+}
+
+impl Driver {
+    async fn start(chromium: PathBuf, driver: PathBuf) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let process = tokio::process::Command::new(driver)
+            .arg(format!("--port={port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start chromedriver");
+        let base = format!("http://127.0.0.1:{port}");
+        let http = reqwest::Client::new();
+        let start = Instant::now();
+        loop {
+            if let Ok(r) = http.get(format!("{base}/status")).send().await {
+                if r.status().is_success() {
+                    break;
+                }
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "chromedriver did not start");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Self { _process: process, base, chromium, http }
+    }
+
+    /// A browser of its own (its own profile, so its own storage).
+    async fn session(&self, width: u32, height: u32) -> Session {
+        let profile = tempfile::tempdir().unwrap();
+        let args = [
+            "--headless".to_owned(),
+            "--no-sandbox".to_owned(),
+            "--disable-gpu".to_owned(),
+            "--disable-quic".to_owned(),
+            "--no-first-run".to_owned(),
+            "--disable-background-networking".to_owned(),
+            "--disable-component-update".to_owned(),
+            "--disable-sync".to_owned(),
+            "--disable-dev-shm-usage".to_owned(),
+            "--hide-scrollbars".to_owned(),
+            format!("--window-size={width},{height}"),
+            format!("--user-data-dir={}", profile.path().display()),
+        ];
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": self.chromium.to_string_lossy(), "args": args}
+        }}});
+        let answer: Value =
+            self.http.post(format!("{}/session", self.base)).json(&caps).send().await.unwrap().json().await.unwrap();
+        let id = answer["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("new session: {answer}")).to_owned();
+        Session { url: format!("{}/session/{id}", self.base), http: self.http.clone(), _profile: profile }
+    }
+}
+
+struct Session {
+    url: String,
+    http: reqwest::Client,
+    _profile: tempfile::TempDir,
+}
+
+const WAIT: Duration = Duration::from_secs(15);
+
+impl Session {
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Result<Value, Value> {
+        let mut req = self.http.request(method, format!("{}{path}", self.url));
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let response = req.send().await.expect("webdriver");
+        let ok = response.status().is_success();
+        let value: Value = response.json().await.expect("webdriver json");
+        if ok {
+            Ok(value["value"].clone())
+        } else {
+            Err(value["value"].clone())
+        }
+    }
+
+    async fn goto(&self, url: &str) {
+        self.call(reqwest::Method::POST, "/url", Some(json!({"url": url}))).await.unwrap();
+    }
+
+    async fn quit(&self) {
+        let _ = self.call(reqwest::Method::DELETE, "", None).await;
+    }
+
+    /// The element `css` selects, waiting for it to appear.
+    async fn find(&self, css: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let found = self
+                .call(reqwest::Method::POST, "/element", Some(json!({"using": "css selector", "value": css})))
+                .await;
+            if let Ok(element) = found {
+                if let Some(id) = element.as_object().and_then(|o| o.values().next()).and_then(Value::as_str) {
+                    return id.to_owned();
+                }
+            }
+            assert!(start.elapsed() < WAIT, "no element {css}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn click(&self, css: &str) {
+        let start = Instant::now();
+        loop {
+            let id = self.find(css).await;
+            match self.call(reqwest::Method::POST, &format!("/element/{id}/click"), Some(json!({}))).await {
+                Ok(_) => return,
+                Err(e) => {
+                    // A list redrawn under the pointer: find it again.
+                    assert!(start.elapsed() < WAIT, "click {css}: {e}");
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                }
+            }
+        }
+    }
+
+    /// Clears the field and types `text` as keys.
+    async fn type_into(&self, css: &str, text: &str) {
+        let id = self.find(css).await;
+        self.call(reqwest::Method::POST, &format!("/element/{id}/clear"), Some(json!({}))).await.unwrap();
+        if !text.is_empty() {
+            self.call(reqwest::Method::POST, &format!("/element/{id}/value"), Some(json!({"text": text})))
+                .await
+                .unwrap_or_else(|e| panic!("type into {css}: {e}"));
+        }
+    }
+
+    /// The element's text; found again if the page redrew it between the finding and the reading.
+    async fn text(&self, css: &str) -> String {
+        for _ in 0..50 {
+            let id = self.find(css).await;
+            match self.call(reqwest::Method::GET, &format!("/element/{id}/text"), None).await {
+                Ok(text) => return text.as_str().unwrap_or_default().to_owned(),
+                Err(e) if e.to_string().contains("stale element") => {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await
+                }
+                Err(e) => panic!("text of {css}: {e}"),
+            }
+        }
+        panic!("text of {css}: the element kept being redrawn")
+    }
+
+    async fn script(&self, script: &str) -> Value {
+        self.call(reqwest::Method::POST, "/execute/sync", Some(json!({"script": script, "args": []})))
+            .await
+            .unwrap_or_else(|e| panic!("{script}: {e}"))
+    }
+
+    /// Waits until `script` (an expression) is true.
+    async fn wait_for(&self, expression: &str) {
+        let start = Instant::now();
+        loop {
+            if self.script(&format!("return !!({expression});")).await == Value::Bool(true) {
+                return;
+            }
+            assert!(start.elapsed() < WAIT, "waited in vain for {expression}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Waits until the text of `css` contains `part`; returns the text.
+    async fn wait_text(&self, css: &str, part: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let text = self.text(css).await;
+            if text.contains(part) {
+                return text;
+            }
+            assert!(start.elapsed() < WAIT, "{css} never said {part:?}; it says {text:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn resize(&self, width: u32, height: u32) {
+        self.call(reqwest::Method::POST, "/window/rect", Some(json!({"width": width, "height": height})))
+            .await
+            .unwrap();
+    }
+
+    /// A PNG of the window from the top of the page, saved to docs/screenshots/`name`.
+    async fn screenshot(&self, name: &str) -> Vec<u8> {
+        use base64::Engine;
+        self.script("window.scrollTo(0, 0); document.activeElement && document.activeElement.blur(); return null;")
+            .await;
+        let shot = self.call(reqwest::Method::GET, "/screenshot", None).await.unwrap();
+        let png = base64::engine::general_purpose::STANDARD.decode(shot.as_str().unwrap()).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), &png).unwrap();
+        png
+    }
+}
+
+// ---------------------------------------------------------------- the managed campaign
+
+/// A side's page: waits until it has drawn the state after post `seq`.
+async fn caught_up(page: &Session, seq: usize) {
+    page.wait_for(&format!("document.body.dataset.after === '{seq}'")).await;
+}
+
+/// Plays script step `i` through the page of its side, at the step's stamp.
+async fn play_step(app: &TestApp, page: &Session, i: usize, step: &Value) {
+    caught_up(page, i).await;
+    let body = &step["body"];
+    let kind = step["kind"].as_str().unwrap();
+    let submit = |form: &str| format!("#form-{form} button[type=submit]");
+    match kind {
+        "deploy" => {
+            for p in body["placements"].as_array().unwrap() {
+                page.type_into(&format!("#deploy-{}", p["unit"].as_str().unwrap()), p["hex"].as_str().unwrap()).await;
+            }
+        }
+        "move" => {
+            let unit = body["unit"].as_str().unwrap();
+            let path: Vec<&str> = body["path"].as_array().unwrap().iter().map(|h| h.as_str().unwrap()).collect();
+            let to = path.last().unwrap();
+            // Click the unit, see where it can go, click the hex on the map.
+            page.click(&format!("#my-units button[data-unit='{unit}']")).await;
+            page.find(&format!("#destinations button[data-hex='{to}']")).await;
+            page.wait_for(&format!("document.querySelector(\"#map [data-hex='{to}']\").classList.contains('reach')"))
+                .await;
+            page.click(&format!("#map [data-hex='{to}']")).await;
+            page.wait_for("document.getElementById('move-path').value !== ''").await;
+            let offered = page.script("return document.getElementById('move-path').value;").await;
+            if offered.as_str() != Some(path.join(" ").as_str()) {
+                // The script takes another path of the same cost: type it.
+                page.type_into("#move-path", &path.join(" ")).await;
+            }
+        }
+        "attack" => {
+            for unit in body["units"].as_array().unwrap() {
+                page.click(&format!("#attack-units input[value='{}']", unit.as_str().unwrap())).await;
+            }
+            page.type_into("#attack-target", body["target"].as_str().unwrap()).await;
+        }
+        "casualty_order" => {
+            let order: Vec<&str> = body["order"].as_array().unwrap().iter().map(|u| u.as_str().unwrap()).collect();
+            page.type_into("#casualty-order", &order.join("\n")).await;
+        }
+        "retreat" => {
+            let lines: Vec<String> = body["paths"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    let hexes: Vec<&str> = p["path"].as_array().unwrap().iter().map(|h| h.as_str().unwrap()).collect();
+                    format!("{} {}", p["unit"].as_str().unwrap(), hexes.join(" "))
+                })
+                .collect();
+            page.type_into("#retreat-paths", &lines.join("\n")).await;
+        }
+        "reinforce" => {
+            let lines: Vec<String> = body["factors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| format!("{} {}", f["unit"].as_str().unwrap(), f["factors"]))
+                .collect();
+            page.type_into("#reinforce-factors", &lines.join("\n")).await;
+        }
+        "end_turn" | "reinforcement" => {}
+        other => panic!("the script has a {other} step the test does not play"),
+    }
+    app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
+    page.click(&submit(kind)).await;
+    page.wait_text("#receipt", &format!("Posted #{} ({kind})", i + 1)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_players_play_the_scripted_campaign_in_their_browsers() {
+    let Some((chromium, chromedriver)) = browser() else { return };
+    let log = server_log();
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let driver = Driver::start(chromium, chromedriver).await;
+    let moderator = app.moderator().await;
+    let script: Vec<Value> = serde_json::from_str(SCRIPT).unwrap();
+
+    // The moderator creates the campaign and the two players in the console.
+    let console = driver.session(1280, 1000).await;
+    console.goto(&format!("{}/console#token={moderator}", app.base)).await;
+    console.wait_text("#signed-in", "Signed in as Moderator, moderator").await;
+    assert!(
+        !console.script("return location.href;").await.as_str().unwrap().contains("token"),
+        "the token stays in the address bar"
+    );
+    console.type_into("#create-name", "Valley <Campaign> 1862").await;
+    console.click("#create-game option[value='scenario:short-acw']").await;
+    console.click("#form-create button[type=submit]").await;
+    let campaign = console.text("#created .campaign-id").await;
+    let mut links = Vec::new();
+    for (name, side) in [("Grant", "union"), ("Lee", "confederate")] {
+        console.type_into("#player-name", name).await;
+        console.click(&format!("#player-side option[value='{side}']")).await;
+        console.click("#form-player button[type=submit]").await;
+        let link = console.find(&format!(".issued[data-kind='{side}'] a.play-link")).await;
+        let href = console.call(reqwest::Method::GET, &format!("/element/{link}/property/href"), None).await.unwrap();
+        links.push(href.as_str().unwrap().to_owned());
+    }
+    assert!(links[0].starts_with(&format!("{}/play/{campaign}#token=", app.base)), "{}", links[0]);
+    let tokens: Vec<String> = links.iter().map(|l| l.split("#token=").nth(1).unwrap().to_owned()).collect();
+    console.screenshot("console.png").await;
+
+    // Both players open their links.
+    let union = driver.session(1280, 1000).await;
+    let rebel = driver.session(1280, 1000).await;
+    for (page, link, who) in
+        [(&union, &links[0], "Grant, player (the Union)"), (&rebel, &links[1], "Lee, player (the Rebels)")]
+    {
+        page.goto(link).await;
+        page.wait_text("#signed-in", who).await;
+        assert!(!page.script("return location.href;").await.as_str().unwrap().contains("token="));
+        caught_up(page, 0).await;
+        // A mark that survives only while the page is not reloaded.
+        page.script("window.notReloaded = true; return null;").await;
+    }
+    // The campaign's name is text, not markup.
+    assert_eq!(union.text("h1").await, "Valley <Campaign> 1862");
+
+    let page_of = |side: &str| if side == "union" { &union } else { &rebel };
+    for (i, step) in script.iter().enumerate().take(2) {
+        play_step(&app, page_of(step["side"].as_str().unwrap()), i, step).await;
+    }
+
+    // A refused order: out of turn, the Rebels try to move. The page shows the server's own
+    // words beside the order, keeps what was typed, and nothing is posted.
+    caught_up(&rebel, 2).await;
+    rebel.click("#move-unit option[value='cs-51st-inf']").await;
+    rebel.type_into("#move-path", "0603").await;
+    rebel.click("#form-move button[type=submit]").await;
+    let refusal = rebel.wait_text("#form-move .refusal", "Refused:").await;
+    let api = app
+        .post(&tokens[1], &campaign, json!({"kind": "move", "body": {"unit": "cs-51st-inf", "path": ["0603"]}}))
+        .await;
+    let detail = api.problem(422, "side")["detail"].as_str().unwrap().to_owned();
+    assert!(refusal.contains(&detail), "{refusal:?} should hold {detail:?}");
+    assert_eq!(rebel.script("return document.getElementById('move-path').value;").await, "0603");
+    assert_eq!(app.db.count("posts").await, 2);
+
+    for (i, step) in script.iter().enumerate().skip(2) {
+        play_step(&app, page_of(step["side"].as_str().unwrap()), i, step).await;
+        if i == 13 {
+            // The battle: the receipt shows the stamp, the result number and its bc line.
+            let receipt = union.text("#receipt").await;
+            assert!(receipt.contains("2026-03-02T09:51:45.250Z"), "{receipt}");
+            assert!(receipt.contains("Result number 21 from √95145 = 308.455831522115"), "{receipt}");
+            assert!(receipt.contains("bc"), "{receipt}");
+            // The Rebels' page learns of it from the stream: they owe a casualty order.
+            caught_up(&rebel, 14).await;
+            rebel.wait_text("#awaiting", "You:").await;
+            let post = rebel.text("#post-14").await.to_lowercase();
+            assert!(post.contains("#14 union attack"), "{post}");
+        }
+        if i == 16 {
+            for (page, name) in [(&union, "play"), (&rebel, "play-rebel")] {
+                caught_up(page, 17).await;
+                page.resize(1280, 1400).await;
+                page.screenshot(&format!("{name}-desktop.png")).await;
+            }
+            union.resize(375, 812).await;
+            union.screenshot("play-phone.png").await;
+            let wide = union.script("return document.documentElement.scrollWidth;").await;
+            assert!(wide.as_u64().unwrap() <= 375, "the page scrolls sideways at 375 px: {wide}");
+            union.resize(1280, 1000).await;
+        }
+    }
+    let last = script.len();
+    for page in [&union, &rebel] {
+        caught_up(page, last).await;
+        page.wait_text("#turn-line", "The game is over: Major Union Victory").await;
+        assert_eq!(page.script("return window.notReloaded === true;").await, true, "the page was reloaded");
+    }
+
+    // The same script posted straight to the API reaches the same state.
+    let reference = app.campaign(&moderator, json!({"name": "Reference", "scenario": "short-acw"})).await;
+    let ref_union = app.player(&moderator, &reference, "union").await;
+    let ref_rebel = app.player(&moderator, &reference, "confederate").await;
+    for step in &script {
+        app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
+        let token = if step["side"] == "union" { &ref_union } else { &ref_rebel };
+        app.post(token, &reference, json!({"kind": step["kind"], "body": step["body"]})).await.ok(201);
+    }
+    let played = app.get(&format!("/v1/campaigns/{campaign}/state")).await.ok(200)["state"].clone();
+    let scripted = app.get(&format!("/v1/campaigns/{reference}/state")).await.ok(200)["state"].clone();
+    assert_eq!(played, scripted);
+    assert_eq!(played["result"]["condition"], "Major Union Victory: Capture City 'M' within 7 turns.");
+    let audit = app.get(&format!("/v1/campaigns/{campaign}/audit")).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
+    assert_eq!(audit.body["posts"], last);
+
+    // The moderator's other tools in the console: a webhook and a rollback with its reason.
+    console.type_into("#webhook-url", "http://127.0.0.1:9/hook").await;
+    console.click("#form-webhook button[type=submit]").await;
+    console.wait_text("#webhook-list", "http://127.0.0.1:9/hook").await;
+    console.type_into("#rollback-to", &(last - 1).to_string()).await;
+    console.type_into("#rollback-reason", "The Union's last order went to the wrong thread.").await;
+    console.click("#form-rollback button[type=submit]").await;
+    let receipt = console.wait_text("#receipt", &format!("Posted #{} (rollback)", last + 1)).await;
+    assert!(receipt.contains("wrong thread"), "{receipt}");
+    let voided = app.get(&format!("/v1/campaigns/{campaign}/posts/{last}")).await.ok(200)["void"].clone();
+    assert_eq!(voided, true);
+    // The players' pages follow: the game is no longer over.
+    union.wait_for("!document.getElementById('turn-line').textContent.includes('over')").await;
+    union.wait_for(&format!("document.querySelector('#post-{last}').classList.contains('void')")).await;
+
+    for page in [&console, &union, &rebel] {
+        page.quit().await;
+    }
+    // The server logged the run (the pages and the API calls) and no token in it.
+    let log = String::from_utf8_lossy(&log.lock().unwrap()).into_owned();
+    assert!(log.contains(&format!("/play/{campaign}")), "the server's log was not captured");
+    assert!(log.contains("/v1/whoami"));
+    for token in tokens.iter().chain([&moderator]) {
+        assert!(!log.contains(token.as_str()), "a token is in the server's log");
+    }
+}
+
+// ---------------------------------------------------------------- a resolver campaign
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resolver_campaign_resolves_from_its_forms_and_reveals_sealed_choices_after_both() {
+    let Some((chromium, chromedriver)) = browser() else { return };
+    let log = server_log();
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let driver = Driver::start(chromium, chromedriver).await;
+    let moderator = app.moderator().await;
+    let campaign =
+        app.campaign(&moderator, json!({"name": "Melee", "mode": "resolver", "ruleset": "schulz-acw"})).await;
+    let union_token = app.player(&moderator, &campaign, "union").await;
+    let rebel_token = app.player(&moderator, &campaign, "confederate").await;
+    // Every page carries its security headers; no script may run inline.
+    for path in [format!("/play/{campaign}"), "/console".to_owned(), format!("/campaigns/{campaign}")] {
+        let page = app.client.get(format!("{}{path}", app.base)).send().await.unwrap();
+        assert_eq!(page.status(), 200, "{path}");
+        let headers = page.headers();
+        let csp = headers["content-security-policy"].to_str().unwrap();
+        assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), "{path}: {csp}");
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(headers["referrer-policy"], "no-referrer", "{path}");
+        assert!(headers.get("set-cookie").is_none(), "{path}");
+        let html = page.text().await.unwrap();
+        assert!(!html.contains("<script>"), "{path} has an inline script");
+    }
+
+    let union = driver.session(1280, 1000).await;
+    let rebel = driver.session(1280, 1000).await;
+    for (page, token) in [(&union, &union_token), (&rebel, &rebel_token)] {
+        page.goto(&format!("{}/play/{campaign}#token={token}", app.base)).await;
+        page.wait_text("#signed-in", "Signed in").await;
+        page.wait_for("document.body.dataset.after === '0'").await;
+    }
+
+    // One form per action, from the ruleset's input schemas, the example filled in.
+    let ruleset = app.get("/v1/rulesets/schulz-acw").await.ok(200).clone();
+    let actions = ruleset["actions"].as_array().unwrap();
+    for action in actions {
+        union.find(&format!("form[data-action='{}']", action["name"].as_str().unwrap())).await;
+    }
+    let first = actions[0]["name"].as_str().unwrap();
+    union.click(&format!("#action-{first} button[type=submit]")).await;
+    let receipt = union.wait_text("#receipt", "Posted #1 (resolve)").await;
+    let post = app.get(&format!("/v1/campaigns/{campaign}/posts/1")).await.ok(200).clone();
+    assert_eq!(post["body"]["inputs"], actions[0]["example"], "the form sent the example as it stands");
+    let outcome = &post["outcomes"][0];
+    assert!(receipt.contains(outcome["headline"].as_str().unwrap()), "{receipt}");
+    // Every die and every table cell, as the API gives them.
+    let dice = outcome["data"]["dice"].as_array().unwrap();
+    let shown = union.script("return document.querySelectorAll('#receipt tr.die').length;").await;
+    assert_eq!(shown.as_u64().unwrap() as usize, dice.len());
+    let lookups = outcome["data"]["lookups"].as_array().unwrap();
+    let shown = union.script("return document.querySelectorAll('#receipt tr.lookup').length;").await;
+    assert_eq!(shown.as_u64().unwrap() as usize, lookups.len());
+    for die in dice {
+        assert!(receipt.contains(die["purpose"].as_str().unwrap()), "{receipt}");
+    }
+
+    // Sealed choices: the Union seals first; neither page shows it until the Rebels' is in.
+    app.clock.set(adjutant_e2e::seed_morning() + chrono::Duration::seconds(20));
+    union.type_into("#seal-topic", "melee-1").await;
+    union.click("#seal-role option[value='attacker']").await;
+    union.click("#seal-choice option[value='stay']").await;
+    union.click("#form-seal button[type=submit]").await;
+    union.wait_text("#receipt", "Posted #2 (seal)").await;
+    rebel.wait_for("document.body.dataset.after === '2'").await;
+    let seals = rebel.wait_text("#seal-list", "melee-1").await;
+    assert!(seals.contains("sealed (not revealed yet)") && !seals.contains("stay"), "{seals}");
+    rebel.type_into("#seal-topic", "melee-1").await;
+    rebel.click("#seal-role option[value='defender']").await;
+    rebel.click("#seal-choice option[value='retreat']").await;
+    rebel.click("#form-seal button[type=submit]").await;
+    rebel.wait_text("#receipt", "Posted #3 (seal)").await;
+    for page in [&union, &rebel] {
+        page.wait_for("document.body.dataset.after === '3'").await;
+        let seals = page.wait_text("#seal-list", "stay").await;
+        assert!(seals.contains("retreat") && !seals.contains("not revealed"), "{seals}");
+    }
+
+    // The melee round resolved with the two sealed choices.
+    app.clock.set(adjutant_e2e::seed_morning() + chrono::Duration::seconds(40));
+    for field in ["attacker_choice", "defender_choice"] {
+        let css = format!("#in-melee-round-{field} option[value='']");
+        if union.script(&format!("return !!document.querySelector(\"{css}\");")).await == true {
+            union.click(&css).await;
+        }
+    }
+    // The second round: the first has no stay-or-retreat choice before it.
+    union.type_into("#in-melee-round-round", "2").await;
+    union.type_into("#sealed-melee-round", "melee-1").await;
+    union.click("#action-melee-round button[type=submit]").await;
+    union.wait_for("document.getElementById('receipt').textContent.includes('Posted #4') || document.querySelector('#action-melee-round .refusal').textContent !== ''").await;
+    let refusal = union.text("#action-melee-round .refusal").await;
+    assert!(refusal.is_empty(), "{refusal}");
+    union.wait_text("#receipt", "Posted #4 (resolve)").await;
+    let round = app.get(&format!("/v1/campaigns/{campaign}/posts/4")).await.ok(200).clone();
+    assert_eq!(round["body"]["sealed"], "melee-1");
+    assert_eq!(round["outcomes"][0]["data"]["action"], "melee-round");
+    union.screenshot("resolver-desktop.png").await;
+    union.quit().await;
+    rebel.quit().await;
+
+    let log = String::from_utf8_lossy(&log.lock().unwrap()).into_owned();
+    assert!(log.contains(&format!("/play/{campaign}")), "the server's log was not captured");
+    for token in [&union_token, &rebel_token, &moderator] {
+        assert!(!log.contains(token.as_str()), "a token is in the server's log");
+    }
+}
