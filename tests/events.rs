@@ -58,6 +58,13 @@ async fn event_stream(backend: Backend) {
     let bad = app.client.get(format!("{url}?follow=false")).header("Last-Event-ID", "two").send().await.unwrap();
     let bad = adjutant_e2e::read(bad).await;
     bad.problem(400, "Last-Event-ID");
+    for bad in ["2a", "-1", "1234567890123456789"] {
+        let refused = app.client.get(format!("{url}?follow=false")).header("Last-Event-ID", bad).send().await.unwrap();
+        adjutant_e2e::read(refused).await.problem(400, "Last-Event-ID");
+    }
+    // An empty Last-Event-ID is a client that has seen nothing yet: from the start.
+    let fresh = app.client.get(format!("{url}?follow=false")).header("Last-Event-ID", "").send().await.unwrap();
+    assert_eq!(events(&fresh.text().await.unwrap()).len(), 3);
 
     // A live stream: a post made after it opened arrives on it, once.
     let mut live = app.client.get(&url).header("Last-Event-ID", "3").send().await.unwrap();

@@ -46,6 +46,21 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/v1/campaigns/{id}/events", get(campaign_events))
 }
 
+/// One event of the stream, as a client's event-stream parser reads it.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct PostEvent {
+    /// Always `post`.
+    #[schema(pattern = "^post$")]
+    pub event: String,
+    /// The post's sequence number: send it back as `Last-Event-ID` to resume after it.
+    #[schema(pattern = "^[0-9]+$")]
+    pub id: String,
+    /// The post as JSON, as `GET /v1/campaigns/{id}/posts/{seq}` shows it (`PostView`).
+    #[schema(content_media_type = "application/json")]
+    pub data: String,
+}
+
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
@@ -68,9 +83,10 @@ pub struct EventsQuery {
 /// A comment line is sent every 15 seconds to keep the connection open.
 #[utoipa::path(get, path = "/v1/campaigns/{id}/events", tag = "posts",
     params(("id" = Uuid, Path, description = "campaign id"),
-           ("Last-Event-ID" = Option<String>, Header, description = "the last post seen: the stream starts after it"),
+           ("Last-Event-ID" = Option<String>, Header, description = "the last post seen (its sequence number): the stream starts after it; empty reads as none",
+            pattern = "^[0-9]{0,18}$", max_length = 18, nullable = false),
            EventsQuery),
-    responses((status = 200, description = "a stream of `post` events", content_type = "text/event-stream", body = String),
+    responses((status = 200, description = "a stream of `post` events", content_type = "text/event-stream", body = PostEvent),
               (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json"),
               (status = 503, description = "too many streams are open; retry later", body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn campaign_events(
@@ -80,16 +96,24 @@ pub async fn campaign_events(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let campaign = load_campaign(&state, id).await?;
-    let after = match headers.get("last-event-id") {
-        Some(value) => {
-            value.to_str().ok().and_then(|v| v.trim().parse::<i64>().ok()).filter(|seq| *seq >= 0).ok_or_else(|| {
+    if q.after.is_some_and(|after| after < 0) {
+        return Err(AppError::bad_request("query.after", "paging.after", "after is a sequence number, 0 or more"));
+    }
+    // An empty Last-Event-ID is what a client sends before it has seen any event: none.
+    let last_event_id = headers.get("last-event-id").filter(|value| !value.is_empty());
+    let after = match last_event_id {
+        Some(value) => value
+            .to_str()
+            .ok()
+            .filter(|v| (1..=18).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|v| v.parse::<i64>().ok())
+            .ok_or_else(|| {
                 AppError::bad_request(
                     "Last-Event-ID",
                     "events.last_event_id",
-                    "Last-Event-ID is a post's sequence number",
+                    "Last-Event-ID is a post's sequence number (up to 18 digits)",
                 )
-            })?
-        }
+            })?,
         None => q.after.unwrap_or(0),
     };
     if after < 0 {
