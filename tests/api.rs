@@ -10,6 +10,7 @@ on_both_backends! {
     players_act_only_for_their_own_campaign_and_side => players_only_for_their_side;
     the_audit_catches_a_tampered_post => audit_catches_tampering;
     a_repeat_audit_replays_only_the_new_posts => repeat_audit_is_incremental;
+    a_post_audit_goes_on_from_the_verified_prefix => post_audit_is_incremental;
     bad_requests_get_problems_and_store_nothing => bad_requests_store_nothing;
     the_log_pages_in_order => log_pages_in_order;
     tokens_are_issued_by_the_right_people => tokens_issued_by_the_right_people;
@@ -420,4 +421,53 @@ async fn repeat_audit_is_incremental(backend: Backend) {
     let fresh = audit(true).await;
     assert_eq!(fresh["replayed_now"], 22);
     assert!(fresh["differences"].as_array().unwrap().iter().any(|d| d["seq"] == 3), "{fresh}");
+}
+
+async fn post_audit_is_incremental(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "Audit", "mode": "resolver", "ruleset": "acw-25mm"})).await;
+    let player = app.player(&moderator, &campaign, "union").await;
+    for i in 0..30 {
+        app.post(&player, &campaign, note(&format!("note {i}"))).await.ok(201);
+    }
+    let audit = |seq: i64, fresh: bool| {
+        let path = format!("/v1/campaigns/{campaign}/posts/{seq}/audit{}", if fresh { "?fresh=true" } else { "" });
+        let app = &app;
+        async move { app.get(&path).await.ok(200).clone() }
+    };
+    let checked = |a: &Value| (a["ok"].as_bool(), a["chain"]["checked_now"].as_i64());
+
+    // Cold: the chain is walked from post 1.
+    assert_eq!(checked(&audit(20, false).await), (Some(true), Some(20)));
+    // Again: only the post and the one before it.
+    assert_eq!(checked(&audit(20, false).await), (Some(true), Some(2)));
+    assert_eq!(checked(&audit(7, false).await), (Some(true), Some(2)));
+    assert_eq!(checked(&audit(1, false).await), (Some(true), Some(1)));
+    // Further on: only the posts after the verified prefix.
+    assert_eq!(checked(&audit(25, false).await), (Some(true), Some(5)));
+
+    // The whole-campaign audit's prefix counts too.
+    app.get(&format!("/v1/campaigns/{campaign}/audit")).await.ok(200);
+    assert_eq!(checked(&audit(30, false).await), (Some(true), Some(2)));
+    // `?fresh=true` walks it all.
+    assert_eq!(checked(&audit(30, true).await), (Some(true), Some(30)));
+
+    // The post before is read again, so a change to it is caught without a fresh walk.
+    tamper(&app, backend, 29).await;
+    let caught = audit(30, false).await;
+    assert_eq!(checked(&caught), (Some(false), Some(2)), "{caught}");
+    assert!(
+        caught["problems"].as_array().unwrap().iter().any(|p| p.as_str().unwrap().starts_with("post 29: stored hash")),
+        "{caught}"
+    );
+    // A change deep in the verified prefix is trusted away until a fresh walk.
+    tamper(&app, backend, 5).await;
+    assert_eq!(checked(&audit(10, false).await), (Some(true), Some(2)));
+    let fresh = audit(10, true).await;
+    assert_eq!(checked(&fresh), (Some(false), Some(10)), "{fresh}");
+    assert!(
+        fresh["problems"].as_array().unwrap().iter().any(|p| p.as_str().unwrap().starts_with("post 5: stored hash")),
+        "{fresh}"
+    );
 }

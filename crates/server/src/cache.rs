@@ -26,6 +26,9 @@ type ByHead = HashMap<(Uuid, &'static str), (String, Arc<Vec<u8>>)>;
 
 pub struct Caches {
     audits: Mutex<HashMap<Uuid, Arc<AuditCheckpoint>>>,
+    /// Per campaign, the last post up to which a per-post audit found every link whole, and
+    /// that post's hash.
+    chains: Mutex<HashMap<Uuid, (i64, String)>>,
     by_head: Mutex<ByHead>,
     /// Permits for rasterising maps.
     pub map_renders: Arc<Semaphore>,
@@ -33,7 +36,12 @@ pub struct Caches {
 
 impl Default for Caches {
     fn default() -> Self {
-        Self { audits: Mutex::default(), by_head: Mutex::default(), map_renders: Arc::new(Semaphore::new(MAP_RENDERS)) }
+        Self {
+            audits: Mutex::default(),
+            chains: Mutex::default(),
+            by_head: Mutex::default(),
+            map_renders: Arc::new(Semaphore::new(MAP_RENDERS)),
+        }
     }
 }
 
@@ -59,9 +67,25 @@ impl Caches {
         insert(&mut audits, campaign, Arc::new(checkpoint));
     }
 
-    /// Forgets a campaign's verified prefix (a fresh audit starts from post 1).
+    /// Forgets a campaign's verified prefixes (a fresh audit starts from post 1).
     pub fn forget_audit(&self, campaign: Uuid) {
         self.audits.lock().unwrap_or_else(|e| e.into_inner()).remove(&campaign);
+        self.chains.lock().unwrap_or_else(|e| e.into_inner()).remove(&campaign);
+    }
+
+    /// The last post through which the hash chain was found whole, and its hash.
+    pub fn chain(&self, campaign: Uuid) -> Option<(i64, String)> {
+        self.chains.lock().unwrap_or_else(|e| e.into_inner()).get(&campaign).cloned()
+    }
+
+    /// Remembers that the chain is whole through post `seq` (whose hash is `hash`), unless a
+    /// longer whole prefix is remembered already.
+    pub fn remember_chain(&self, campaign: Uuid, seq: i64, hash: String) {
+        let mut chains = self.chains.lock().unwrap_or_else(|e| e.into_inner());
+        if chains.get(&campaign).is_some_and(|(known, _)| *known >= seq) {
+            return;
+        }
+        insert(&mut chains, campaign, (seq, hash));
     }
 
     /// A result (`what`: "fairness", "map.png") computed when the log's last post had `head`.
