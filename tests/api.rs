@@ -11,6 +11,7 @@ on_both_backends! {
     the_audit_catches_a_tampered_post => audit_catches_tampering;
     a_repeat_audit_replays_only_the_new_posts => repeat_audit_is_incremental;
     a_post_audit_goes_on_from_the_verified_prefix => post_audit_is_incremental;
+    the_fairness_report_is_remembered_until_a_new_post => fairness_is_cached_by_head;
     bad_requests_get_problems_and_store_nothing => bad_requests_store_nothing;
     the_log_pages_in_order => log_pages_in_order;
     tokens_are_issued_by_the_right_people => tokens_issued_by_the_right_people;
@@ -470,4 +471,48 @@ async fn post_audit_is_incremental(backend: Backend) {
         fresh["problems"].as_array().unwrap().iter().any(|p| p.as_str().unwrap().starts_with("post 5: stored hash")),
         "{fresh}"
     );
+}
+
+/// The report is computed once per head: a change behind the log's back (a stored stamp moved by
+/// a millisecond, which no new post reports) shows only when a new post moves the head.
+async fn fairness_is_cached_by_head(backend: Backend) {
+    let g = game(backend).await;
+    for i in 0..5 {
+        g.app.clock.set(seed_morning() + chrono::Duration::milliseconds(i * 1002));
+        g.app.post(&g.union, &g.campaign, note(&format!("order {i}"))).await.ok(201);
+    }
+    let path = format!("/v1/campaigns/{}/fairness", g.campaign);
+    let first = g.app.get(&path).await.ok(200).clone();
+    let by_mod_6 = |report: &Value| report["post_timing"]["by_millisecond_mod_6"]["counts"].clone();
+    // The counts the stored stamps give now.
+    let stored_counts = || async {
+        let posts = g.app.get(&format!("/v1/campaigns/{}/posts", g.campaign)).await.ok(200).clone();
+        let mut counts = vec![0u64; 6];
+        for post in posts["posts"].as_array().unwrap() {
+            let stamp = chrono::DateTime::parse_from_rfc3339(post["stamp"].as_str().unwrap()).unwrap();
+            counts[(stamp.timestamp_subsec_millis() % 6) as usize] += 1;
+        }
+        json!(counts)
+    };
+    assert_eq!(by_mod_6(&first), stored_counts().await, "{first}");
+
+    let update = match backend {
+        Backend::Sqlite => "DROP TRIGGER IF EXISTS posts_append_only_update; \
+                            UPDATE posts SET stamp_ms = stamp_ms + 1 WHERE seq = 1;"
+            .to_owned(),
+        Backend::Postgres => "ALTER TABLE posts DISABLE TRIGGER posts_append_only; \
+                              UPDATE posts SET stamp = stamp + interval '1 millisecond' WHERE seq = 1;"
+            .to_owned(),
+    };
+    g.app.db.execute(&update).await;
+    let moved = stored_counts().await;
+    assert_ne!(moved, by_mod_6(&first), "the stored stamps changed");
+    let again = g.app.get(&path).await.ok(200).clone();
+    assert_eq!(again, first, "no new post: the report remembered is served");
+
+    g.app.clock.set(seed_morning() + chrono::Duration::milliseconds(5 * 1002));
+    g.app.post(&g.union, &g.campaign, note("one more")).await.ok(201);
+    let after = g.app.get(&path).await.ok(200).clone();
+    assert_eq!(by_mod_6(&after), stored_counts().await, "{after}");
+    assert_eq!(after["post_timing"]["posts"], 6);
 }
