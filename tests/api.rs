@@ -10,6 +10,8 @@ on_both_backends! {
     players_act_only_for_their_own_campaign_and_side => players_only_for_their_side;
     the_audit_catches_a_tampered_post => audit_catches_tampering;
     a_repeat_audit_replays_only_the_new_posts => repeat_audit_is_incremental;
+    a_post_audit_goes_on_from_the_verified_prefix => post_audit_is_incremental;
+    the_fairness_report_is_remembered_until_a_new_post => fairness_is_cached_by_head;
     bad_requests_get_problems_and_store_nothing => bad_requests_store_nothing;
     the_log_pages_in_order => log_pages_in_order;
     tokens_are_issued_by_the_right_people => tokens_issued_by_the_right_people;
@@ -420,4 +422,97 @@ async fn repeat_audit_is_incremental(backend: Backend) {
     let fresh = audit(true).await;
     assert_eq!(fresh["replayed_now"], 22);
     assert!(fresh["differences"].as_array().unwrap().iter().any(|d| d["seq"] == 3), "{fresh}");
+}
+
+async fn post_audit_is_incremental(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "Audit", "mode": "resolver", "ruleset": "acw-25mm"})).await;
+    let player = app.player(&moderator, &campaign, "union").await;
+    for i in 0..30 {
+        app.post(&player, &campaign, note(&format!("note {i}"))).await.ok(201);
+    }
+    let audit = |seq: i64, fresh: bool| {
+        let path = format!("/v1/campaigns/{campaign}/posts/{seq}/audit{}", if fresh { "?fresh=true" } else { "" });
+        let app = &app;
+        async move { app.get(&path).await.ok(200).clone() }
+    };
+    let checked = |a: &Value| (a["ok"].as_bool(), a["chain"]["checked_now"].as_i64());
+
+    // Cold: the chain is walked from post 1.
+    assert_eq!(checked(&audit(20, false).await), (Some(true), Some(20)));
+    // Again: only the post and the one before it.
+    assert_eq!(checked(&audit(20, false).await), (Some(true), Some(2)));
+    assert_eq!(checked(&audit(7, false).await), (Some(true), Some(2)));
+    assert_eq!(checked(&audit(1, false).await), (Some(true), Some(1)));
+    // Further on: only the posts after the verified prefix.
+    assert_eq!(checked(&audit(25, false).await), (Some(true), Some(5)));
+
+    // The whole-campaign audit's prefix counts too.
+    app.get(&format!("/v1/campaigns/{campaign}/audit")).await.ok(200);
+    assert_eq!(checked(&audit(30, false).await), (Some(true), Some(2)));
+    // `?fresh=true` walks it all.
+    assert_eq!(checked(&audit(30, true).await), (Some(true), Some(30)));
+
+    // The post before is read again, so a change to it is caught without a fresh walk.
+    tamper(&app, backend, 29).await;
+    let caught = audit(30, false).await;
+    assert_eq!(checked(&caught), (Some(false), Some(2)), "{caught}");
+    assert!(
+        caught["problems"].as_array().unwrap().iter().any(|p| p.as_str().unwrap().starts_with("post 29: stored hash")),
+        "{caught}"
+    );
+    // A change deep in the verified prefix is trusted away until a fresh walk.
+    tamper(&app, backend, 5).await;
+    assert_eq!(checked(&audit(10, false).await), (Some(true), Some(2)));
+    let fresh = audit(10, true).await;
+    assert_eq!(checked(&fresh), (Some(false), Some(10)), "{fresh}");
+    assert!(
+        fresh["problems"].as_array().unwrap().iter().any(|p| p.as_str().unwrap().starts_with("post 5: stored hash")),
+        "{fresh}"
+    );
+}
+
+/// The report is computed once per head: a change behind the log's back (a stored stamp moved by
+/// a millisecond, which no new post reports) shows only when a new post moves the head.
+async fn fairness_is_cached_by_head(backend: Backend) {
+    let g = game(backend).await;
+    for i in 0..5 {
+        g.app.clock.set(seed_morning() + chrono::Duration::milliseconds(i * 1002));
+        g.app.post(&g.union, &g.campaign, note(&format!("order {i}"))).await.ok(201);
+    }
+    let path = format!("/v1/campaigns/{}/fairness", g.campaign);
+    let first = g.app.get(&path).await.ok(200).clone();
+    let by_mod_6 = |report: &Value| report["post_timing"]["by_millisecond_mod_6"]["counts"].clone();
+    // The counts the stored stamps give now.
+    let stored_counts = || async {
+        let posts = g.app.get(&format!("/v1/campaigns/{}/posts", g.campaign)).await.ok(200).clone();
+        let mut counts = vec![0u64; 6];
+        for post in posts["posts"].as_array().unwrap() {
+            let stamp = chrono::DateTime::parse_from_rfc3339(post["stamp"].as_str().unwrap()).unwrap();
+            counts[(stamp.timestamp_subsec_millis() % 6) as usize] += 1;
+        }
+        json!(counts)
+    };
+    assert_eq!(by_mod_6(&first), stored_counts().await, "{first}");
+
+    let update = match backend {
+        Backend::Sqlite => "DROP TRIGGER IF EXISTS posts_append_only_update; \
+                            UPDATE posts SET stamp_ms = stamp_ms + 1 WHERE seq = 1;"
+            .to_owned(),
+        Backend::Postgres => "ALTER TABLE posts DISABLE TRIGGER posts_append_only; \
+                              UPDATE posts SET stamp = stamp + interval '1 millisecond' WHERE seq = 1;"
+            .to_owned(),
+    };
+    g.app.db.execute(&update).await;
+    let moved = stored_counts().await;
+    assert_ne!(moved, by_mod_6(&first), "the stored stamps changed");
+    let again = g.app.get(&path).await.ok(200).clone();
+    assert_eq!(again, first, "no new post: the report remembered is served");
+
+    g.app.clock.set(seed_morning() + chrono::Duration::milliseconds(5 * 1002));
+    g.app.post(&g.union, &g.campaign, note("one more")).await.ok(201);
+    let after = g.app.get(&path).await.ok(200).clone();
+    assert_eq!(by_mod_6(&after), stored_counts().await, "{after}");
+    assert_eq!(after["post_timing"]["posts"], 6);
 }

@@ -27,6 +27,7 @@ on_both_backends! {
     webhooks_cannot_reach_inside_the_network => no_ssrf;
     a_campaign_has_at_most_five_webhooks => webhook_cap;
     an_endpoint_that_never_answers_delays_no_other_campaign => tarpit_is_fair;
+    a_tarpit_with_a_backlog_takes_few_slots => tarpit_backlog_is_fair;
 }
 
 /// What the receiver answers.
@@ -453,12 +454,21 @@ async fn concurrent_claims(backend: Backend) {
     // are the only ones.
     let app = TestApp::spawn_with(backend, |c| c.webhook_poll_ms = 3_600_000).await;
     let moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": "Claims", "mode": "resolver", "ruleset": "acw-25mm"})).await;
-    let player = app.player(&moderator, &campaign, "union").await;
-    register(&app, &moderator, &campaign, "http://127.0.0.1:9/never").await;
-    for i in 0..40 {
-        resolve(&app, &player, &campaign, i).await;
+    // 40 rows, two for each of 20 webhooks (a claim takes at most
+    // `PER_WEBHOOK_IN_FLIGHT` = 2 rows of one webhook at a time).
+    for c in 0..4 {
+        let campaign = app
+            .campaign(&moderator, json!({"name": format!("Claims {c}"), "mode": "resolver", "ruleset": "acw-25mm"}))
+            .await;
+        let player = app.player(&moderator, &campaign, "union").await;
+        for w in 0..5 {
+            register(&app, &moderator, &campaign, &format!("http://127.0.0.1:9/never-{w}")).await;
+        }
+        for i in 0..2 {
+            resolve(&app, &player, &campaign, i).await;
+        }
     }
+    assert_eq!(adjutant_store::PER_WEBHOOK_IN_FLIGHT, 2);
     // Two stores on one database, as two replicas have, claiming at the same moment.
     let (a, b) = (app.db.store().await, app.db.store().await);
     let now = chrono::Utc::now();
@@ -585,6 +595,55 @@ async fn tarpit_is_fair(backend: Backend) {
     let id = resolve(&app, &fast_player, &fast_campaign, 1).await;
     while !receiver.delivered().contains_key(&id) {
         assert!(started.elapsed() < Duration::from_secs(3), "the other campaign's delivery waited for the tarpit");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// A campaign with many rows due to an endpoint that never answers holds at most a couple of
+/// the deliverer's slots: another campaign's row is delivered at once.
+async fn tarpit_backlog_is_fair(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |c| {
+        fast(c);
+        c.webhook_timeout_secs = 10;
+        c.webhook_concurrency = 4;
+    })
+    .await;
+    let moderator = app.moderator().await;
+    let resolver = json!({"name": "A", "mode": "resolver", "ruleset": "acw-25mm"});
+    let slow_campaign = app.campaign(&moderator, resolver.clone()).await;
+    let fast_campaign = app.campaign(&moderator, resolver).await;
+    let slow_player = app.player(&moderator, &slow_campaign, "union").await;
+    let fast_player = app.player(&moderator, &fast_campaign, "union").await;
+
+    let tarpit = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let tarpit_url = format!("http://{}/hook", tarpit.local_addr().unwrap());
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let holding = held.clone();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = tarpit.accept().await {
+            holding.lock().unwrap().push(socket);
+        }
+    });
+    let receiver = Receiver::start(Mode::Up).await;
+    register(&app, &moderator, &slow_campaign, &tarpit_url).await;
+    register(&app, &moderator, &fast_campaign, &receiver.url).await;
+
+    // A backlog of 12 rows to the tarpit, more than the deliverer's 4 slots.
+    for i in 0..12 {
+        resolve(&app, &slow_player, &slow_campaign, i).await;
+    }
+    eventually("the tarpit holds a request", async || !held.lock().unwrap().is_empty()).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let holding = held.lock().unwrap().len();
+    assert!(holding <= 2, "{holding} requests to one webhook in flight at once");
+
+    let started = tokio::time::Instant::now();
+    let id = resolve(&app, &fast_player, &fast_campaign, 20).await;
+    while !receiver.delivered().contains_key(&id) {
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "the other campaign's delivery waited for the tarpit's backlog"
+        );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }

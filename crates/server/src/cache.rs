@@ -26,6 +26,9 @@ type ByHead = HashMap<(Uuid, &'static str), (String, Arc<Vec<u8>>)>;
 
 pub struct Caches {
     audits: Mutex<HashMap<Uuid, Arc<AuditCheckpoint>>>,
+    /// Per campaign, the last post up to which a per-post audit found every link whole, and
+    /// that post's hash.
+    chains: Mutex<HashMap<Uuid, (i64, String)>>,
     by_head: Mutex<ByHead>,
     /// Permits for rasterising maps.
     pub map_renders: Arc<Semaphore>,
@@ -33,7 +36,12 @@ pub struct Caches {
 
 impl Default for Caches {
     fn default() -> Self {
-        Self { audits: Mutex::default(), by_head: Mutex::default(), map_renders: Arc::new(Semaphore::new(MAP_RENDERS)) }
+        Self {
+            audits: Mutex::default(),
+            chains: Mutex::default(),
+            by_head: Mutex::default(),
+            map_renders: Arc::new(Semaphore::new(MAP_RENDERS)),
+        }
     }
 }
 
@@ -59,9 +67,25 @@ impl Caches {
         insert(&mut audits, campaign, Arc::new(checkpoint));
     }
 
-    /// Forgets a campaign's verified prefix (a fresh audit starts from post 1).
+    /// Forgets a campaign's verified prefixes (a fresh audit starts from post 1).
     pub fn forget_audit(&self, campaign: Uuid) {
         self.audits.lock().unwrap_or_else(|e| e.into_inner()).remove(&campaign);
+        self.chains.lock().unwrap_or_else(|e| e.into_inner()).remove(&campaign);
+    }
+
+    /// The last post through which the hash chain was found whole, and its hash.
+    pub fn chain(&self, campaign: Uuid) -> Option<(i64, String)> {
+        self.chains.lock().unwrap_or_else(|e| e.into_inner()).get(&campaign).cloned()
+    }
+
+    /// Remembers that the chain is whole through post `seq` (whose hash is `hash`), unless a
+    /// longer whole prefix is remembered already.
+    pub fn remember_chain(&self, campaign: Uuid, seq: i64, hash: String) {
+        let mut chains = self.chains.lock().unwrap_or_else(|e| e.into_inner());
+        if chains.get(&campaign).is_some_and(|(known, _)| *known >= seq) {
+            return;
+        }
+        insert(&mut chains, campaign, (seq, hash));
     }
 
     /// A result (`what`: "fairness", "map.png") computed when the log's last post had `head`.
@@ -75,5 +99,82 @@ impl Caches {
         let mut map = self.by_head.lock().unwrap_or_else(|e| e.into_inner());
         insert(&mut map, (campaign, what), (head.to_owned(), bytes.clone()));
         bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_is_served_for_its_head_only() {
+        let caches = Caches::default();
+        let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+        assert!(caches.at_head(a, "fairness", "h1").is_none());
+        let kept = caches.remember_at_head(a, "fairness", "h1", b"report 1".to_vec());
+        let again = caches.at_head(a, "fairness", "h1").expect("remembered");
+        assert!(Arc::ptr_eq(&kept, &again), "the same bytes, not a copy made again");
+        // Another head (a new post), another result, another campaign: nothing remembered.
+        assert!(caches.at_head(a, "fairness", "h2").is_none());
+        assert!(caches.at_head(a, "map.png", "h1").is_none());
+        assert!(caches.at_head(b, "fairness", "h1").is_none());
+        // The new head's result replaces the old one.
+        caches.remember_at_head(a, "fairness", "h2", b"report 2".to_vec());
+        assert_eq!(caches.at_head(a, "fairness", "h2").as_deref(), Some(&b"report 2".to_vec()));
+        assert!(caches.at_head(a, "fairness", "h1").is_none());
+    }
+
+    #[test]
+    fn memory_is_bounded() {
+        let caches = Caches::default();
+        for _ in 0..MAX_CAMPAIGNS + 5 {
+            caches.remember_at_head(Uuid::new_v4(), "map.png", "h", vec![0; 4]);
+            caches.remember_chain(Uuid::new_v4(), 1, "h".into());
+        }
+        assert!(caches.by_head.lock().unwrap().len() <= MAX_CAMPAIGNS);
+        assert!(caches.chains.lock().unwrap().len() <= MAX_CAMPAIGNS);
+    }
+
+    #[test]
+    fn the_longer_chain_prefix_is_kept_and_fresh_forgets_it() {
+        let caches = Caches::default();
+        let id = Uuid::new_v4();
+        caches.remember_chain(id, 10, "h10".into());
+        caches.remember_chain(id, 4, "h4".into());
+        assert_eq!(caches.chain(id), Some((10, "h10".to_owned())));
+        caches.remember_chain(id, 12, "h12".into());
+        assert_eq!(caches.chain(id), Some((12, "h12".to_owned())));
+        caches.forget_audit(id);
+        assert_eq!(caches.chain(id), None);
+    }
+
+    /// At most `MAP_RENDERS` renders hold a permit at once; the next waits until one ends.
+    #[tokio::test]
+    async fn map_renders_are_bounded() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::time::Duration;
+        let caches = Arc::new(Caches::default());
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let mut renders = Vec::new();
+        for _ in 0..4 * MAP_RENDERS {
+            let (caches, running, most) = (caches.clone(), running.clone(), most.clone());
+            renders.push(tokio::spawn(async move {
+                let permit = caches.map_renders.clone().acquire_owned().await.expect("open");
+                tokio::task::spawn_blocking(move || {
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(20));
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    drop(permit);
+                })
+                .await
+                .expect("render");
+            }));
+        }
+        for render in renders {
+            render.await.expect("task");
+        }
+        assert_eq!(most.load(Ordering::SeqCst), MAP_RENDERS);
     }
 }

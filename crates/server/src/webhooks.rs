@@ -175,8 +175,9 @@ impl Deliverer {
     ///
     /// Each attempt runs as its own task, with its own time-out, up to `concurrency` at once;
     /// the loop claims more rows as soon as a slot is free, never waiting for a whole batch.
-    /// An endpoint that never answers holds one slot until its time-out and delays nobody
-    /// else's deliveries.
+    /// An endpoint that never answers holds at most `PER_WEBHOOK_IN_FLIGHT` slots until their
+    /// time-outs, however many rows it has due (the claim passes over its further rows), and
+    /// delays nobody else's deliveries.
     pub async fn run(self, mut stop: watch::Receiver<bool>) {
         tracing::debug!(?self.settings, "webhook deliverer started");
         let mut in_flight: tokio::task::JoinSet<Result<(), StoreError>> = tokio::task::JoinSet::new();

@@ -678,17 +678,30 @@ impl Store for PostgresStore {
     ) -> Result<Vec<ClaimedDelivery>> {
         let mut tx = self.pool.begin().await.map_err(map_err)?;
         let rows = sqlx::query(
+            // At most PER_WEBHOOK_IN_FLIGHT rows of a webhook in flight, counting those claimed now.
             "SELECT o.id, o.webhook_id, o.outcome_id, o.payload, o.attempts, w.url, w.secret
              FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
              WHERE o.delivered_at IS NULL AND NOT o.gone AND o.given_up_at IS NULL AND w.disabled_at IS NULL
                AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= $1)
                AND (o.claimed_until IS NULL OR o.claimed_until <= $1)
+               AND o.id IN (
+                 SELECT id FROM (
+                   SELECT d.id,
+                          ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at NULLS FIRST, d.id) AS nth,
+                          (SELECT COUNT(*) FROM webhook_outbox c
+                            WHERE c.webhook_id = d.webhook_id AND c.claimed_until > $1) AS busy
+                   FROM webhook_outbox d JOIN webhooks x ON x.id = d.webhook_id
+                   WHERE d.delivered_at IS NULL AND NOT d.gone AND d.given_up_at IS NULL AND x.disabled_at IS NULL
+                     AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= $1)
+                     AND (d.claimed_until IS NULL OR d.claimed_until <= $1)
+                 ) due WHERE nth + busy <= $3)
              ORDER BY o.next_attempt_at NULLS FIRST, o.id
              LIMIT $2
              FOR UPDATE OF o SKIP LOCKED",
         )
         .bind(now)
         .bind(limit)
+        .bind(adjutant_store::PER_WEBHOOK_IN_FLIGHT)
         .fetch_all(&mut *tx)
         .await
         .map_err(map_err)?;

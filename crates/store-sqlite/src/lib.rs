@@ -726,13 +726,22 @@ impl Store for SqliteStore {
             return Ok(Vec::new());
         }
         let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
+        // At most PER_WEBHOOK_IN_FLIGHT rows of a webhook in flight, counting those claimed now.
         let rows = sqlx::query(&format!(
-            "SELECT o.id, o.webhook_id, o.outcome_id, o.payload, o.attempts, w.url, w.secret {DUE}
-             ORDER BY COALESCE(o.next_attempt_at, 0), o.id
+            "SELECT id, webhook_id, outcome_id, payload, attempts, url, secret FROM (
+               SELECT o.id, o.webhook_id, o.outcome_id, o.payload, o.attempts, w.url, w.secret,
+                      COALESCE(o.next_attempt_at, 0) AS due,
+                      ROW_NUMBER() OVER (PARTITION BY o.webhook_id ORDER BY COALESCE(o.next_attempt_at, 0), o.id) AS nth,
+                      (SELECT COUNT(*) FROM webhook_outbox c
+                        WHERE c.webhook_id = o.webhook_id AND c.claimed_until > ?1) AS busy
+               {DUE})
+             WHERE nth + busy <= ?3
+             ORDER BY due, id
              LIMIT ?2"
         ))
         .bind(now)
         .bind(limit)
+        .bind(adjutant_store::PER_WEBHOOK_IN_FLIGHT)
         .fetch_all(&mut *tx)
         .await
         .map_err(map_err)?;

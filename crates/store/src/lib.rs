@@ -204,6 +204,12 @@ pub struct Webhook {
     pub disabled_reason: Option<String>,
 }
 
+/// Attempts in flight at once to one webhook (claimed and not yet settled): a claim passes over
+/// a webhook's further rows, so an endpoint that never answers holds at most this many of the
+/// deliverer's slots, and other webhooks' rows are claimed past its backlog. (The bound is per
+/// claim: replicas claiming at the same moment may each take up to this many.)
+pub const PER_WEBHOOK_IN_FLIGHT: i64 = 2;
+
 /// An outbox row a deliverer has claimed, with what it needs to send it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimedDelivery {

@@ -66,6 +66,11 @@ pub struct ChainAudit {
     pub recomputed_hash: String,
     /// True when every link up to this post holds.
     pub ok: bool,
+    /// Posts read and checked by this request: the chain is checked from the prefix this server
+    /// verified before (trusted within its life; `?fresh=true` walks from post 1), and when that
+    /// prefix reaches this post, only the post and the one before it are checked again.
+    #[serde(default)]
+    pub checked_now: i64,
 }
 
 /// Recomputes the hash of `post` from its fields and `prev_hash`.
@@ -85,18 +90,39 @@ pub fn recompute_hash(post: &Post, prev_hash: &str) -> String {
     .hash()
 }
 
-/// Walks the chain from post 1 to `through`, reporting every broken link.
-pub async fn check_chain(
-    state: &AppState,
-    campaign_id: Uuid,
-    through: i64,
-) -> ApiResult<(Vec<String>, Option<String>)> {
-    let mut problems = Vec::new();
-    let mut expected_prev = GENESIS.to_owned();
-    let mut after = 0;
+/// A verified start of the chain: posts 1 to `seq`, the hash of post `seq`, and the broken
+/// links found in it.
+#[derive(Debug, Clone)]
+pub struct Prefix {
+    pub seq: i64,
+    pub hash: String,
+    pub problems: Vec<String>,
+}
+
+impl Prefix {
+    fn genesis() -> Self {
+        Self { seq: 0, hash: GENESIS.to_owned(), problems: Vec::new() }
+    }
+}
+
+/// What a walk along the chain found.
+pub struct ChainWalk {
+    pub problems: Vec<String>,
+    pub last_recomputed: Option<String>,
+    /// Posts read and checked.
+    pub checked: i64,
+}
+
+/// Walks the chain from the post after `from` to `through`, reporting every broken link (and
+/// those already found in `from`).
+pub async fn walk_chain(state: &AppState, campaign_id: Uuid, from: Prefix, through: i64) -> ApiResult<ChainWalk> {
+    let mut problems = from.problems;
+    let mut expected_prev = from.hash;
+    let mut after = from.seq;
     let mut last_recomputed = None;
-    let mut expected_seq = 1;
-    'pages: loop {
+    let mut expected_seq = from.seq + 1;
+    let mut checked = 0;
+    'pages: while after < through {
         let page = state.store.posts(campaign_id, after, 500).await?;
         if page.is_empty() {
             break;
@@ -105,6 +131,7 @@ pub async fn check_chain(
             if post.seq > through {
                 break 'pages;
             }
+            checked += 1;
             if post.seq != expected_seq {
                 problems.push(format!("post {}: sequence number out of order (expected {expected_seq})", post.seq));
             }
@@ -127,20 +154,103 @@ pub async fn check_chain(
             last_recomputed = Some(recomputed);
         }
     }
-    Ok((problems, last_recomputed))
+    Ok(ChainWalk { problems, last_recomputed, checked })
+}
+
+/// The longest start of the chain this server verified before: by a whole-campaign audit or
+/// by a per-post audit.
+fn verified_prefix(state: &AppState, campaign_id: Uuid) -> Option<Prefix> {
+    let audited = state.caches.audit(campaign_id).map(|c| Prefix {
+        seq: c.seq(),
+        hash: c.head_hash().to_owned(),
+        problems: c.chain_differences().map(|d| format!("post {}: {}", d.seq, d.detail)).collect(),
+    });
+    let walked = state.caches.chain(campaign_id).map(|(seq, hash)| Prefix { seq, hash, problems: Vec::new() });
+    match (audited, walked) {
+        (Some(a), Some(w)) => Some(if w.seq > a.seq { w } else { a }),
+        (a, w) => a.or(w),
+    }
+}
+
+/// The chain checked up to `post`. Goes on from the prefix verified before (trusted within this
+/// server's life, as the whole-campaign audit trusts it) and remembers how far it got when
+/// every link held; when the prefix already reaches the post, only the post and its link to the
+/// one before are checked. `fresh` walks from post 1.
+async fn chain_up_to(state: &AppState, post: &Post, fresh: bool) -> ApiResult<ChainWalk> {
+    let id = post.campaign_id;
+    let prefix = if fresh { None } else { verified_prefix(state, id) };
+    match prefix {
+        Some(prefix) if prefix.seq >= post.seq => {
+            // Already verified: the post's own hash and its link to the previous post, again.
+            let mut problems: Vec<String> =
+                prefix.problems.into_iter().filter(|p| problem_seq(p).is_some_and(|seq| seq <= post.seq)).collect();
+            let mut checked = 1;
+            if post.seq > 1 {
+                let before = state.store.posts(id, post.seq - 2, 1).await?;
+                match before.first().filter(|b| b.seq == post.seq - 1) {
+                    Some(before) => {
+                        checked += 1;
+                        let recomputed = recompute_hash(before, &before.prev_hash);
+                        if recomputed != before.hash {
+                            problems.push(format!(
+                                "post {}: stored hash {} but its fields hash to {recomputed}: the post was changed after it was written",
+                                before.seq, before.hash
+                            ));
+                        }
+                        if post.prev_hash != before.hash {
+                            problems.push(format!(
+                                "post {}: prev_hash {} does not match the previous post's hash {}",
+                                post.seq, post.prev_hash, before.hash
+                            ));
+                        }
+                    }
+                    None => problems.push(format!("post {}: the post before it is missing", post.seq)),
+                }
+            }
+            if prefix.seq == post.seq && prefix.hash != post.hash {
+                problems.push(format!("post {}: its hash is not the one verified before", post.seq));
+            }
+            let recomputed = recompute_hash(post, &post.prev_hash);
+            if recomputed != post.hash {
+                problems.push(format!(
+                    "post {}: stored hash {} but its fields hash to {recomputed}: the post was changed after it was written",
+                    post.seq, post.hash
+                ));
+            }
+            problems.dedup();
+            Ok(ChainWalk { problems, last_recomputed: Some(recomputed), checked })
+        }
+        prefix => {
+            let walk = walk_chain(state, id, prefix.unwrap_or_else(Prefix::genesis), post.seq).await?;
+            if walk.problems.is_empty() && walk.last_recomputed.as_deref() == Some(post.hash.as_str()) {
+                state.caches.remember_chain(id, post.seq, post.hash.clone());
+            }
+            Ok(walk)
+        }
+    }
+}
+
+/// The post a problem is about (`post N: ...`).
+fn problem_seq(problem: &str) -> Option<i64> {
+    problem.strip_prefix("post ")?.split(':').next()?.parse().ok()
 }
 
 /// Recomputes everything a post gave and checks the hash chain up to it.
+///
+/// The chain is checked from the prefix this server verified before (by this audit or the
+/// whole-campaign one), so a repeat audit reads only the posts added since, plus the post and
+/// the one before it; `?fresh=true` walks from post 1.
 #[utoipa::path(get, path = "/v1/campaigns/{id}/posts/{seq}/audit", tag = "audit",
-    params(("id" = Uuid, Path, description = "campaign id"), ("seq" = i64, Path, description = "sequence number")),
+    params(("id" = Uuid, Path, description = "campaign id"), ("seq" = i64, Path, description = "sequence number"), AuditQuery),
     responses((status = 200, body = PostAudit), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn audit_post(
     State(state): State<AppState>,
     ApiPath((id, seq)): ApiPath<(Uuid, i64)>,
+    crate::extract::ApiQuery(q): crate::extract::ApiQuery<AuditQuery>,
 ) -> ApiResult<Json<PostAudit>> {
     let campaign = load_campaign(&state, id).await?;
     let (post, stored_outcomes) = load_post(&state, &campaign, seq).await?;
-    Ok(Json(audit_of(&state, &campaign, &post, &stored_outcomes).await?))
+    Ok(Json(audit_of(&state, &campaign, &post, &stored_outcomes, q.fresh == Some(true)).await?))
 }
 
 pub async fn audit_of(
@@ -148,6 +258,7 @@ pub async fn audit_of(
     campaign: &LoadedCampaign,
     post: &Post,
     stored_outcomes: &[adjutant_store::Outcome],
+    fresh: bool,
 ) -> ApiResult<PostAudit> {
     let numbers = stamp_numbers(campaign, post.stamp);
     let r = &numbers.result_number;
@@ -178,8 +289,9 @@ pub async fn audit_of(
         block_0,
     };
 
-    let (mut problems, recomputed) = check_chain(state, post.campaign_id, post.seq).await?;
-    let recomputed_hash = recomputed.unwrap_or_default();
+    let walk = chain_up_to(state, post, fresh).await?;
+    let mut problems = walk.problems;
+    let recomputed_hash = walk.last_recomputed.unwrap_or_default();
     let chain_ok = problems.is_empty();
 
     let outcomes_match = recomputed_outcomes_match(state, campaign, post, stored_outcomes).await?;
@@ -198,7 +310,13 @@ pub async fn audit_of(
         numbers,
         steps,
         dice_stream,
-        chain: ChainAudit { checked_through: post.seq, stored_hash: post.hash.clone(), recomputed_hash, ok: chain_ok },
+        chain: ChainAudit {
+            checked_through: post.seq,
+            stored_hash: post.hash.clone(),
+            recomputed_hash,
+            ok: chain_ok,
+            checked_now: walk.checked,
+        },
         outcomes_match,
         ok: problems.is_empty(),
         problems,
@@ -310,6 +428,16 @@ impl AuditCheckpoint {
     /// The last post verified.
     pub fn seq(&self) -> i64 {
         self.seq
+    }
+
+    /// The hash of the last post verified.
+    pub fn head_hash(&self) -> &str {
+        &self.expected_prev
+    }
+
+    /// The broken links found in the verified prefix.
+    pub fn chain_differences(&self) -> impl Iterator<Item = &Difference> {
+        self.audit.differences.iter().filter(|d| d.check == "chain")
     }
 }
 
