@@ -187,14 +187,18 @@ pub enum Game {
     /// The server holds the whole game: map, units, turns.
     Managed { scenario: Arc<Scenario>, settings: short_acw::Settings },
     /// The server is the dice and tables of a ruleset; the referee keeps the table.
-    Resolver { ruleset: &'static dyn Ruleset },
+    Resolver {
+        ruleset: &'static dyn Ruleset,
+        /// The rules version the campaign was created under (see `CampaignSettings`).
+        rules_version: u32,
+    },
 }
 
 impl std::fmt::Debug for Game {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Game::Managed { scenario, .. } => write!(f, "Managed({})", scenario.name),
-            Game::Resolver { ruleset } => write!(f, "Resolver({})", ruleset.name()),
+            Game::Resolver { ruleset, .. } => write!(f, "Resolver({})", ruleset.name()),
         }
     }
 }
@@ -229,6 +233,7 @@ impl LoadedCampaign {
             ("resolver", _, Some(name)) => Game::Resolver {
                 ruleset: resolver::ruleset(name)
                     .ok_or_else(|| AppError::Internal(format!("campaign {}: unknown ruleset {name}", campaign.id)))?,
+                rules_version: settings.rules_version(),
             },
             _ => return Err(AppError::Internal(format!("campaign {} has no scenario or ruleset", campaign.id))),
         };
@@ -515,7 +520,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
                 snapshot: Some(serde_json::to_string(&applied.state).map_err(|e| AppError::Internal(e.to_string()))?),
             })
         }
-        Game::Resolver { ruleset } => {
+        Game::Resolver { ruleset, rules_version } => {
             if post.kind != kinds::RESOLVE {
                 return Err(AppError::unprocessable(
                     "body.kind",
@@ -531,7 +536,8 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
                 fill_sealed_choices(&mut body.inputs, topic, context)?;
             }
             let dice = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
-            let resolution = resolver::resolve(*ruleset, &body.action, &body.inputs, dice).map_err(refusal_in_body)?;
+            let resolution = resolver::resolve_under(*ruleset, *rules_version, &body.action, &body.inputs, dice)
+                .map_err(refusal_in_body)?;
             let data = serde_json::to_value(&resolution).map_err(|e| AppError::Internal(e.to_string()))?;
             Ok(Effects { outcomes: vec![outcome("resolution", &resolution.headline, &data)], snapshot: None })
         }

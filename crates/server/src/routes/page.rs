@@ -44,7 +44,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
     let title = escape(&c.name);
     let what = match &campaign.game {
         Game::Managed { scenario, .. } => format!("Managed campaign · {}", escape(&scenario.title)),
-        Game::Resolver { ruleset } => format!("Resolver campaign · {}", escape(ruleset.title())),
+        Game::Resolver { ruleset, .. } => format!("Resolver campaign · {}", escape(ruleset.title())),
     };
     html.push_str(&format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
