@@ -1429,3 +1429,22 @@ fn long_range_8_bw_is_read_as_the_artillery_range() {
         "fire.range",
     );
 }
+
+#[test]
+fn the_seeds_cannister_is_accepted_beside_canister() {
+    // Seed: "<b>Cannister 2 BW</b>" and "Firing Cannister = +1d6": the tables show the seed's
+    // word, and `range` takes `canister` or the seed's `cannister`.
+    assert_on_sheet("Cannister 2 BW");
+    assert_eq!(ARTILLERY_FIRE_RANGE[0], (FireRange::Canister, "Cannister", 2));
+    let fire =
+        |range: &str| json!({"firer": {"arm": "artillery", "ammo": 4}, "target": {"arm": "infantry"}, "range": range});
+    let (ours, our_dice) = run("fire", &fire("canister"), 3);
+    let (seeds, seed_dice) = run("fire", &fire("cannister"), 3);
+    assert_eq!(ours.result, seeds.result);
+    assert_eq!(our_dice, seed_dice);
+    assert!(
+        ours.lookups.iter().any(|l| l.row.contains("Cannister") || l.value.contains("Cannister")),
+        "{:?}",
+        ours.lookups
+    );
+}
