@@ -26,7 +26,15 @@ async fn rules_version_1(backend: Backend) {
     let new = game(backend).await;
     let view = new.app.get(&format!("/v1/campaigns/{}", new.campaign)).await;
     assert_eq!(view.ok(200)["settings"]["rules_version"], 2);
-    for i in 0..16 {
+    // The seed publishes no map: the state, the page and the first forum text say so.
+    let stand_in = "Stand-in map: the seed publishes no map";
+    let state = new.app.get(&format!("/v1/campaigns/{}/state", new.campaign)).await;
+    assert_eq!(state.ok(200)["stand_in_map"], stand_in);
+    let page = new.app.get(&format!("/campaigns/{}", new.campaign)).await;
+    assert!(page.text.contains(&format!("<p class=\"stand-in\" id=\"stand-in-map\">{stand_in}</p>")), "{}", page.text);
+    let first = new.step(0).await;
+    assert!(first["outcomes"][0]["text"]["markdown"].as_str().unwrap().contains(stand_in), "{first}");
+    for i in 1..16 {
         new.step(i).await;
     }
     let refused = new.app.post(&new.confederate, &new.campaign, empty_retreat()).await;

@@ -281,7 +281,7 @@ pub fn apply(scenario: &Scenario, state: &GameState, order: &Order) -> Result<Ap
     let mut next = state.clone();
     let mut out = vec![];
     match order.kind {
-        "deploy" => deploy(scenario, &mut next, side, parse_body(order.body)?, &mut out)?,
+        "deploy" => deploy(scenario, &mut next, side, parse_body(order.body)?, order.settings, &mut out)?,
         "reinforcement" => {
             parse_body::<EmptyBody>(order.body)?;
             reinforcement_roll(scenario, &mut next, side, order, &mut out)?;
@@ -412,6 +412,7 @@ fn deploy(
     state: &mut GameState,
     side: Side,
     body: DeployBody,
+    settings: &Settings,
     out: &mut Vec<Outcome>,
 ) -> Result<(), Refusal> {
     let zone = scenario.deployment_zone(side);
@@ -462,13 +463,16 @@ fn deploy(
             format!("{} (`{}`) is not placed: deploy every unit at once", missing.name, missing.id),
         ));
     }
+    let first = state.deployed.is_empty();
     state.deployed.push(side);
     let placements: Vec<Value> = body.placements.iter().map(|p| json!({"unit": p.unit, "hex": p.hex})).collect();
-    out.push(Outcome::new(
-        "deployed",
-        format!("The {side} deploys {} units", placements.len()),
-        json!({"side": side, "placements": placements}),
-    ));
+    let mut data = json!({"side": side, "placements": placements});
+    // The campaign's first outcome (and so its first forum text) says the map is a stand-in
+    // (rules version 2; earlier outcomes are audited as they were written).
+    if let Some(label) = scenario.stand_in_map().filter(|_| first && settings.corrected()) {
+        data["stand_in_map"] = json!(label);
+    }
+    out.push(Outcome::new("deployed", format!("The {side} deploys {} units", placements.len()), data));
     if state.deployed.len() == 2 {
         state.turn = 1;
         state.refresh(scenario);

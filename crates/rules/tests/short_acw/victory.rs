@@ -275,3 +275,23 @@ fn a_0_factor_unit_in_a_stack_is_eliminated_while_the_others_retreat() {
     assert!(!survivor.eliminated);
     assert_ne!(survivor.hex, Some(h("0604")));
 }
+
+#[test]
+fn the_first_outcome_says_the_map_is_a_stand_in() {
+    // The seed publishes no map; the shipped scenario's note says so, and the campaign's first
+    // outcome (the first deployment) carries the line.
+    let g = Game::new();
+    assert_eq!(g.scenario.stand_in_map(), Some("Stand-in map: the seed publishes no map"));
+    let first = script()[0].clone();
+    let second = script()[1].clone();
+    let mut g = Game::new();
+    let out = g.post_at(first.side, &first.kind, first.body.clone(), first.stamp).unwrap().outcomes;
+    assert_eq!(outcome(&out, "deployed").data["stand_in_map"], "Stand-in map: the seed publishes no map");
+    let out = g.post_at(second.side, &second.kind, second.body.clone(), second.stamp).unwrap().outcomes;
+    assert!(outcome(&out, "deployed").data.get("stand_in_map").is_none(), "only the first");
+    // Version 1 campaigns replay their first outcome as it was written.
+    let mut old = Game::new();
+    old.settings.rules_version = 1;
+    let out = old.post_at(first.side, &first.kind, first.body, first.stamp).unwrap().outcomes;
+    assert!(outcome(&out, "deployed").data.get("stand_in_map").is_none());
+}

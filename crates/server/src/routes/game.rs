@@ -49,6 +49,10 @@ pub struct StateView {
     /// result once the game is over.
     #[schema(value_type = Object)]
     pub state: Value,
+    /// Present when the scenario's map is a stand-in (the seed publishes no map): the line
+    /// that says so, e.g. "Stand-in map: the seed publishes no map".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stand_in_map: Option<String>,
 }
 
 /// The state of a managed campaign now.
@@ -57,12 +61,13 @@ pub struct StateView {
     responses((status = 200, body = StateView), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn campaign_state(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<StateView>> {
     let campaign = load_campaign(&state, id).await?;
-    managed(&campaign)?;
+    let stand_in_map = managed(&campaign)?.stand_in_map().map(str::to_owned);
     let (after_seq, game) = current_state(&state, &campaign).await?;
     Ok(Json(StateView {
         campaign_id: id,
         after_seq,
         state: serde_json::to_value(&game).map_err(|e| AppError::Internal(e.to_string()))?,
+        stand_in_map,
     }))
 }
 
