@@ -556,7 +556,7 @@ fn density_and_random(
         decimal(density),
     ));
     factors.push(Factor { name: "density", hundredths: density });
-    let face = dice.roll(RANDOM_MODIFIER_DIE, &format!("{side}'s random modifier (d101: 0.49 + face/100)"));
+    let face = dice.roll(RANDOM_MODIFIER_DIE, format!("{side}'s random modifier (d101: 0.49 + face/100)"));
     let random = RANDOM_MODIFIER_OFFSET + face;
     lookups.push(Lookup::new(
         OTHER_TABLE,
