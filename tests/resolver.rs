@@ -8,6 +8,40 @@ on_both_backends! {
     every_action_of_every_ruleset_resolves_and_audits => every_action;
     bad_inputs_are_refused_and_store_nothing => bad_inputs;
     the_mode_follows_from_the_ruleset_or_the_scenario => mode_inferred;
+    an_ops_tables_campaign_keeps_the_melee_rules_it_was_created_under => melee_by_version;
+}
+
+async fn melee_by_version(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let melee = json!({"kind": "resolve", "body": {"action": "melee", "inputs": {
+        "attacker": {"men": 600, "mode": "normal"}, "defender": {"men": 400, "mode": "normal"},
+        "defender_terrain": "woods", "flank": true}}});
+    // A new campaign (rules version 2): Random and Density apply to melee strength.
+    let new = app.campaign(&moderator, json!({"name": "New table", "ruleset": "ops-tables"})).await;
+    app.clock.set(seed_morning());
+    let post = app.post(&moderator, &new, melee.clone()).await;
+    let data = post.ok(201)["outcomes"][0]["data"].clone();
+    assert_eq!(data["dice"][0]["purpose"], "attacker's random modifier (d101: 0.49 + face/100)");
+    assert!(data["result"]["random_modifier_dice"].is_object(), "{data}");
+    // A campaign stored before rules versions were recorded plays melee as it was: no random
+    // or density die, 600 × 1.50 = 900 v 400 × .50 = 200 — and its posts audit under that.
+    let old = app.campaign(&moderator, json!({"name": "Old table", "ruleset": "ops-tables"})).await;
+    app.db
+        .execute(&format!(
+            "UPDATE campaigns SET settings = REPLACE(settings, ',\"rules_version\":2', '') WHERE id = '{old}';"
+        ))
+        .await;
+    let post = app.post(&moderator, &old, melee).await;
+    let post = post.ok(201);
+    let data = &post["outcomes"][0]["data"];
+    assert_eq!(data["dice"][0]["purpose"], "attacker's losses, random of 25 (d25)");
+    assert_eq!(data["result"]["attacker_modified_strength"], json!(900.0));
+    assert_eq!(data["result"]["defender_modified_strength"], json!(200.0));
+    let audit = app.get(&format!("/v1/campaigns/{old}/audit")).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
+    let audit = app.get(&format!("/v1/campaigns/{new}/audit")).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
 }
 
 async fn mode_inferred(backend: Backend) {

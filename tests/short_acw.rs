@@ -12,6 +12,57 @@ on_both_backends! {
     a_rollback_voids_later_posts_and_recomputes_the_state => rollback;
     the_campaign_audit_catches_a_tampered_outcome_and_a_tampered_post => campaign_audit_catches_tampering;
     the_moderator_answers_for_a_side_that_does_not => umpire;
+    a_campaign_recorded_before_rules_versions_plays_and_audits_under_version_1 => rules_version_1;
+}
+
+/// The worked example's Rebel retreat with an empty path for the 52nd, which could retreat.
+fn empty_retreat() -> Value {
+    json!({"kind": "retreat", "body": {"paths": [{"unit": "cs-51st-inf", "path": ["0704", "0804"]},
+                                                {"unit": "cs-52nd-inf", "path": []}]}})
+}
+
+async fn rules_version_1(backend: Backend) {
+    // A new campaign records version 2 and refuses an empty path where a retreat exists.
+    let new = game(backend).await;
+    let view = new.app.get(&format!("/v1/campaigns/{}", new.campaign)).await;
+    assert_eq!(view.ok(200)["settings"]["rules_version"], 2);
+    // The seed publishes no map: the state, the page and the first forum text say so.
+    let stand_in = "Stand-in map: the seed publishes no map";
+    let state = new.app.get(&format!("/v1/campaigns/{}/state", new.campaign)).await;
+    assert_eq!(state.ok(200)["stand_in_map"], stand_in);
+    let page = new.app.get(&format!("/campaigns/{}", new.campaign)).await;
+    assert!(page.text.contains(&format!("<p class=\"stand-in\" id=\"stand-in-map\">{stand_in}</p>")), "{}", page.text);
+    let first = new.step(0).await;
+    assert!(first["outcomes"][0]["text"]["markdown"].as_str().unwrap().contains(stand_in), "{first}");
+    for i in 1..16 {
+        new.step(i).await;
+    }
+    let refused = new.app.post(&new.confederate, &new.campaign, empty_retreat()).await;
+    refused.problem(422, "body.body.paths[1].path");
+
+    // A campaign stored before versions were recorded (its settings have no rules_version) …
+    let old = game(backend).await;
+    old.app
+        .db
+        .execute(&format!(
+            "UPDATE campaigns SET settings = REPLACE(settings, ',\"rules_version\":2', '') WHERE id = '{}';",
+            old.campaign
+        ))
+        .await;
+    let view = old.app.get(&format!("/v1/campaigns/{}", old.campaign)).await;
+    assert!(view.ok(200)["settings"].get("rules_version").is_none(), "{}", view.text);
+    // … is decided under version 1: the empty path gives the 52nd up, as it did then.
+    for i in 0..16 {
+        old.step(i).await;
+    }
+    let accepted = old.app.post(&old.confederate, &old.campaign, empty_retreat()).await;
+    let accepted = accepted.ok(201);
+    assert_eq!(outcome(accepted, "retreat")["data"]["eliminated_without_retreat"], json!(["cs-52nd-inf"]));
+    // The whole campaign replays and audits under version 1.
+    let audit = old.app.get(&format!("/v1/campaigns/{}/audit", old.campaign)).await;
+    let audit = audit.ok(200);
+    assert_eq!(audit["ok"], true, "{audit}");
+    assert_eq!(audit["posts"], 17);
 }
 
 async fn umpire(backend: Backend) {
@@ -146,6 +197,19 @@ async fn worked_example(backend: Backend) {
         .get("/v1/tools/combat?attacker=15&defender=6&defence=river&time=9:51:45&victory_rounding=one_decimal")
         .await;
     assert_eq!(one_decimal.ok(200)["victory"], 56);
+    // Fortification unit by unit: 4 fortified factors and 2 that are not count 4 × 1½ + 2 = 8
+    // (victory 100·6/14 → 43); `defence=fortified` still counts every defender ×1½.
+    let mixed =
+        g.app.get("/v1/tools/combat?attacker=6&defender=2&defender_fortified=4&defence=open&time=9:51:45").await;
+    let mixed = mixed.ok(200);
+    assert_eq!((mixed["defender"].clone(), mixed["defender_counted"].clone()), (json!(6), json!("8")));
+    assert_eq!(mixed["victory"], 43);
+    let all = g.app.get("/v1/tools/combat?attacker=6&defender=6&defence=fortified&time=9:51:45").await;
+    let all = all.ok(200);
+    assert_eq!((all["defender_counted"].clone(), all["victory"].clone()), (json!("9"), json!(40)));
+    let woods =
+        g.app.get("/v1/tools/combat?attacker=6&defender=2&defender_fortified=4&defence=woods&time=9:51:45").await;
+    assert_eq!(woods.ok(200)["defender_counted"], "12");
 
     // Both sides say how casualties fall; the Union loses 1, the Rebels 3 spread over their units.
     let state = g.state().await;

@@ -295,7 +295,15 @@ pub fn map_svg(scenario: &Scenario, state: &GameState, recent: &[Outcome]) -> St
         (None, _) => format!("Turn {} of {} · {}", state.turn, scenario.turns, phase_text(state)),
     };
     svg.text(ORIGIN.0, 36.0, 24.0, "bold", INK, "start", &scenario.title);
-    svg.text(ORIGIN.0, 62.0, 15.0, "normal", INK, "start", &subtitle);
+    // A stand-in map says so on a line of its own under the title.
+    let subtitle_y = match scenario.stand_in_map() {
+        Some(label) => {
+            svg.text(ORIGIN.0, 56.0, 13.0, "bold", CONFEDERATE, "start", label);
+            76.0
+        }
+        None => 62.0,
+    };
+    svg.text(ORIGIN.0, subtitle_y, 15.0, "normal", INK, "start", &subtitle);
 
     // Terrain.
     svg.push(r#"<g id="terrain">"#);

@@ -481,7 +481,9 @@ fn moved(d: &Value) -> Doc {
 
 fn deployed(d: &Value) -> Doc {
     let placements = d["placements"].as_array().cloned().unwrap_or_default();
-    let lines = placements.iter().map(|p| plain(format!("{} in {}", s(&p["unit"]), s(&p["hex"])))).collect::<Vec<_>>();
+    let mut lines =
+        placements.iter().map(|p| plain(format!("{} in {}", s(&p["unit"]), s(&p["hex"])))).collect::<Vec<_>>();
+    lines.extend(d["stand_in_map"].as_str().map(|label| plain(format!("{label}."))));
     Doc { title: format!("The {} deploys {} units", side(&d["side"]), placements.len()), lines, check: None }
 }
 

@@ -25,6 +25,13 @@ fn the_mid_game_svg_shows_the_map_units_moves_and_the_battle() {
     // Title with turn and phase.
     assert!(svg.contains(">A Short ACW Campaign</text>"));
     assert!(svg.contains(">Turn 2 of 12 · Union player turn · combat phase</text>"), "{svg}");
+    // The seed publishes no map: a line under the title says this one is a stand-in.
+    assert!(svg.contains(r##"y="56.0" font-size="13.0" font-weight="bold" fill="#a3262a" text-anchor="start">Stand-in map: the seed publishes no map</text>"##), "{svg}");
+    let mut real = scenario.clone();
+    real.note = "A map drawn from the battlefield survey.".into();
+    let labelled = map_svg(&real, &state, last_turn(&outcomes));
+    assert!(!labelled.contains("Stand-in map"), "a real map carries no stand-in line");
+    assert!(labelled.contains(r#"y="62.0" font-size="15.0""#));
     // Every hex, with its number: 16 × 12.
     assert_eq!(svg.matches("<polygon points=").count() - 3 - 1, 16 * 12, "hexes + 3 legend swatches + 1 battle star");
     assert!(svg.contains(">0101</text>") && svg.contains(">1612</text>"));

@@ -117,3 +117,10 @@ fn a_resolver_resolution_shows_its_dice_and_how_to_check_the_first() {
     // The same data under another kind is still read as a resolution.
     assert_eq!(outcome_text("resolve", &data), t);
 }
+
+#[test]
+fn the_first_forum_text_says_the_map_is_a_stand_in() {
+    let t = outcome_text("deployed", &outcome("deployed"));
+    assert!(t.markdown.contains("Stand-in map: the seed publishes no map."), "{}", t.markdown);
+    assert!(t.bbcode.contains("Stand-in map: the seed publishes no map."), "{}", t.bbcode);
+}

@@ -70,6 +70,17 @@ pub struct CampaignSettings {
     #[serde(default = "default_rounding")]
     #[schema(schema_with = rounding_schema)]
     pub victory_rounding: String,
+    /// The rules version of a managed campaign, recorded when it is created: its posts are
+    /// decided and audited by it. 2 (the current rules, default for a new campaign); 1 the rules
+    /// as first published (docs/rules/short-acw.md, "Rules versions"). A campaign stored without
+    /// it was created under version 1.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "optional_version")]
+    #[schema(example = 2, minimum = 1, maximum = 2)]
+    pub rules_version: Option<u32>,
+}
+
+fn optional_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    crate::whole_number::json(d).map(Some)
 }
 
 fn string_enum<'a>(values: impl IntoIterator<Item = &'a str>, example: &str) -> utoipa::openapi::schema::Object {
@@ -113,11 +124,18 @@ impl Default for CampaignSettings {
             clock: default_clock(),
             first_digit: default_first_digit(),
             victory_rounding: default_rounding(),
+            rules_version: None,
         }
     }
 }
 
 impl CampaignSettings {
+    /// The rules version the campaign plays under: as recorded, or 1 for a campaign recorded
+    /// before versions were.
+    pub fn rules_version(&self) -> u32 {
+        self.rules_version.unwrap_or(1)
+    }
+
     /// Checks every setting, naming the one at fault.
     pub fn clock_of(&self) -> Result<Clock, AppError> {
         let zone = chrono_tz::Tz::from_str(&self.time_zone).map_err(|_| {
@@ -152,6 +170,13 @@ impl CampaignSettings {
                 "victory rounding is `exact` or `one_decimal`",
             ));
         }
+        if !(1..=short_acw::RULES_VERSION).contains(&self.rules_version()) {
+            return Err(AppError::unprocessable(
+                "body.settings.rules_version",
+                "campaign.rules_version",
+                format!("the rules version is 1 to {}", short_acw::RULES_VERSION),
+            ));
+        }
         Ok(Clock { zone, format, digits })
     }
 }
@@ -162,14 +187,18 @@ pub enum Game {
     /// The server holds the whole game: map, units, turns.
     Managed { scenario: Arc<Scenario>, settings: short_acw::Settings },
     /// The server is the dice and tables of a ruleset; the referee keeps the table.
-    Resolver { ruleset: &'static dyn Ruleset },
+    Resolver {
+        ruleset: &'static dyn Ruleset,
+        /// The rules version the campaign was created under (see `CampaignSettings`).
+        rules_version: u32,
+    },
 }
 
 impl std::fmt::Debug for Game {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Game::Managed { scenario, .. } => write!(f, "Managed({})", scenario.name),
-            Game::Resolver { ruleset } => write!(f, "Resolver({})", ruleset.name()),
+            Game::Resolver { ruleset, .. } => write!(f, "Resolver({})", ruleset.name()),
         }
     }
 }
@@ -196,11 +225,15 @@ impl LoadedCampaign {
                     "one_decimal" => VictoryRounding::OneDecimal,
                     _ => VictoryRounding::Exact,
                 };
-                Game::Managed { scenario, settings: short_acw::Settings { clock, victory_rounding } }
+                Game::Managed {
+                    scenario,
+                    settings: short_acw::Settings { clock, victory_rounding, rules_version: settings.rules_version() },
+                }
             }
             ("resolver", _, Some(name)) => Game::Resolver {
                 ruleset: resolver::ruleset(name)
                     .ok_or_else(|| AppError::Internal(format!("campaign {}: unknown ruleset {name}", campaign.id)))?,
+                rules_version: settings.rules_version(),
             },
             _ => return Err(AppError::Internal(format!("campaign {} has no scenario or ruleset", campaign.id))),
         };
@@ -628,7 +661,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
                 snapshot: Some(serde_json::to_string(&applied.state).map_err(|e| AppError::Internal(e.to_string()))?),
             })
         }
-        Game::Resolver { ruleset } => {
+        Game::Resolver { ruleset, rules_version } => {
             if post.kind != kinds::RESOLVE {
                 return Err(AppError::unprocessable(
                     "body.kind",
@@ -644,7 +677,8 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
                 fill_sealed_choices(&mut body.inputs, topic, context)?;
             }
             let dice = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
-            let resolution = resolver::resolve(*ruleset, &body.action, &body.inputs, dice).map_err(refusal_in_body)?;
+            let resolution = resolver::resolve_under(*ruleset, *rules_version, &body.action, &body.inputs, dice)
+                .map_err(refusal_in_body)?;
             let data = serde_json::to_value(&resolution).map_err(|e| AppError::Internal(e.to_string()))?;
             Ok(Effects { outcomes: vec![outcome("resolution", &resolution.headline, &data)], snapshot: None })
         }

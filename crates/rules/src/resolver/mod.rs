@@ -92,13 +92,33 @@ pub trait Ruleset: Sync {
     /// The seed document it implements.
     fn seed(&self) -> &'static str;
     fn actions(&self) -> Vec<ActionSpec>;
-    /// Resolves one action. A refusal must not depend on the dice: inputs are checked first.
+    /// Resolves one action under the current rules. A refusal must not depend on the dice:
+    /// inputs are checked first.
     fn resolve(&self, action: &str, inputs: &Value, dice: &mut DiceStream) -> Result<Resolved, Refusal>;
+    /// Resolves one action under the rules version the campaign was created under
+    /// (`crate::short_acw::RULES_VERSION` is the current one). A ruleset whose rules never
+    /// changed answers as `resolve`.
+    fn resolve_under(
+        &self,
+        rules_version: u32,
+        action: &str,
+        inputs: &Value,
+        dice: &mut DiceStream,
+    ) -> Result<Resolved, Refusal> {
+        let _ = rules_version;
+        self.resolve(action, inputs, dice)
+    }
 }
 
-/// Resolves `action` with `inputs` on `ruleset`, rolling from `dice`.
-pub fn resolve(
+/// Resolves `action` with `inputs` on `ruleset` under the current rules, rolling from `dice`.
+pub fn resolve(ruleset: &dyn Ruleset, action: &str, inputs: &Value, dice: DiceStream) -> Result<Resolution, Refusal> {
+    resolve_under(ruleset, crate::short_acw::RULES_VERSION, action, inputs, dice)
+}
+
+/// Resolves `action` under the campaign's rules version (old posts are audited by it).
+pub fn resolve_under(
     ruleset: &dyn Ruleset,
+    rules_version: u32,
     action: &str,
     inputs: &Value,
     mut dice: DiceStream,
@@ -110,7 +130,7 @@ pub fn resolve(
             format!("the {} ruleset has no action `{action}`", ruleset.name()),
         ));
     }
-    let resolved = ruleset.resolve(action, inputs, &mut dice)?;
+    let resolved = ruleset.resolve_under(rules_version, action, inputs, &mut dice)?;
     Ok(Resolution {
         ruleset: ruleset.name(),
         action: action.to_owned(),

@@ -108,6 +108,16 @@ pub enum Winner {
     Defender,
 }
 
+/// The defender's factors as the combat counts them: the raw total and, since rules version 2,
+/// how many of them are in fortifications (docs/rules/short-acw.md, ruling 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Defenders {
+    /// D: every defending factor.
+    pub factors: u32,
+    /// The part of D in units that are fortified (never more than `factors`).
+    pub fortified: u32,
+}
+
 /// A battle worked out in full: every number a moderator needs to check it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Battle {
@@ -115,6 +125,10 @@ pub struct Battle {
     pub attacker: u32,
     /// D: the defender's raw factors.
     pub defender: u32,
+    /// The part of D in fortified units, when fortification counts unit by unit (rules
+    /// version 2). Absent from battles decided under version 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defender_fortified: Option<u32>,
     pub defence: Defence,
     pub multiplier: &'static str,
     /// D′: the defender's factors after the multiplier, exactly ("12", "4.5").
@@ -146,7 +160,8 @@ pub struct Battle {
     pub defender_casualties: u32,
 }
 
-/// The combat procedure for `attacker` factors against `defender` factors.
+/// The combat procedure for `attacker` factors against `defender` factors, every defender
+/// counting with `defence` (rules version 1, and the calculator's `defence=fortified`).
 ///
 /// If A + D′ is 0 (nobody has factors) the victory number is taken as 0.
 pub fn battle(
@@ -156,11 +171,55 @@ pub fn battle(
     result: &ResultNumber,
     rounding: VictoryRounding,
 ) -> Battle {
+    let counted = defence.multiplier_halves() * u64::from(defender);
+    work_out(attacker, defender, None, defence, defence.multiplier_text(), counted, result, rounding)
+}
+
+/// The combat procedure with fortification counted unit by unit (rules version 2, ruling 2):
+/// D′ = Σ factors × that defender's multiplier, the multiplier being 2 in woods or across a
+/// river (`hex` is `Woods` or `River`), else 1½ for a fortified unit, else 1; never both.
+/// `hex` is `Open` when neither woods nor river applies (`Fortified` reads as `Open` here: the
+/// fortified part is `defenders.fortified`).
+pub fn battle_by_unit(
+    attacker: u32,
+    defenders: Defenders,
+    hex: Defence,
+    result: &ResultNumber,
+    rounding: VictoryRounding,
+) -> Battle {
+    let d = defenders.factors;
+    let fortified = defenders.fortified.min(d);
+    let (defence, multiplier, counted) = match hex {
+        Defence::Woods | Defence::River => (hex, hex.multiplier_text(), 4 * u64::from(d)),
+        Defence::Open | Defence::Fortified => {
+            let counted = 2 * u64::from(d - fortified) + 3 * u64::from(fortified);
+            if fortified == 0 {
+                (Defence::Open, "1", counted)
+            } else if fortified == d {
+                (Defence::Fortified, "1.5", counted)
+            } else {
+                (Defence::Fortified, "1.5 on fortified units, 1 on the others", counted)
+            }
+        }
+    };
+    work_out(attacker, d, Some(fortified), defence, multiplier, counted, result, rounding)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn work_out(
+    attacker: u32,
+    defender: u32,
+    defender_fortified: Option<u32>,
+    defence: Defence,
+    multiplier: &'static str,
+    counted_halves: u64,
+    result: &ResultNumber,
+    rounding: VictoryRounding,
+) -> Battle {
     let a = u64::from(attacker);
     let d = u64::from(defender);
-    let m = defence.multiplier_halves();
-    // In halves: 2·(A + D′) = 2A + m·D.
-    let total_halves = 2 * a + m * d;
+    // In halves: 2·(A + D′) = 2A + 2·D′.
+    let total_halves = 2 * a + counted_halves;
     let (victory, per_factor) = if total_halves == 0 {
         (0, None)
     } else {
@@ -196,9 +255,10 @@ pub fn battle(
     Battle {
         attacker,
         defender,
+        defender_fortified,
         defence,
-        multiplier: defence.multiplier_text(),
-        defender_counted: halves_text(m * d),
+        multiplier,
+        defender_counted: halves_text(counted_halves),
         total_counted: halves_text(total_halves),
         victory_rounding: rounding,
         per_factor,
@@ -271,6 +331,37 @@ mod tests {
         assert_eq!(battle(6, 6, Defence::Open, &r, VictoryRounding::Exact).victory, 50);
         assert_eq!(battle(6, 6, Defence::Fortified, &r, VictoryRounding::Exact).victory, 40);
         assert_eq!(battle(6, 6, Defence::Woods, &r, VictoryRounding::Exact).victory, 33);
+    }
+
+    #[test]
+    fn fortification_counts_unit_by_unit() {
+        // Seed: "Defenders in fortifications count 1 ½ Factors". 6 attack 4 fortified + 2 that
+        // just moved in: D′ = 4 × 1½ + 2 × 1 = 8; victory 100·6/14 = 42.86 → 43. Under the
+        // version 1 rule the newcomer took the bonus from everyone: 100·6/12 = 50.
+        let r = at(95145);
+        let mixed = Defenders { factors: 6, fortified: 4 };
+        let b = battle_by_unit(6, mixed, Defence::Open, &r, VictoryRounding::Exact);
+        assert_eq!((b.defender_counted.as_str(), b.total_counted.as_str()), ("8", "14"));
+        assert_eq!(b.victory, 43);
+        assert_eq!(b.defender_fortified, Some(4));
+        assert_eq!(b.defence, Defence::Fortified);
+        assert_eq!(battle(6, 6, Defence::Open, &r, VictoryRounding::Exact).victory, 50);
+        // 3 fortified of 5: D′ = 4.5 + 2 = 6.5, an exact half; 100·7/13.5 = 51.85 → 52.
+        let half = battle_by_unit(7, Defenders { factors: 5, fortified: 3 }, Defence::Open, &r, VictoryRounding::Exact);
+        assert_eq!(half.defender_counted, "6.5");
+        assert_eq!(half.victory, 52);
+        // All fortified or none: the same numbers as the whole-hex rule.
+        let all = battle_by_unit(6, Defenders { factors: 6, fortified: 6 }, Defence::Open, &r, VictoryRounding::Exact);
+        let old = battle(6, 6, Defence::Fortified, &r, VictoryRounding::Exact);
+        assert_eq!((all.victory, all.defender_counted.clone()), (old.victory, old.defender_counted));
+        let none = battle_by_unit(6, Defenders { factors: 6, fortified: 0 }, Defence::Open, &r, VictoryRounding::Exact);
+        assert_eq!((none.victory, none.defence), (50, Defence::Open));
+        // Woods or river: ×2 for everyone, fortified or not; never ×2 and ×1½ together.
+        let woods = battle_by_unit(6, mixed, Defence::Woods, &r, VictoryRounding::Exact);
+        assert_eq!((woods.defender_counted.as_str(), woods.victory), ("12", 33));
+        let river =
+            battle_by_unit(15, Defenders { factors: 6, fortified: 6 }, Defence::River, &r, VictoryRounding::Exact);
+        assert_eq!((river.defender_counted.as_str(), river.victory), ("12", 56));
     }
 
     #[test]

@@ -12,9 +12,9 @@ pub mod scenario;
 pub mod state;
 pub mod victory;
 
-pub use combat::{battle, Battle, Defence, VictoryRounding, Winner};
+pub use combat::{battle, battle_by_unit, Battle, Defence, Defenders, VictoryRounding, Winner};
 pub use hex::Hex;
 pub use movement::Reach;
-pub use orders::{apply, legal_moves, post_kinds, Applied, Order, Outcome, PostKindSpec, Settings};
+pub use orders::{apply, legal_moves, post_kinds, Applied, Order, Outcome, PostKindSpec, Settings, RULES_VERSION};
 pub use scenario::{Arm, Scenario, ScenarioError};
 pub use state::{GameState, Phase};

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::casualties::{full_order, order_matters, spread, CasualtyShare};
-use super::combat::{battle, Defence, VictoryRounding, Winner};
+use super::combat::{battle, battle_by_unit, Defence, Defenders, VictoryRounding, Winner};
 use super::hex::Hex;
 use super::movement::{check_may_move, check_path, reachable, Reach};
 use super::reinforcement::{qualifying_rail, rail_to_edge};
@@ -24,11 +24,34 @@ use crate::{Clock, Refusal, ReinforcementRoll, Side};
 /// a side can afford, and it keeps every sum well inside the integers.
 pub const MAX_PURCHASE: u32 = 100;
 
+/// The rules version new campaigns are played under (docs/rules/short-acw.md, "Rules
+/// versions"). Version 1: fortification only when every defender is fortified, a unit at 0
+/// factors survives a lost battle, an empty retreat path gives a unit up. Version 2:
+/// fortification unit by unit, a unit of the losing side at 0 factors is eliminated, an empty
+/// retreat path is refused while a legal retreat exists.
+pub const RULES_VERSION: u32 = 2;
+
 /// Campaign options that change how numbers are worked out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
     pub clock: Clock,
     pub victory_rounding: VictoryRounding,
+    /// The rules version the campaign was created under: its posts are decided and audited by
+    /// it (1 or 2; see `RULES_VERSION`).
+    pub rules_version: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { clock: Clock::default(), victory_rounding: VictoryRounding::default(), rules_version: RULES_VERSION }
+    }
+}
+
+impl Settings {
+    /// Whether the version 2 corrections apply.
+    pub fn corrected(&self) -> bool {
+        self.rules_version >= 2
+    }
 }
 
 /// One post, as the server stamped it.
@@ -258,7 +281,7 @@ pub fn apply(scenario: &Scenario, state: &GameState, order: &Order) -> Result<Ap
     let mut next = state.clone();
     let mut out = vec![];
     match order.kind {
-        "deploy" => deploy(scenario, &mut next, side, parse_body(order.body)?, &mut out)?,
+        "deploy" => deploy(scenario, &mut next, side, parse_body(order.body)?, order.settings, &mut out)?,
         "reinforcement" => {
             parse_body::<EmptyBody>(order.body)?;
             reinforcement_roll(scenario, &mut next, side, order, &mut out)?;
@@ -271,8 +294,10 @@ pub fn apply(scenario: &Scenario, state: &GameState, order: &Order) -> Result<Ap
             parse_body::<EmptyBody>(order.body)?;
             fight(scenario, &mut next, order, &mut out);
         }
-        "casualty_order" => casualty_order(scenario, &mut next, side, parse_body(order.body)?, &mut out)?,
-        "retreat" => retreat(scenario, &mut next, side, parse_body(order.body)?, &mut out)?,
+        "casualty_order" => {
+            casualty_order(scenario, &mut next, side, parse_body(order.body)?, order.settings, &mut out)?
+        }
+        "retreat" => retreat(scenario, &mut next, side, parse_body(order.body)?, order.settings, &mut out)?,
         "end_turn" => {
             parse_body::<EmptyBody>(order.body)?;
             end_turn(scenario, &mut next, side, &mut out)?;
@@ -387,6 +412,7 @@ fn deploy(
     state: &mut GameState,
     side: Side,
     body: DeployBody,
+    settings: &Settings,
     out: &mut Vec<Outcome>,
 ) -> Result<(), Refusal> {
     let zone = scenario.deployment_zone(side);
@@ -437,13 +463,16 @@ fn deploy(
             format!("{} (`{}`) is not placed: deploy every unit at once", missing.name, missing.id),
         ));
     }
+    let first = state.deployed.is_empty();
     state.deployed.push(side);
     let placements: Vec<Value> = body.placements.iter().map(|p| json!({"unit": p.unit, "hex": p.hex})).collect();
-    out.push(Outcome::new(
-        "deployed",
-        format!("The {side} deploys {} units", placements.len()),
-        json!({"side": side, "placements": placements}),
-    ));
+    let mut data = json!({"side": side, "placements": placements});
+    // The campaign's first outcome (and so its first forum text) says the map is a stand-in
+    // (rules version 2; earlier outcomes are audited as they were written).
+    if let Some(label) = scenario.stand_in_map().filter(|_| first && settings.corrected()) {
+        data["stand_in_map"] = json!(label);
+    }
+    out.push(Outcome::new("deployed", format!("The {side} deploys {} units", placements.len()), data));
     if state.deployed.len() == 2 {
         state.turn = 1;
         state.refresh(scenario);
@@ -726,20 +755,31 @@ pub fn legal_moves(scenario: &Scenario, state: &GameState, unit: &str) -> Result
     Ok(reachable(scenario, state, u))
 }
 
-/// The defence multiplier the server works out for an attack on `target`.
-fn defence_of(scenario: &Scenario, state: &GameState, attackers: &[String], target: Hex) -> Defence {
+/// The hex's own defence for an attack on `target`: woods, river or open (no fortification).
+fn hex_defence(scenario: &Scenario, state: &GameState, attackers: &[String], target: Hex) -> Defence {
     let woods = scenario.terrain(target) == Terrain::Woods;
     // "behind ... river": every attacking unit attacks across a river hexside (bridged or not:
     // the seed's example defends "a River Crossing").
     let river = attackers
         .iter()
         .all(|id| state.unit(id).and_then(|u| u.hex).is_some_and(|h| scenario.river_between(h, target)));
-    let defenders: Vec<&UnitState> = state.units_in(target).collect();
-    let fortified = !defenders.is_empty() && defenders.iter().all(|u| u.fortified);
     if woods {
         Defence::Woods
     } else if river {
         Defence::River
+    } else {
+        Defence::Open
+    }
+}
+
+/// The defence multiplier for an attack on `target` under rules version 1: fortified only when
+/// every defender is.
+fn defence_of(scenario: &Scenario, state: &GameState, attackers: &[String], target: Hex) -> Defence {
+    let hex = hex_defence(scenario, state, attackers, target);
+    let defenders: Vec<&UnitState> = state.units_in(target).collect();
+    let fortified = !defenders.is_empty() && defenders.iter().all(|u| u.fortified);
+    if hex != Defence::Open {
+        hex
     } else if fortified {
         Defence::Fortified
     } else {
@@ -853,9 +893,17 @@ fn fight(scenario: &Scenario, state: &mut GameState, order: &Order, out: &mut Ve
     let defending = battle_units(state, &defenders);
     let a: u32 = attackers.iter().map(|(_, f)| f).sum();
     let d: u32 = defending.iter().map(|(_, f)| f).sum();
-    let defence = defence_of(scenario, state, &b.attackers, b.target);
     let result = order.settings.clock.result_number(order.stamp);
-    let fought = battle(a, d, defence, &result, order.settings.victory_rounding);
+    let fought = if order.settings.corrected() {
+        // Ruling 2 (version 2): each defender counts with its own multiplier.
+        let fortified: u32 = state.units_in(b.target).filter(|u| u.fortified).map(|u| u.factors).sum();
+        let hex = hex_defence(scenario, state, &b.attackers, b.target);
+        battle_by_unit(a, Defenders { factors: d, fortified }, hex, &result, order.settings.victory_rounding)
+    } else {
+        let defence = defence_of(scenario, state, &b.attackers, b.target);
+        battle(a, d, defence, &result, order.settings.victory_rounding)
+    };
+    let defence = fought.defence;
     let winner_side = match fought.winner {
         Winner::Attacker => b.attacker,
         Winner::Defender => b.attacker.other(),
@@ -901,7 +949,7 @@ fn fight(scenario: &Scenario, state: &mut GameState, order: &Order, out: &mut Ve
     b.casualties_due = dues;
     state.battle = Some(b);
     if state.battle.as_ref().is_some_and(|b| b.casualties_due.is_empty()) {
-        start_retreat(scenario, state, out);
+        start_retreat(scenario, state, order.settings, out);
     }
 }
 
@@ -933,6 +981,7 @@ fn casualty_order(
     state: &mut GameState,
     side: Side,
     body: CasualtyOrderBody,
+    settings: &Settings,
     out: &mut Vec<Outcome>,
 ) -> Result<(), Refusal> {
     let Some(mut b) = state.battle.clone() else {
@@ -961,7 +1010,7 @@ fn casualty_order(
     let done = b.casualties_due.is_empty();
     state.battle = Some(b);
     if done {
-        start_retreat(scenario, state, out);
+        start_retreat(scenario, state, settings, out);
     }
     Ok(())
 }
@@ -976,8 +1025,10 @@ fn has_retreat(scenario: &Scenario, state: &GameState, unit: &UnitState, from: H
     })
 }
 
-/// Seed 6: "The loser must retreat from their hex." Units that cannot retreat are eliminated.
-fn start_retreat(scenario: &Scenario, state: &mut GameState, out: &mut Vec<Outcome>) {
+/// Seed 6: "The loser must retreat from their hex." Units that cannot retreat are eliminated;
+/// since rules version 2, so is every unit of the loser left with 0 factors after the
+/// casualties ("a unit at 0 factors is eliminated", ruling 4).
+fn start_retreat(scenario: &Scenario, state: &mut GameState, settings: &Settings, out: &mut Vec<Outcome>) {
     let Some(mut b) = state.battle.clone() else {
         return;
     };
@@ -991,7 +1042,17 @@ fn start_retreat(scenario: &Scenario, state: &mut GameState, out: &mut Vec<Outco
             continue;
         };
         let Some(from) = unit.hex else { continue };
-        if has_retreat(scenario, state, &unit, from) {
+        if settings.corrected() && unit.factors == 0 {
+            if let Some(u) = state.unit_mut(&id) {
+                u.eliminated = true;
+                u.hex = None;
+            }
+            out.push(Outcome::new(
+                "eliminated",
+                format!("Battle {}: {} has lost with 0 factors in {from} and is eliminated", b.number, unit.name),
+                json!({"battle": b.number, "unit": id, "hex": from, "reason": "0 factors"}),
+            ));
+        } else if has_retreat(scenario, state, &unit, from) {
             retreating.push(id);
         } else {
             if let Some(u) = state.unit_mut(&id) {
@@ -1043,6 +1104,7 @@ fn retreat(
     state: &mut GameState,
     side: Side,
     body: RetreatBody,
+    settings: &Settings,
     out: &mut Vec<Outcome>,
 ) -> Result<(), Refusal> {
     let Some(b) = state.battle.clone() else {
@@ -1132,6 +1194,24 @@ fn retreat(
                     scenario.movement.stacking_limit
                 ),
             ));
+        }
+    }
+    if settings.corrected() {
+        // Version 2: an empty path only where the unit, with the others where this post puts
+        // them, has no legal retreat ("must retreat at least one" hex when it can).
+        for (i, p) in body.paths.iter().enumerate().filter(|(_, p)| p.path.is_empty()) {
+            let Some(unit) = state.unit(&p.unit).cloned() else { continue };
+            let Some(from) = unit.hex else { continue };
+            if has_retreat(scenario, state, &unit, from) {
+                return Err(Refusal::new(
+                    format!("body.paths[{i}].path"),
+                    "retreat.empty_path",
+                    format!(
+                        "Seed: \"Defeated Armies may retreat up to two hexes, and must retreat at least one.\" {} has a legal retreat from {from}: give it a path of 1 or 2 hexes",
+                        unit.name
+                    ),
+                ));
+            }
         }
     }
     for id in &named {

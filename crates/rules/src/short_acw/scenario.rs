@@ -385,6 +385,18 @@ impl Scenario {
         }
     }
 
+    /// The line that says the map is a stand-in, where players look (the state, the map's
+    /// title, the campaign page, the first forum text): the first sentence of a `note` that
+    /// begins "Stand-in map", as the shipped scenario's does ("Stand-in map: the seed publishes
+    /// no map"). `None` for a scenario whose map is real.
+    pub fn stand_in_map(&self) -> Option<&str> {
+        let note = self.note.trim();
+        if !note.starts_with("Stand-in map") {
+            return None;
+        }
+        Some(note.split_once(". ").map_or(note.trim_end_matches('.'), |(first, _)| first))
+    }
+
     /// The scenario shipped with Adjutant (`config/scenarios/short-acw.toml`).
     pub fn short_acw() -> Scenario {
         match Scenario::from_toml("short-acw.toml", SHORT_ACW_TOML) {

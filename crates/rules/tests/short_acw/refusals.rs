@@ -498,9 +498,20 @@ fn casualty_and_retreat_refusals() {
         "retreat.all_units",
         "`cs-52nd-inf` must retreat too",
     );
-    // An empty path gives the unit up: it has no retreat and is eliminated.
-    let out =
-        g.ok(R, "retreat", rt(json!([{"unit": "cs-51st-inf", "path": ["0704"]}, {"unit": "cs-52nd-inf", "path": []}])));
+    // Seed: "Defeated Armies may retreat up to two hexes, and must retreat at least one." The
+    // 52nd can retreat (to 0704 with the 51st, or 0705), so an empty path is refused.
+    let both = rt(json!([{"unit": "cs-51st-inf", "path": ["0704"]}, {"unit": "cs-52nd-inf", "path": []}]));
+    g.refused(
+        R,
+        "retreat",
+        both.clone(),
+        "body.paths[1].path",
+        "retreat.empty_path",
+        "52nd Inf has a legal retreat from 0604",
+    );
+    // Rules version 1 (campaigns created before): the empty path gave the unit up.
+    g.settings.rules_version = 1;
+    let out = g.ok(R, "retreat", both);
     assert_eq!(outcome(&out, "retreat").data["eliminated_without_retreat"], json!(["cs-52nd-inf"]));
     assert!(g.state.unit("cs-52nd-inf").unwrap().eliminated);
     assert_eq!(g.hex_of("cs-51st-inf").as_deref(), Some("0704"));

@@ -169,3 +169,129 @@ fn a_fortified_defender_counts_one_and_a_half() {
     // 100 × 8 / 17 = 47.06 → 47.
     assert_eq!(n["victory"], 47);
 }
+
+/// The Union set up to attack 0604 (cs-51st-inf and cs-52nd-inf, 3 factors each, fortified)
+/// with 8 factors from both banks, so the river does not count.
+fn before_the_fortified_attack(rules_version: u32) -> Game {
+    let mut g = scripted(8);
+    g.settings.rules_version = rules_version;
+    g.ok(U, "move", json!({"unit": "us-3rd-inf", "path": ["0306", "0406", "0506"]}));
+    g.ok(U, "end_turn", empty());
+    g.ok(R, "end_turn", empty());
+    g.ok(U, "move", json!({"unit": "us-3rd-inf", "path": ["0606", "0605"]}));
+    g.ok(U, "move", json!({"unit": "us-14th-inf", "path": ["0504"]}));
+    // As if the 52nd had just moved into the fortified hex.
+    if let Some(u) = g.state.units.iter_mut().find(|u| u.id == "cs-52nd-inf") {
+        u.fortified = false;
+    }
+    g
+}
+
+#[test]
+fn fortification_counts_unit_by_unit() {
+    // Seed: "Defenders in fortifications count 1 ½ Factors" — each fortified defender, not the
+    // hex: D′ = 3 × 1½ + 3 × 1 = 7.5; 100 × 8 / 15.5 = 51.6 → 52.
+    let mut g = before_the_fortified_attack(2);
+    let out = g.ok(U, "attack", json!({"units": ["us-3rd-inf", "us-14th-inf"], "target": "0604"}));
+    let n = &outcome(&out, "battle").data["numbers"];
+    assert_eq!(n["defender_fortified"], 3);
+    assert_eq!(n["defender_counted"], "7.5");
+    assert_eq!(n["total_counted"], "15.5");
+    assert_eq!(n["victory"], 52);
+}
+
+#[test]
+fn rules_version_1_keeps_the_whole_hex_fortification() {
+    // Version 1: one unfortified defender took the bonus from the whole hex (100 × 8 / 14 → 57),
+    // and the battle's numbers carry no `defender_fortified`.
+    let mut g = before_the_fortified_attack(1);
+    let out = g.ok(U, "attack", json!({"units": ["us-3rd-inf", "us-14th-inf"], "target": "0604"}));
+    let n = &outcome(&out, "battle").data["numbers"];
+    assert_eq!(n["defence"], "open");
+    assert_eq!(n["defender_counted"], "6");
+    assert_eq!(n["victory"], 57);
+    assert!(n.get("defender_fortified").is_none());
+}
+
+/// The first stamp after the game's clock whose result number is at most `most`.
+fn stamp_with_result_at_most(g: &Game, most: u32) -> chrono::DateTime<Utc> {
+    let mut stamp = g.clock + chrono::Duration::seconds(61);
+    while g.settings.clock.result_number(stamp).result > most {
+        stamp += chrono::Duration::seconds(1);
+    }
+    stamp
+}
+
+fn set_unit(g: &mut Game, id: &str, factors: u32, on_map: bool) {
+    if let Some(u) = g.state.units.iter_mut().find(|u| u.id == id) {
+        u.factors = factors;
+        if !on_map {
+            u.hex = None;
+            u.eliminated = true;
+        }
+    }
+}
+
+#[test]
+fn a_lone_unit_at_0_factors_attacked_is_eliminated() {
+    // "A unit at 0 factors is eliminated": the 52nd alone in 0604 with 0 factors (a new unit,
+    // say). D′ = 0, victory 100: the attacker wins on any result, and the 52nd does not retreat.
+    let mut g = before_the_fortified_attack(2);
+    set_unit(&mut g, "cs-51st-inf", 3, false);
+    set_unit(&mut g, "cs-52nd-inf", 0, true);
+    let stamp = stamp_with_result_at_most(&g, 99);
+    let out = g.post_at(U, "attack", json!({"units": ["us-3rd-inf", "us-14th-inf"], "target": "0604"}), stamp);
+    let out = out.unwrap().outcomes;
+    assert_eq!(outcome(&out, "battle").data["numbers"]["victory"], 100);
+    let gone = outcome(&out, "eliminated");
+    assert_eq!(gone.data["unit"], "cs-52nd-inf");
+    assert_eq!(gone.data["reason"], "0 factors");
+    assert!(g.state.unit("cs-52nd-inf").unwrap().eliminated);
+    assert!(g.state.battle.is_none());
+    assert!(g.state.units_in(h("0604")).next().is_none());
+    // Version 1: the 0-factor unit took no casualty and retreated.
+    let mut old = before_the_fortified_attack(1);
+    set_unit(&mut old, "cs-51st-inf", 3, false);
+    set_unit(&mut old, "cs-52nd-inf", 0, true);
+    old.post_at(U, "attack", json!({"units": ["us-3rd-inf", "us-14th-inf"], "target": "0604"}), stamp).unwrap();
+    assert!(!old.state.unit("cs-52nd-inf").unwrap().eliminated);
+    assert_eq!(old.state.awaiting[0].kind, "retreat");
+}
+
+#[test]
+fn a_0_factor_unit_in_a_stack_is_eliminated_while_the_others_retreat() {
+    // The 51st (3 factors, fortified) and the 52nd (0 factors) hold 0604. The Union wins; the
+    // 51st takes the casualties and retreats, the 52nd is eliminated.
+    let mut g = before_the_fortified_attack(2);
+    set_unit(&mut g, "cs-52nd-inf", 0, true);
+    let stamp = stamp_with_result_at_most(&g, 30);
+    let out = g.post_at(U, "attack", json!({"units": ["us-3rd-inf", "us-14th-inf"], "target": "0604"}), stamp);
+    let out = out.unwrap().outcomes;
+    let n = &outcome(&out, "battle").data["numbers"];
+    assert_eq!(n["winner"], "attacker");
+    answer_everything(&mut g);
+    assert!(g.state.unit("cs-52nd-inf").unwrap().eliminated);
+    let survivor = g.state.unit("cs-51st-inf").unwrap();
+    assert!(!survivor.eliminated);
+    assert_ne!(survivor.hex, Some(h("0604")));
+}
+
+#[test]
+fn the_first_outcome_says_the_map_is_a_stand_in() {
+    // The seed publishes no map; the shipped scenario's note says so, and the campaign's first
+    // outcome (the first deployment) carries the line.
+    let g = Game::new();
+    assert_eq!(g.scenario.stand_in_map(), Some("Stand-in map: the seed publishes no map"));
+    let first = script()[0].clone();
+    let second = script()[1].clone();
+    let mut g = Game::new();
+    let out = g.post_at(first.side, &first.kind, first.body.clone(), first.stamp).unwrap().outcomes;
+    assert_eq!(outcome(&out, "deployed").data["stand_in_map"], "Stand-in map: the seed publishes no map");
+    let out = g.post_at(second.side, &second.kind, second.body.clone(), second.stamp).unwrap().outcomes;
+    assert!(outcome(&out, "deployed").data.get("stand_in_map").is_none(), "only the first");
+    // Version 1 campaigns replay their first outcome as it was written.
+    let mut old = Game::new();
+    old.settings.rules_version = 1;
+    let out = old.post_at(first.side, &first.kind, first.body, first.stamp).unwrap().outcomes;
+    assert!(outcome(&out, "deployed").data.get("stand_in_map").is_none());
+}

@@ -41,8 +41,10 @@ pub async fn create_campaign(
     let moderator = caller.require_moderator()?;
     let name = check_name("body.name", &req.name)?;
     let mode = campaign_mode(&req)?;
-    let settings = req.settings.unwrap_or_default();
+    let mut settings = req.settings.unwrap_or_default();
     settings.clock_of()?;
+    // A new campaign records the rules it is played under (version 1 only when asked for).
+    settings.rules_version.get_or_insert(adjutant_rules::short_acw::RULES_VERSION);
     let (scenario, scenario_text, ruleset) = match mode {
         "managed" => {
             let name = req.scenario.unwrap_or_else(|| "short-acw".into());

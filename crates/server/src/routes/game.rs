@@ -49,6 +49,10 @@ pub struct StateView {
     /// result once the game is over.
     #[schema(value_type = Object)]
     pub state: Value,
+    /// Present when the scenario's map is a stand-in (the seed publishes no map): the line
+    /// that says so, e.g. "Stand-in map: the seed publishes no map".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stand_in_map: Option<String>,
 }
 
 /// The state of a managed campaign now.
@@ -57,12 +61,13 @@ pub struct StateView {
     responses((status = 200, body = StateView), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn campaign_state(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<StateView>> {
     let campaign = load_campaign(&state, id).await?;
-    managed(&campaign)?;
+    let stand_in_map = managed(&campaign)?.stand_in_map().map(str::to_owned);
     let (after_seq, game) = current_state(&state, &campaign).await?;
     Ok(Json(StateView {
         campaign_id: id,
         after_seq,
         state: serde_json::to_value(&game).map_err(|e| AppError::Internal(e.to_string()))?,
+        stand_in_map,
     }))
 }
 
@@ -213,13 +218,22 @@ pub struct CombatQuery {
     #[serde(deserialize_with = "crate::whole_number::query_required")]
     #[param(minimum = 0, maximum = 10000)]
     pub attacker: u32,
-    /// Defender's factors (raw).
+    /// Defender's factors (raw); with `defender_fortified`, the factors of the defenders that are
+    /// not fortified.
     #[serde(deserialize_with = "crate::whole_number::query_required")]
     #[param(minimum = 0, maximum = 10000)]
     pub defender: u32,
-    /// `open`, `woods`, `river` or `fortified`.
+    /// `open`, `woods`, `river` or `fortified` (every defender fortified). With
+    /// `defender_fortified`, `open`, `woods` or `river` for the hex, and fortification counts unit
+    /// by unit.
     #[param(pattern = "^(open|woods|river|fortified)$")]
     pub defence: String,
+    /// The factors of the fortified defenders, given apart from `defender` (D is the sum): D′
+    /// counts these ×1½ and `defender` ×1, or every factor ×2 with `defence=woods` or `river`
+    /// (ruling 2, unit by unit). With `defence=fortified` every defender counts ×1½ as before.
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 0, maximum = 10000)]
+    pub defender_fortified: Option<u32>,
     /// The attack post's time of day, H:MM:SS on a 24-hour clock.
     #[param(example = "9:51:45", pattern = "^([01]?[0-9]|2[0-3]):[0-5]?[0-9]:[0-5]?[0-9]$")]
     pub time: String,
@@ -240,6 +254,13 @@ pub async fn combat(ApiQuery(q): ApiQuery<CombatQuery>) -> ApiResult<Json<Value>
     const MAX_FACTORS: u32 = 10_000;
     if q.attacker > MAX_FACTORS {
         return Err(AppError::bad_request("query.attacker", "combat.factors", "attacker factors run from 0 to 10000"));
+    }
+    if q.defender_fortified.is_some_and(|f| f > MAX_FACTORS) {
+        return Err(AppError::bad_request(
+            "query.defender_fortified",
+            "combat.factors",
+            "fortified defender factors run from 0 to 10000",
+        ));
     }
     if q.defender > MAX_FACTORS {
         return Err(AppError::bad_request("query.defender", "combat.factors", "defender factors run from 0 to 10000"));
@@ -263,7 +284,20 @@ pub async fn combat(ApiQuery(q): ApiQuery<CombatQuery>) -> ApiResult<Json<Value>
         }
     };
     let result = ResultNumber::of(time.post_number(adjutant_rules::ClockFormat::H24), digits);
-    let battle = short_acw::battle(q.attacker, q.defender, defence, &result, rounding);
+    let battle = match (q.defender_fortified, defence) {
+        (None, _) => short_acw::battle(q.attacker, q.defender, defence, &result, rounding),
+        // Every defender fortified: the fortified part is all of them.
+        (Some(fortified), Defence::Fortified) => {
+            short_acw::battle(q.attacker, q.defender.saturating_add(fortified), defence, &result, rounding)
+        }
+        (Some(fortified), _) => short_acw::battle_by_unit(
+            q.attacker,
+            short_acw::Defenders { factors: q.defender.saturating_add(fortified), fortified },
+            defence,
+            &result,
+            rounding,
+        ),
+    };
     Ok(Json(serde_json::to_value(&battle).map_err(|e| AppError::Internal(e.to_string()))?))
 }
 

@@ -59,7 +59,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
     let title = escape(&c.name);
     let what = match &campaign.game {
         Game::Managed { scenario, .. } => format!("Managed campaign · {}", escape(&scenario.title)),
-        Game::Resolver { ruleset } => format!("Resolver campaign · {}", escape(ruleset.title())),
+        Game::Resolver { ruleset, .. } => format!("Resolver campaign · {}", escape(ruleset.title())),
     };
     html.push_str(&format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -72,7 +72,10 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
         campaign.settings.first_digit + 1,
     ));
 
-    if campaign.scenario().is_some() {
+    if let Some(scenario) = campaign.scenario() {
+        if let Some(label) = scenario.stand_in_map() {
+            html.push_str(&format!("<p class=\"stand-in\" id=\"stand-in-map\">{}</p>", escape(label)));
+        }
         let (_, game) = current_state(&state, &campaign).await?;
         let game = serde_json::to_value(&game).unwrap_or(Value::Null);
         html.push_str("<section id=\"turn\"><h2>Whose turn</h2>");

@@ -87,7 +87,9 @@ async fn play_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) ->
     let campaign = load_campaign(&state, id).await?;
     let (what, ruleset) = match &campaign.game {
         Game::Managed { scenario, .. } => (format!("Managed campaign · {}", scenario.title), String::new()),
-        Game::Resolver { ruleset } => (format!("Resolver campaign · {}", ruleset.title()), ruleset.name().to_owned()),
+        Game::Resolver { ruleset, .. } => {
+            (format!("Resolver campaign · {}", ruleset.title()), ruleset.name().to_owned())
+        }
     };
     render(
         "play.html",

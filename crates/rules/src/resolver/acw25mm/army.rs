@@ -54,7 +54,18 @@ pub fn brigade_sizes(regiments: u32, wanted: u32) -> Vec<u32> {
     (0..brigades).map(|i| regiments / brigades + u32::from(i < regiments % brigades)).collect()
 }
 
-pub fn army(input: ArmyInput, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
+/// A regiment's kind as the campaign's rules version shows it.
+fn seed_words(kind: &str, rules_version: u32) -> String {
+    if rules_version < 2 {
+        kind.replace("Zouarve", "Zouave")
+    } else {
+        kind.to_owned()
+    }
+}
+
+/// Since rules version 2 the regiments carry the seed's own words ("Veteran/Zouarve");
+/// version 1 showed "Zouave", and campaigns created under it still do.
+pub fn army(input: ArmyInput, dice: &mut DiceStream, rules_version: u32) -> Result<Resolved, Refusal> {
     let wanted = input.brigades.unwrap_or(MIN_BRIGADES);
     check_within(
         "brigades",
@@ -85,7 +96,7 @@ pub fn army(input: ArmyInput, dice: &mut DiceStream) -> Result<Resolved, Refusal
 
     let mut foot = Vec::new();
     let mut regiments: Vec<(String, Class)> =
-        base_foot.iter().map(|(kind, class)| ((*kind).to_owned(), *class)).collect();
+        base_foot.iter().map(|(kind, class)| (seed_words(kind, rules_version), *class)).collect();
     for n in 0..extra {
         // "he can turn 1 Regiment into B Class": the first of the extra regiments.
         let class = if upgrade && n == 0 { Class::B } else { EXTRA_FOOT.1 };

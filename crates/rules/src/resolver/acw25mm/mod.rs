@@ -26,7 +26,7 @@ use crate::{DiceStream, Refusal};
 /// The 25/28mm ACW rules.
 pub struct Acw25mm;
 
-/// A troop class, A (Zouaves, veterans, guard) down to E (raw infantry, Indians).
+/// A troop class, A (Zouaves — the seed's "Zouarves" —, veterans, guard) down to E (raw infantry, Indians).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum Class {
     A,
@@ -259,12 +259,23 @@ impl Ruleset for Acw25mm {
     }
 
     fn resolve(&self, action: &str, inputs: &Value, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
+        self.resolve_under(crate::short_acw::RULES_VERSION, action, inputs, dice)
+    }
+
+    /// Version 1: the army's regiments read "Zouave" where the seed writes "Zouarve".
+    fn resolve_under(
+        &self,
+        rules_version: u32,
+        action: &str,
+        inputs: &Value,
+        dice: &mut DiceStream,
+    ) -> Result<Resolved, Refusal> {
         match action {
             "choose_sides" => setup::choose_sides(parse_inputs(inputs)?, dice),
             "town" => setup::town(parse_inputs(inputs)?, dice),
             "river_end" => setup::river_end(parse_inputs(inputs)?, dice),
             "terrain" => setup::terrain(parse_inputs(inputs)?, dice),
-            "army" => army::army(parse_inputs(inputs)?, dice),
+            "army" => army::army(parse_inputs(inputs)?, dice, rules_version),
             "fire" => combat::fire(parse_inputs(inputs)?, dice),
             "melee" => combat::melee(parse_inputs(inputs)?, dice),
             "formation_test" => combat::formation_test(parse_inputs(inputs)?, dice),

@@ -11,11 +11,12 @@ use Class::{A, B, C, D, E};
 /// "1xAverage Dice": the six faces of an average die, in face order (a d6 showing 1 reads 2).
 pub const AVERAGE_DIE: [u32; 6] = [2, 3, 3, 4, 4, 5];
 
-/// "Allocation of Foot regiments and Class", Federal 12 Regiments, in the seed's order.
+/// "Allocation of Foot regiments and Class", Federal 12 Regiments, in the seed's order and in
+/// the seed's spelling ("Veteran/Zouarve": the seed's word for Zouave, shown as the seed has it).
 pub const FEDERAL_FOOT: [(&str, Class); 12] = [
-    ("Veteran/Zouave", A),
-    ("Veteran/Zouave", A),
-    ("Veteran/Zouave", A),
+    ("Veteran/Zouarve", A),
+    ("Veteran/Zouarve", A),
+    ("Veteran/Zouarve", A),
     ("Regular Infantry", B),
     ("Experienced Infantry/Volunteers", C),
     ("Experienced Infantry/Volunteers", C),
@@ -29,8 +30,8 @@ pub const FEDERAL_FOOT: [(&str, Class); 12] = [
 
 /// "Confederate foot 8 regiments", in the seed's order.
 pub const CONFEDERATE_FOOT: [(&str, Class); 8] = [
-    ("Zouave/Veteran", A),
-    ("Zouave/Veteran", A),
+    ("Zouarve/Veteran", A),
+    ("Zouarve/Veteran", A),
     ("Regular Infantry", B),
     ("Experienced Infantry/Volunteers", C),
     ("Experienced Infantry/Volunteers", C),

@@ -1270,3 +1270,19 @@ fn victory_point_count() {
         "victory.count",
     );
 }
+
+#[test]
+fn the_army_shows_the_seeds_spelling_zouarve() {
+    // Seed: "Veteran/Zouarve   A Class" (Federal) and "Zouarve/Veteran    A  Class" (Confederate).
+    for (side, first) in [("federal", "Veteran/Zouarve"), ("confederate", "Zouarve/Veteran")] {
+        let army = resolve("army", &json!({ "side": side }), 1);
+        assert_eq!(army.result["foot"][0]["kind"], first);
+        assert!(army.lookups.iter().any(|l| l.value == format!("A ({first})")), "{:?}", army.lookups);
+        // A campaign created under rules version 1 keeps the words it was resolved with.
+        let old = resolver::resolve_under(&Acw25mm, 1, "army", &json!({ "side": side }), stream(1)).unwrap();
+        assert_eq!(old.result["foot"][0]["kind"], first.replace("Zouarve", "Zouave"));
+        assert_eq!(old.dice, army.dice);
+    }
+    assert_eq!(FEDERAL_FOOT[0].0, "Veteran/Zouarve");
+    assert_eq!(CONFEDERATE_FOOT[0].0, "Zouarve/Veteran");
+}

@@ -100,7 +100,8 @@ pub enum FireRange {
     Volley,
     /// Infantry fire range "Skirmish 2 BW".
     Skirmish,
-    /// Artillery fire range "Cannister 2 BW".
+    /// Artillery fire range "Cannister 2 BW" (the seed's spelling, `cannister`, is accepted too).
+    #[serde(alias = "cannister")]
     Canister,
     /// Artillery fire range "Long Range 8 BW".
     Long,

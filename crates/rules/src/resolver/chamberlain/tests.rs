@@ -1404,3 +1404,47 @@ fn the_documented_worked_examples() {
     assert_eq!(r["attacker"]["fatigue_taken"], 2);
     assert_eq!(r["attacker"]["retreat_bw"], 2);
 }
+
+/// Decision 29: "Long Range 8 BW" is artillery's. The seed's row puts it in the first column
+/// under "Sharpshooters (SS)", bold like every range entry; the Sharpshooters box ends in the
+/// row above it, and "Artillery Fire Range" lists only "Cannister 2 BW" without it.
+#[test]
+fn long_range_8_bw_is_read_as_the_artillery_range() {
+    let rows: Vec<&str> = SEED.lines().collect();
+    let ss = rows.iter().position(|r| r.contains("Sharpshooters (SS):")).expect("the SS row");
+    assert!(rows[ss].contains("Artillery Fire Range"), "the SS box shares its row with the artillery heading");
+    assert!(rows[ss + 1].contains("Attached Officers takes") && rows[ss + 1].contains("<b>Cannister 2 BW</b>"));
+    assert!(rows[ss + 2].trim_start().starts_with("| <b>Long Range 8 BW</b>"), "{}", rows[ss + 2]);
+    for band in ["<b>Volley 1 BW</b>", "<b>Skirmish 2 BW</b>", "<b>Cannister 2 BW</b>", "<b>Long Range 8 BW</b>"] {
+        assert!(SEED.contains(band), "{band} is bold on the sheet");
+    }
+    assert_on_sheet("LOS (8Bw)");
+    assert_eq!(ARTILLERY_FIRE_RANGE[1], (FireRange::Long, "Long Range", 8));
+    // Artillery may fire long; sharpshooters may not.
+    run("fire", &json!({"firer": {"arm": "artillery", "ammo": 4}, "target": {"arm": "infantry"}, "range": "long"}), 0);
+    assert_refused(
+        "fire",
+        json!({"firer": {"arm": "infantry", "elan": 6, "sharpshooters": true}, "target": {"arm": "infantry"}, "range": "long"}),
+        "body.inputs.range",
+        "fire.range",
+    );
+}
+
+#[test]
+fn the_seeds_cannister_is_accepted_beside_canister() {
+    // Seed: "<b>Cannister 2 BW</b>" and "Firing Cannister = +1d6": the tables show the seed's
+    // word, and `range` takes `canister` or the seed's `cannister`.
+    assert_on_sheet("Cannister 2 BW");
+    assert_eq!(ARTILLERY_FIRE_RANGE[0], (FireRange::Canister, "Cannister", 2));
+    let fire =
+        |range: &str| json!({"firer": {"arm": "artillery", "ammo": 4}, "target": {"arm": "infantry"}, "range": range});
+    let (ours, our_dice) = run("fire", &fire("canister"), 3);
+    let (seeds, seed_dice) = run("fire", &fire("cannister"), 3);
+    assert_eq!(ours.result, seeds.result);
+    assert_eq!(our_dice, seed_dice);
+    assert!(
+        ours.lookups.iter().any(|l| l.row.contains("Cannister") || l.value.contains("Cannister")),
+        "{:?}",
+        ours.lookups
+    );
+}

@@ -516,6 +516,56 @@ pub struct MeleeInput {
     /// A flank attack: attacker's strength × 1.50, defender's × .50. Default false.
     #[serde(default)]
     pub flank: bool,
+    /// Men in the defender's square (every unit there), for the Density Modifier on the
+    /// attacker's strength; default the defender's men. Rules version 2.
+    pub men_in_defender_square: Option<u32>,
+    /// Men in the attacker's square, for the Density Modifier on the defender's strength;
+    /// default the attacker's men. Rules version 2.
+    pub men_in_attacker_square: Option<u32>,
+}
+
+fn validate_square(field: &str, men: Option<u32>, rules_version: u32) -> Result<(), Refusal> {
+    match men {
+        Some(_) if rules_version < 2 => Err(refuse(
+            field,
+            "melee.density",
+            "this campaign plays rules version 1, where melee takes no Density Modifier: leave the square's men out",
+        )),
+        Some(men) if !(1..=MOST_FIRERS).contains(&men) => {
+            Err(refuse(field, "melee.density", format!("a square holds 1 to {MOST_FIRERS} men, not {men}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Density and Random Modifiers on one side's melee strength (rules version 2): "OTHER
+/// MODIFIERS ON FIRE AND MELEE STRENGTH/CASUALTIES"; only Battle Time is "for fire combat,
+/// not melee".
+fn density_and_random(
+    side: &str,
+    men_in_square_struck: u32,
+    factors: &mut Vec<Factor>,
+    lookups: &mut Vec<Lookup>,
+    dice: &mut DiceStream,
+) -> u32 {
+    let density = density_hundredths(men_in_square_struck);
+    lookups.push(Lookup::new(
+        OTHER_TABLE,
+        format!("Density Modifier ({side})"),
+        format!("{men_in_square_struck} men in the square it melees"),
+        decimal(density),
+    ));
+    factors.push(Factor { name: "density", hundredths: density });
+    let face = dice.roll(RANDOM_MODIFIER_DIE, format!("{side}'s random modifier (d101: 0.49 + face/100)"));
+    let random = RANDOM_MODIFIER_OFFSET + face;
+    lookups.push(Lookup::new(
+        OTHER_TABLE,
+        format!("Random Modifier ({side})"),
+        format!("d101 showed {face}"),
+        decimal(random),
+    ));
+    factors.push(Factor { name: "random", hundredths: random });
+    face
 }
 
 fn validate_unit(side: &str, unit: &MeleeUnit) -> Result<Option<u32>, Refusal> {
@@ -561,10 +611,14 @@ pub fn melee_differential_of(attacker: (u128, u128), defender: (u128, u128)) -> 
     (difference / (a_den * d_den * MELEE_DIFFERENTIAL_DIVISOR)) as i64
 }
 
-/// Resolves `melee`.
-pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
+/// Resolves `melee`. Since rules version 2 each side's strength also takes the Density
+/// Modifier (men in the square it melees) and its own Random Modifier (a d101 each, attacker's
+/// first, rolled before the loss dice).
+pub fn melee(input: MeleeInput, dice: &mut DiceStream, rules_version: u32) -> Result<Resolved, Refusal> {
     let attacker_leader = validate_unit("attacker", &input.attacker)?;
     let defender_leader = validate_unit("defender", &input.defender)?;
+    validate_square("men_in_defender_square", input.men_in_defender_square, rules_version)?;
+    validate_square("men_in_attacker_square", input.men_in_attacker_square, rules_version)?;
     if input.attacker.mode.is_artillery() {
         return Err(refuse(
             "attacker.mode",
@@ -619,6 +673,14 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
         ));
         defender_factors.push(Factor { name: "flank", hundredths: FLANK_MODIFIER_TO_DEFENDER });
     }
+    let mut random_faces = None;
+    if rules_version >= 2 {
+        let struck_by_attacker = input.men_in_defender_square.unwrap_or(input.defender.men);
+        let struck_by_defender = input.men_in_attacker_square.unwrap_or(input.attacker.men);
+        let a = density_and_random("attacker", struck_by_attacker, &mut attacker_factors, &mut lookups, dice);
+        let d = density_and_random("defender", struck_by_defender, &mut defender_factors, &mut lookups, dice);
+        random_faces = Some((a, d));
+    }
     let attacker = Strength::new(input.attacker.men, attacker_factors);
     let defender = Strength::new(input.defender.men, defender_factors);
     let differential =
@@ -672,16 +734,7 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
         (false, true) => "the attacker retreats",
         (false, false) => "neither retreats",
     };
-    Ok(Resolved {
-        headline: format!(
-            "Melee {} v {} (modified {} v {}), differential {differential:+}: attacker loses {attacker_losses}, defender loses {defender_losses}; {retreat_words}",
-            input.attacker.men,
-            input.defender.men,
-            short(attacker.value()),
-            short(defender.value()),
-        ),
-        lookups,
-        result: json!({
+    let mut result = json!({
             "attacker_modified_strength": attacker.value(),
             "defender_modified_strength": defender.value(),
             "attacker_modifiers": factors_json(&attacker.factors),
@@ -696,6 +749,19 @@ pub fn melee(input: MeleeInput, dice: &mut DiceStream) -> Result<Resolved, Refus
             "attacker_retreat": attacker_check.map(|(roll, retreats)| json!({ "percent": row.attacker_retreat_percent, "roll": roll, "retreats": retreats })),
             "defender_retreats": defender_retreats,
             "attacker_retreats": attacker_retreats,
-        }),
+    });
+    if let Some((a, d)) = random_faces {
+        result["random_modifier_dice"] = json!({ "attacker": a, "defender": d });
+    }
+    Ok(Resolved {
+        headline: format!(
+            "Melee {} v {} (modified {} v {}), differential {differential:+}: attacker loses {attacker_losses}, defender loses {defender_losses}; {retreat_words}",
+            input.attacker.men,
+            input.defender.men,
+            short(attacker.value()),
+            short(defender.value()),
+        ),
+        lookups,
+        result,
     })
 }

@@ -68,7 +68,7 @@ impl Ruleset for OpsTables {
             ),
             ActionSpec::of::<MeleeInput>(
                 "melee",
-                "Melee: modified strengths, (attacker − defender) / 50 to the differential row, losses of a d25 plus the row's addition, then the defender's retreat check and the attacker's (never both, routed units aside).",
+                "Melee: modified strengths (mode, leader, terrain, flank, and the Density and Random Modifiers, a d101 each), (attacker − defender) / 50 to the differential row, losses of a d25 plus the row's addition, then the defender's retreat check and the attacker's (never both, routed units aside).",
                 "Melee Combat Results Table",
                 json!({
                     "attacker": { "men": 600, "mode": "normal" },
@@ -105,10 +105,21 @@ impl Ruleset for OpsTables {
     }
 
     fn resolve(&self, action: &str, inputs: &Value, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
+        self.resolve_under(crate::short_acw::RULES_VERSION, action, inputs, dice)
+    }
+
+    /// Version 1: melee strength without the Density and Random Modifiers (as first published).
+    fn resolve_under(
+        &self,
+        rules_version: u32,
+        action: &str,
+        inputs: &Value,
+        dice: &mut DiceStream,
+    ) -> Result<Resolved, Refusal> {
         match action {
             "operation_cost" => operations::operation_cost(parse_inputs(inputs)?),
             "ammo_resupply" => resupply::ammo_resupply(parse_inputs(inputs)?, dice),
-            "melee" => combat::melee(parse_inputs(inputs)?, dice),
+            "melee" => combat::melee(parse_inputs(inputs)?, dice, rules_version),
             "fire" => combat::fire(parse_inputs(inputs)?, dice),
             "fatigue_gain" => fatigue::fatigue_gain(parse_inputs(inputs)?),
             _ => Err(Refusal::new(

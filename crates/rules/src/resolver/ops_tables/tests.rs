@@ -35,6 +35,16 @@ fn run(action: &str, inputs: Value, text: &str) -> Result<Resolution, Refusal> {
     resolver::resolve(&OpsTables, action, &inputs, DiceStream::from_text(text.to_owned()))
 }
 
+/// Under rules version 1: melee strength without the Density and Random Modifiers, so the
+/// Melee Combat Results Table's rows can be reached exactly.
+fn run_v1(action: &str, inputs: Value, text: &str) -> Result<Resolution, Refusal> {
+    resolver::resolve_under(&OpsTables, 1, action, &inputs, DiceStream::from_text(text.to_owned()))
+}
+
+fn ok_v1(action: &str, inputs: Value) -> Resolution {
+    run_v1(action, inputs, "ops-tables/test").expect("resolves")
+}
+
 fn ok(action: &str, inputs: Value) -> Resolution {
     run(action, inputs, "ops-tables/test").expect("resolves")
 }
@@ -696,7 +706,7 @@ fn melee_inputs(attacker: u32, defender: u32) -> Value {
 
 #[test]
 fn a_5_differential_costs_the_defender_50_more_and_it_always_retreats() {
-    let r = ok("melee", melee_inputs(1250, 1000));
+    let r = ok_v1("melee", melee_inputs(1250, 1000));
     assert_eq!(r.result["differential"], json!(5));
     assert_eq!(r.result["row"], json!("5 to 12"));
     let purposes: Vec<&str> = r.dice.iter().map(|d| d.purpose.as_str()).collect();
@@ -718,7 +728,7 @@ fn a_5_differential_costs_the_defender_50_more_and_it_always_retreats() {
 
 #[test]
 fn thirteen_and_more_costs_the_defender_100_more() {
-    let r = ok("melee", melee_inputs(1650, 1000));
+    let r = ok_v1("melee", melee_inputs(1650, 1000));
     assert_eq!(r.result["row"], json!("13 and more"));
     assert_eq!(r.result["defender_losses"], json!(r.dice[1].value + 100));
     assert_eq!(r.result["attacker_losses"], json!(r.dice[0].value));
@@ -726,12 +736,12 @@ fn thirteen_and_more_costs_the_defender_100_more() {
 
 #[test]
 fn minus_5_and_minus_7_cost_the_attacker_50_and_150_more_capped_at_its_men() {
-    let r = ok("melee", melee_inputs(1000, 1250));
+    let r = ok_v1("melee", melee_inputs(1000, 1250));
     assert_eq!(r.result["row"], json!("-5 to -6"));
     assert_eq!(r.result["attacker_losses"], json!(r.dice[0].value + 50));
     assert_eq!(r.result["defender_losses"], json!(r.dice[1].value));
 
-    let r = ok("melee", melee_inputs(100, 500));
+    let r = ok_v1("melee", melee_inputs(100, 500));
     assert_eq!(r.result["row"], json!("-7 or less"));
     assert_eq!(r.result["attacker_table_losses"], json!(r.dice[0].value + 150));
     assert_eq!(r.result["attacker_losses"], json!(100), "no more than the 100 men it has");
@@ -746,14 +756,14 @@ fn minus_5_and_minus_7_cost_the_attacker_50_and_150_more_capped_at_its_men() {
 fn defender_checked_first_and_never_both_retreat() {
     // Row -4 to 4: 40% defender, 20% attacker.
     let text = stream_where(&[25, 25, 100], |d| d[2] == 40);
-    let r = run("melee", melee_inputs(1000, 1000), &text).unwrap();
+    let r = run_v1("melee", melee_inputs(1000, 1000), &text).unwrap();
     assert_eq!(r.result["defender_retreats"], json!(true));
     assert_eq!(r.dice.len(), 3, "no attacker check once the defender retreats");
     assert_eq!(r.result["attacker_retreat"], Value::Null);
 
     for (roll, retreats) in [(20, true), (21, false)] {
         let text = stream_where(&[25, 25, 100, 100], |d| d[2] == 41 && d[3] == roll);
-        let r = run("melee", melee_inputs(1000, 1000), &text).unwrap();
+        let r = run_v1("melee", melee_inputs(1000, 1000), &text).unwrap();
         assert_eq!(r.result["defender_retreats"], json!(false));
         assert_eq!(r.dice.len(), 4);
         assert_eq!(r.result["attacker_retreats"], json!(retreats), "roll {roll}");
@@ -766,7 +776,7 @@ fn routed_units_may_retreat_together() {
     for (attacker_mode, defender_mode) in [("routed", "normal"), ("normal", "routed")] {
         // Routed (melee .50) on either side; strengths chosen to stay in the -4 to 4 row.
         let (attacker_men, defender_men) = if attacker_mode == "routed" { (2000, 1000) } else { (500, 1000) };
-        let r = run(
+        let r = run_v1(
             "melee",
             json!({
                 "attacker": { "men": attacker_men, "mode": attacker_mode },
@@ -784,7 +794,7 @@ fn routed_units_may_retreat_together() {
 
 #[test]
 fn melee_strength_takes_mode_leader_terrain_elevation_bridge_and_flank() {
-    let r = ok(
+    let r = ok_v1(
         "melee",
         json!({
             "attacker": { "men": 400, "mode": "mounted", "leader_bonus": 1.1 },
@@ -809,10 +819,10 @@ fn melee_strength_takes_mode_leader_terrain_elevation_bridge_and_flank() {
 fn a_defender_on_a_bridge_or_ford_gains_nothing_in_melee() {
     let mut inputs = melee_inputs(500, 500);
     inputs["defender_terrain"] = json!("bridge_ford");
-    let r = ok("melee", inputs.clone());
+    let r = ok_v1("melee", inputs.clone());
     assert_eq!(r.result["attacker_modified_strength"], json!(500.0));
     inputs["attacker_on_bridge_or_ford"] = json!(true);
-    let r = ok("melee", inputs);
+    let r = ok_v1("melee", inputs);
     assert_eq!(r.result["attacker_modified_strength"], json!(400.0));
     assert_eq!(r.result["differential"], json!(-2));
 }
@@ -1170,15 +1180,72 @@ fn the_documented_worked_examples() {
         [
             "Infantry entering woods diagonally, entering or leaving an enemy ZOC: 9 operation points (7 + 2)",
             "Union infantry 3 squares from its division leader: not resupplied — eligibility 70%, rolled 93",
-            "Melee 600 v 400 (modified 900 v 200), differential +14: attacker loses 18, defender loses 104; the defender retreats",
+            "Melee 600 v 400 (modified 1015.2 v 107.52), differential +18: attacker loses 13, defender loses 112; the defender retreats",
             "500 men with RFL at range 2: 10 casualties (table 2 → 10.00 × modifiers 1.0107)",
             "Fatigue gain 16: 6 for 3 squares entered in normal mode, 10 for 45 casualties (1 per 4.5 men lost)",
         ]
     );
-    // The melee's retreat die skipped byte 245 (a d100 takes bytes below 200 only).
+    // The melee: the attacker's random modifier d101 takes 192 → 92 (1.41); the defender's
+    // skips 228 and 245 (a d101 takes bytes below 202 only) and takes 107 → 7 (.56).
     let melee = run("melee", OpsTables.actions()[2].example.clone(), text).unwrap();
-    assert_eq!(melee.dice[2].rejected, [245]);
-    assert_eq!((melee.dice[2].byte, melee.dice[2].value), (107, 8));
+    assert_eq!((melee.dice[0].byte, melee.dice[0].value), (192, 92));
+    assert_eq!(melee.dice[1].rejected, [228, 245]);
+    assert_eq!((melee.dice[1].byte, melee.dice[1].value), (107, 7));
+    assert_eq!((melee.dice[2].value, melee.dice[3].value), (13, 12), "{:?}", melee.dice);
+    assert_eq!(melee.dice.len(), 5, "the defender retreats at 100%: the attacker is not checked");
+    // Under rules version 1 (no density or random in melee) the same example gave 900 v 200.
+    let old = run_v1("melee", OpsTables.actions()[2].example.clone(), text).unwrap();
+    assert_eq!(
+        old.headline,
+        "Melee 600 v 400 (modified 900 v 200), differential +14: attacker loses 18, defender loses 104; the defender retreats"
+    );
+    assert_eq!(old.dice[2].rejected, [245]);
+    assert_eq!((old.dice[2].byte, old.dice[2].value), (107, 8));
+}
+
+#[test]
+fn random_and_density_modify_melee_strength() {
+    // Seed: "OTHER MODIFIERS ON FIRE AND MELEE STRENGTH/CASUALTIES … Density Modifier … Random
+    // Modifier = ±50% (.5 to 1.5) … Battle Time Modifier … is for fire combat, not melee."
+    // 1000 v 1000 in the open; the defender's square holds 950 men (+25 → +25%), the
+    // attacker's 650 (±0). Faces 101 (1.50) and 1 (.50):
+    // 1000 × 1.25 × 1.50 = 1875 v 1000 × 1.00 × .50 = 500; (1875 − 500) / 50 = 27.5 → 27.
+    let mut inputs = melee_inputs(1000, 1000);
+    inputs["men_in_defender_square"] = json!(950);
+    inputs["men_in_attacker_square"] = json!(650);
+    let text = stream_where(&[101, 101], |d| d[0] == 101 && d[1] == 1);
+    let r = run("melee", inputs.clone(), &text).unwrap();
+    assert_eq!(r.dice[0].purpose, "attacker's random modifier (d101: 0.49 + face/100)");
+    assert_eq!(r.dice[1].purpose, "defender's random modifier (d101: 0.49 + face/100)");
+    assert_eq!(r.dice[2].purpose, "attacker's losses, random of 25 (d25)");
+    assert_eq!(r.result["attacker_modified_strength"], json!(1875.0));
+    assert_eq!(r.result["defender_modified_strength"], json!(500.0));
+    assert_eq!(r.result["differential"], json!(27));
+    assert_eq!(r.result["random_modifier_dice"], json!({"attacker": 101, "defender": 1}));
+    let rows: Vec<&str> = r.lookups.iter().map(|l| l.row.as_str()).collect();
+    assert!(rows.contains(&"Density Modifier (attacker)") && rows.contains(&"Random Modifier (defender)"));
+    assert!(!rows.iter().any(|row| row.contains("Battle Time")), "battle time is for fire only");
+    // Neutral faces (51 → 1.00) and 650-man squares give the version 1 numbers back.
+    inputs["men_in_defender_square"] = json!(650);
+    let neutral = stream_where(&[101, 101], |d| d[0] == 51 && d[1] == 51);
+    let r = run("melee", inputs.clone(), &neutral).unwrap();
+    assert_eq!(r.result["attacker_modified_strength"], json!(1000.0));
+    assert_eq!(r.result["differential"], json!(0));
+    // Without the squares given, each side's own men stand for the square it melees.
+    let alone = run("melee", melee_inputs(1000, 1000), &neutral).unwrap();
+    assert_eq!(alone.result["attacker_modified_strength"], json!(1250.0));
+    // Version 1 refuses the squares (it has no density in melee) before any die.
+    let refusal = run_v1("melee", inputs.clone(), "ops-tables/refusal").expect_err("version 1 takes no melee density");
+    assert_eq!(
+        (refusal.field.as_str(), refusal.rule.as_str()),
+        ("body.inputs.men_in_defender_square", "melee.density")
+    );
+    inputs["men_in_attacker_square"] = json!(0);
+    let refusal = refused("melee", inputs);
+    assert_eq!(
+        (refusal.field.as_str(), refusal.rule.as_str()),
+        ("body.inputs.men_in_attacker_square", "melee.density")
+    );
 }
 
 #[test]
