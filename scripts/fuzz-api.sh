@@ -90,7 +90,7 @@ echo "schemathesis seed: $SEED (set ADJUTANT_FUZZ_SEED to change it)"
 "$VENV/bin/schemathesis" --config-file scripts/schemathesis/schemathesis.toml run "$BASE/v1/openapi.json" \
   --max-examples "${ADJUTANT_FUZZ_EXAMPLES:-400}" \
   --seed "$SEED" \
-  --max-time "${ADJUTANT_FUZZ_SECONDS:-180}" \
+  --max-time "${ADJUTANT_FUZZ_SECONDS:-240}" \
   --workers 1 \
   --phases examples,coverage,fuzzing,stateful \
   --report ndjson --report-ndjson-path "$WORK/events.ndjson" \

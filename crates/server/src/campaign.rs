@@ -75,7 +75,7 @@ pub struct CampaignSettings {
     /// as first published (docs/rules/short-acw.md, "Rules versions"). A campaign stored without
     /// it was created under version 1.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "optional_version")]
-    #[schema(example = 2, minimum = 1, maximum = 2)]
+    #[schema(example = 2, minimum = 1, maximum = 2, nullable = false)]
     pub rules_version: Option<u32>,
 }
 
