@@ -287,7 +287,7 @@ async fn log_pages_in_order(backend: Backend) {
         assert!(pair[1]["stamp"].as_str() > pair[0]["stamp"].as_str());
     }
     g.app.get(&format!("/v1/campaigns/{}/posts?limit=0", g.campaign)).await.problem(400, "query.limit");
-    g.app.get(&format!("/v1/campaigns/{}/posts?after=x", g.campaign)).await.problem(400, "query");
+    g.app.get(&format!("/v1/campaigns/{}/posts?after=x", g.campaign)).await.problem(400, "query.after");
 }
 
 async fn tokens_issued_by_the_right_people(backend: Backend) {
@@ -358,6 +358,27 @@ async fn tokens_issued_by_the_right_people(backend: Backend) {
     assert_eq!(campaign.ok(200)["settings"]["first_digit"], 9);
     let list = app.get("/v1/campaigns").await;
     assert_eq!(list.ok(200)["campaigns"].as_array().unwrap().len(), 1);
+
+    // Each moderator finds their own campaigns (the console's list) by the id whoami gives.
+    let theirs = app.campaign(&other_moderator, json!({"name": "Theirs", "scenario": "short-acw"})).await;
+    let ids = |answer: &Value| -> Vec<String> {
+        answer["campaigns"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect()
+    };
+    for (token, campaign) in [(&g.moderator, &g.campaign), (&other_moderator, &theirs)] {
+        let me = app.request(Method::GET, "/v1/whoami", Some(token), None).await;
+        let me = me.ok(200)["id"].as_str().unwrap().to_owned();
+        let mine = app.get(&format!("/v1/campaigns?moderator={me}")).await;
+        let mine = mine.ok(200);
+        assert_eq!(ids(mine), [campaign.clone()]);
+        assert_eq!(mine["campaigns"][0]["moderator_id"], me.as_str());
+    }
+    assert_eq!(ids(app.get("/v1/campaigns").await.ok(200)).len(), 2);
+    let player = app.request(Method::GET, "/v1/whoami", Some(&g.union), None).await;
+    assert!(ids(app.get(&format!("/v1/campaigns?moderator={}", player.ok(200)["id"].as_str().unwrap())).await.ok(200))
+        .is_empty());
+    let operator = app.request(Method::GET, "/v1/whoami", Some(&app.admin_token), None).await;
+    assert_eq!(operator.ok(200)["id"], Value::Null);
+    app.get("/v1/campaigns?moderator=nobody").await.problem(400, "query.moderator");
 }
 
 /// Rewrites a stored post's body behind the schema's back.

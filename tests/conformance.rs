@@ -126,10 +126,23 @@ async fn campaigns(backend: Backend) {
     for i in 0..4 {
         ids.push(store.create_campaign(new_campaign(moderator.id, &format!("c{i}"))).await.unwrap().id);
     }
-    let page = store.campaigns(None, 3).await.unwrap();
+    let page = store.campaigns(None, None, 3).await.unwrap();
     assert_eq!(page.iter().map(|c| c.id).collect::<Vec<_>>(), ids[..3]);
-    let rest = store.campaigns(Some(ids[2]), 10).await.unwrap();
+    let rest = store.campaigns(None, Some(ids[2]), 10).await.unwrap();
     assert_eq!(rest.iter().map(|c| c.id).collect::<Vec<_>>(), ids[3..]);
+    // One moderator's campaigns, paged the same way, and none of another's.
+    let other = store.create_principal(NewPrincipal { principal: principal(PrincipalKind::Moderator, None), token_hash: [7; 32] })
+        .await
+        .unwrap();
+    let theirs = store.create_campaign(new_campaign(other.id, "theirs")).await.unwrap().id;
+    ids.push(store.create_campaign(new_campaign(moderator.id, "c4")).await.unwrap().id);
+    let mine = store.campaigns(Some(moderator.id), None, 10).await.unwrap();
+    assert_eq!(mine.iter().map(|c| c.id).collect::<Vec<_>>(), ids);
+    let mine = store.campaigns(Some(moderator.id), Some(ids[3]), 10).await.unwrap();
+    assert_eq!(mine.iter().map(|c| c.id).collect::<Vec<_>>(), ids[4..]);
+    let only = store.campaigns(Some(other.id), None, 10).await.unwrap();
+    assert_eq!(only.iter().map(|c| c.id).collect::<Vec<_>>(), [theirs]);
+    assert!(store.campaigns(Some(Uuid::new_v4()), None, 10).await.unwrap().is_empty());
     assert_eq!(store.campaign(first.id).await.unwrap(), Some(first));
     assert_eq!(store.campaign(Uuid::new_v4()).await.unwrap(), None);
 }

@@ -354,6 +354,33 @@ async fn play_step(app: &TestApp, page: &Session, i: usize, step: &Value) {
     page.wait_text("#receipt", &format!("Posted #{} ({kind})", i + 1)).await;
 }
 
+/// The reinforce form's new unit: the page sends the body the API names, so the server refuses
+/// it in the same words (here: more than the Union's stored points), and nothing is posted.
+async fn new_unit_refused_as_the_api_refuses(app: &TestApp, page: &Session, token: &str, campaign: &str) {
+    let posts = app.db.count("posts").await;
+    page.type_into("#new-unit-name", "1st <b>Volunteers</b>").await;
+    page.click("#new-unit-arm option[value='cavalry']").await;
+    page.type_into("#new-unit-hex", "0106").await;
+    page.type_into("#new-unit-factors", "3").await;
+    page.click("#form-reinforce button[type=submit]").await;
+    let refusal = page.wait_text("#form-reinforce .refusal", "Refused:").await;
+    let body = json!({"factors": [], "new_units": [
+        {"name": "1st <b>Volunteers</b>", "arm": "cavalry", "hex": "0106", "factors": 3}]});
+    let api = app.post(token, campaign, json!({"kind": "reinforce", "body": body})).await;
+    assert_eq!(api.status, 422, "{}", api.text);
+    let problem = &api.body;
+    // A new cavalry unit with 3 factors costs 1 + 3 × 2 = 7 points: the page sent the new unit.
+    assert_eq!(problem["rule"], "reinforcement.points", "{problem}");
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.starts_with("this costs 7 reinforcement points"), "{problem}");
+    assert!(refusal.contains(detail), "{refusal:?} should hold {detail:?}");
+    assert_eq!(app.db.count("posts").await, posts, "a refused order was posted");
+    // The form keeps what was typed; cleared, it posts the script's factors alone.
+    assert_eq!(page.script("return document.getElementById('new-unit-name').value;").await, "1st <b>Volunteers</b>");
+    page.type_into("#new-unit-name", "").await;
+    page.type_into("#new-unit-hex", "").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     let Some((chromium, chromedriver)) = browser() else { return };
@@ -425,6 +452,9 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     assert_eq!(app.db.count("posts").await, 2);
 
     for (i, step) in script.iter().enumerate().skip(2) {
+        if i == 21 {
+            new_unit_refused_as_the_api_refuses(&app, &union, &tokens[0], &campaign).await;
+        }
         play_step(&app, page_of(step["side"].as_str().unwrap()), i, step).await;
         if i == 13 {
             // The battle: the receipt shows the stamp, the result number and its bc line.

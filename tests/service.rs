@@ -18,9 +18,20 @@ async fn health_openapi_and_docs() {
 
     let docs = app.client.get(format!("{}/docs/", app.base)).send().await.unwrap();
     assert_eq!(docs.status(), 200);
+    // The docs page carries the headers every page does: scripts from this server only.
+    let headers = docs.headers();
+    let csp = headers["content-security-policy"].to_str().unwrap().to_owned();
+    let script_src = csp.split(';').map(str::trim).find(|d| d.starts_with("script-src")).unwrap_or_default();
+    assert_eq!(script_src, "script-src 'self'", "{csp}");
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert_eq!(headers["referrer-policy"], "no-referrer");
     let html = docs.text().await.unwrap();
     assert!(html.contains("swagger-ui"), "the docs page is served from the binary");
     assert!(!html.contains("https://"), "the docs page loads nothing from the network");
+    let initializer = app.client.get(format!("{}/docs/swagger-initializer.js", app.base)).send().await.unwrap();
+    assert_eq!(initializer.status(), 200);
+    assert!(initializer.headers()["content-security-policy"].to_str().unwrap().contains("script-src 'self'"));
 
     app.get("/no/such/place").await.problem(404, "path");
 }

@@ -6,10 +6,12 @@
   const { el, api } = Adj;
   const $ = (id) => document.getElementById(id);
   let token = null;
+  let me = null;
   const campaigns = [];
 
-  Adj.signIn('adjutant.token.console', (t) => {
+  Adj.signIn('adjutant.token.console', (t, who) => {
     token = t;
+    me = who;
     if (!token) return;
     wire();
     loadCampaigns();
@@ -17,11 +19,19 @@
 
   const current = () => $('campaign-pick').value;
 
+  /** A moderator's own campaigns, every page of them; the operator sees every campaign. */
   async function loadCampaigns() {
-    const answer = await api('GET', '/v1/campaigns?limit=100', token);
-    if (!answer.ok) return;
+    const mine = me && me.kind === 'moderator' && me.id ? `&moderator=${encodeURIComponent(me.id)}` : '';
+    const found = [];
+    let after = '';
+    do {
+      const answer = await api('GET', `/v1/campaigns?limit=100${mine}${after}`, token);
+      if (!answer.ok) return;
+      found.push(...answer.data.campaigns);
+      after = answer.data.next_after ? `&after=${encodeURIComponent(answer.data.next_after)}` : '';
+    } while (after);
     const was = current();
-    campaigns.splice(0, campaigns.length, ...answer.data.campaigns);
+    campaigns.splice(0, campaigns.length, ...found);
     $('campaign-pick').replaceChildren(...campaigns.map((c) => el('option', { value: c.id }, `${c.name} (${c.mode})`)));
     if (was) $('campaign-pick').value = was;
     showCampaign();

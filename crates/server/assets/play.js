@@ -59,12 +59,20 @@
         if ($('cavalry-hex').value.trim()) b.hex = $('cavalry-hex').value.trim();
         return { kind, body: b };
       }
-      case 'reinforce':
-        return { kind, body: { factors: lines($('reinforce-factors').value).map(([unit, f]) => {
+      case 'reinforce': {
+        const b = { factors: lines($('reinforce-factors').value).map(([unit, f]) => {
           const factors = Number(f);
           if (!Number.isInteger(factors)) throw new Error(`give ${unit} a whole number of factors`);
           return { unit, factors };
-        }) } };
+        }) };
+        const name = $('new-unit-name').value;
+        if (name.trim()) {
+          const factors = Number($('new-unit-factors').value || '0');
+          if (!Number.isInteger(factors)) throw new Error('give the new unit a whole number of factors');
+          b.new_units = [{ name, arm: $('new-unit-arm').value, hex: $('new-unit-hex').value.trim(), factors }];
+        }
+        return { kind, body: b };
+      }
       case 'seal':
         return { kind, body: { topic: $('seal-topic').value.trim(), role: $('seal-role').value, choice: $('seal-choice').value } };
       case 'resolve':

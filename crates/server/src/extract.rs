@@ -133,7 +133,38 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiQuer
 
 fn query_rejection(rejection: QueryRejection) -> AppError {
     let detail = rejection.body_text();
-    // serde_urlencoded names the parameter in its message ("missing field `time`", "time: …").
-    let field = detail.split('`').nth(1).map(|name| format!("query.{name}")).unwrap_or_else(|| "query".to_owned());
-    AppError::bad_request(field, "request.query", detail)
+    AppError::bad_request(query_field(&detail), "request.query", detail)
+}
+
+/// The parameter serde_urlencoded's message names: "after: UUID parsing failed: … `n` …" names
+/// `after` before its first colon; "missing field `time`" and "unknown field `x`, expected …"
+/// name it first between backticks.
+fn query_field(detail: &str) -> String {
+    let message = detail.strip_prefix("Failed to deserialize query string: ").unwrap_or(detail);
+    let name = |text: &str| !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let field = match message.split_once(": ") {
+        Some((before, _)) if name(before) => Some(before),
+        _ => message.split('`').nth(1).filter(|n| name(n)),
+    };
+    field.map_or_else(|| "query".to_owned(), |f| format!("query.{f}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::query_field;
+
+    #[test]
+    fn the_field_named_in_a_query_message() {
+        let prefix = "Failed to deserialize query string: ";
+        for (message, field) in [
+            ("moderator: UUID parsing failed: invalid character: found `n` at 0", "query.moderator"),
+            ("missing field `time`", "query.time"),
+            ("unknown field `tme`, expected one of `time`, `first_digit`", "query.tme"),
+            ("limit: invalid digit found in string", "query.limit"),
+            ("invalid type: found `x`: expected", "query.x"),
+            ("something else went wrong", "query"),
+        ] {
+            assert_eq!(query_field(&format!("{prefix}{message}")), field, "{message}");
+        }
+    }
 }

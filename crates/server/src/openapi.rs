@@ -169,7 +169,24 @@ impl Modify for PostExamples {
 }
 
 pub fn router(scenarios: &crate::campaign::Scenarios) -> Router<AppState> {
-    Router::new().merge(SwaggerUi::new("/docs").external_url_unchecked("/v1/openapi.json", served(scenarios)))
+    Router::new()
+        .merge(SwaggerUi::new("/docs").external_url_unchecked("/v1/openapi.json", served(scenarios)))
+        .layer(axum::middleware::map_response(docs_headers))
+}
+
+/// The docs page's scripts come from this server only, as on every other page; Swagger UI sets
+/// element styles as it draws, so inline styles are allowed here (and only here).
+const DOCS_CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
+     style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; \
+     base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+async fn docs_headers(mut response: axum::response::Response) -> axum::response::Response {
+    use axum::http::{header, HeaderName, HeaderValue};
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(DOCS_CONTENT_SECURITY_POLICY));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(HeaderName::from_static("referrer-policy"), HeaderValue::from_static("no-referrer"));
+    response
 }
 
 /// The description as this server serves it: the scenarios it has are the `scenario` enum of a

@@ -263,17 +263,23 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all)]
-    async fn campaigns(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Campaign>> {
-        let rows = sqlx::query(
-            "SELECT * FROM campaigns
-             WHERE ord > COALESCE((SELECT ord FROM campaigns WHERE id = $1), 0)
-             ORDER BY ord LIMIT $2",
-        )
-        .bind(after)
-        .bind(limit)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(map_err)?;
+    async fn campaigns(&self, moderator: Option<Uuid>, after: Option<Uuid>, limit: i64) -> Result<Vec<Campaign>> {
+        let query = match moderator {
+            None => sqlx::query(
+                "SELECT * FROM campaigns
+                 WHERE ord > COALESCE((SELECT ord FROM campaigns WHERE id = $1), 0)
+                 ORDER BY ord LIMIT $2",
+            )
+            .bind(after),
+            Some(moderator) => sqlx::query(
+                "SELECT * FROM campaigns
+                 WHERE moderator_id = $1 AND ord > COALESCE((SELECT ord FROM campaigns WHERE id = $2), 0)
+                 ORDER BY ord LIMIT $3",
+            )
+            .bind(moderator)
+            .bind(after),
+        };
+        let rows = query.bind(limit).fetch_all(&self.pool).await.map_err(map_err)?;
         Ok(rows.iter().map(campaign_from).collect())
     }
 

@@ -299,17 +299,24 @@ impl Store for SqliteStore {
     }
 
     #[instrument(skip_all)]
-    async fn campaigns(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Campaign>> {
-        let rows = sqlx::query(
-            "SELECT * FROM campaigns
-             WHERE ord > COALESCE((SELECT ord FROM campaigns WHERE id = ?), 0)
-             ORDER BY ord LIMIT ?",
-        )
-        .bind(after.map(|id| id.to_string()))
-        .bind(limit)
-        .fetch_all(&self.readers)
-        .await
-        .map_err(map_err)?;
+    async fn campaigns(&self, moderator: Option<Uuid>, after: Option<Uuid>, limit: i64) -> Result<Vec<Campaign>> {
+        let after = after.map(|id| id.to_string());
+        let query = match moderator {
+            None => sqlx::query(
+                "SELECT * FROM campaigns
+                 WHERE ord > COALESCE((SELECT ord FROM campaigns WHERE id = ?), 0)
+                 ORDER BY ord LIMIT ?",
+            )
+            .bind(after),
+            Some(moderator) => sqlx::query(
+                "SELECT * FROM campaigns
+                 WHERE moderator_id = ? AND ord > COALESCE((SELECT ord FROM campaigns WHERE id = ?), 0)
+                 ORDER BY ord LIMIT ?",
+            )
+            .bind(moderator.to_string())
+            .bind(after),
+        };
+        let rows = query.bind(limit).fetch_all(&self.readers).await.map_err(map_err)?;
         rows.iter().map(campaign_from).collect()
     }
 

@@ -286,8 +286,9 @@ pub trait Store: Send + Sync + 'static {
 
     async fn create_campaign(&self, campaign: Campaign) -> Result<Campaign>;
     async fn campaign(&self, id: Uuid) -> Result<Option<Campaign>>;
-    /// Campaigns in creation order, after `after` (exclusive) when given.
-    async fn campaigns(&self, after: Option<Uuid>, limit: i64) -> Result<Vec<Campaign>>;
+    /// Campaigns in creation order (only `moderator`'s when given), after `after` (exclusive)
+    /// when given.
+    async fn campaigns(&self, moderator: Option<Uuid>, after: Option<Uuid>, limit: i64) -> Result<Vec<Campaign>>;
 
     /// Appends a post: inside one write transaction, replays a known idempotency key, otherwise
     /// hands the tail to `decide` and writes what it returns.

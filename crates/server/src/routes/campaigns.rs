@@ -131,6 +131,9 @@ pub async fn get_campaign(State(state): State<AppState>, ApiPath(id): ApiPath<Uu
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct CampaignPaging {
+    /// Only the campaigns this moderator runs (the `moderator_id` of a campaign; a moderator's
+    /// own id is `/v1/whoami`'s `id`).
+    pub moderator: Option<Uuid>,
     /// The last campaign id of the previous page.
     pub after: Option<Uuid>,
     /// At most this many (1–100, default 50).
@@ -139,7 +142,7 @@ pub struct CampaignPaging {
     pub limit: Option<i64>,
 }
 
-/// All campaigns, oldest first.
+/// All campaigns, or one moderator's, oldest first.
 #[utoipa::path(get, path = "/v1/campaigns", tag = "campaigns", params(CampaignPaging),
     responses((status = 200, body = CampaignList), (status = 400, body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn list_campaigns(
@@ -147,7 +150,7 @@ pub async fn list_campaigns(
     ApiQuery(q): ApiQuery<CampaignPaging>,
 ) -> ApiResult<Json<CampaignList>> {
     let limit = page_limit(q.limit)?;
-    let campaigns = state.store.campaigns(q.after, limit).await?;
+    let campaigns = state.store.campaigns(q.moderator, q.after, limit).await?;
     let next_after = (campaigns.len() as i64 == limit).then(|| campaigns.last().map(|c| c.id)).flatten();
     let campaigns =
         campaigns.into_iter().map(|c| LoadedCampaign::load(c, &state.scenarios)).collect::<ApiResult<Vec<_>>>()?;

@@ -250,6 +250,9 @@ pub async fn revoke_bot(
 /// Who a token speaks for.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WhoAmI {
+    /// The token's principal (a moderator's id is the `moderator_id` of their campaigns); none
+    /// for the operator.
+    pub id: Option<Uuid>,
     /// `operator`, `moderator`, `player` or `bot`.
     pub kind: String,
     pub name: String,
@@ -266,10 +269,16 @@ pub async fn whoami(caller: Caller) -> ApiResult<Json<WhoAmI>> {
     match caller {
         Caller::Anonymous => Err(AppError::Unauthorized("send the token to ask whose it is".into())),
         Caller::Operator => {
-            Ok(Json(WhoAmI { kind: "operator".into(), name: "operator".into(), campaign_id: None, side: None }))
+            Ok(Json(WhoAmI { id: None, kind: "operator".into(), name: "operator".into(), campaign_id: None, side: None }))
         }
         Caller::Principal(p) => {
-            Ok(Json(WhoAmI { kind: p.kind.as_str().into(), name: p.name, campaign_id: p.campaign_id, side: p.side }))
+            Ok(Json(WhoAmI {
+            id: Some(p.id),
+            kind: p.kind.as_str().into(),
+            name: p.name,
+            campaign_id: p.campaign_id,
+            side: p.side,
+        }))
         }
     }
 }
