@@ -13,6 +13,7 @@ on_both_backends! {
     a_cut_off_head_is_caught_by_the_forum_texts => cut_head;
     a_changed_setting_breaks_the_chain => changed_settings;
     a_campaign_exported_verifies_offline_with_the_server_stopped => offline;
+    a_managed_campaign_replays_offline_battle_by_battle => managed_offline;
     the_database_refuses_to_change_or_truncate_the_record => guards;
 }
 
@@ -286,6 +287,47 @@ async fn offline(backend: Backend) {
     std::fs::write(dir.path().join("short.jsonl"), lines[..lines.len() - 1].join("\n")).unwrap();
     let report = verify(&Options { file: dir.path().join("short.jsonl"), keys: vec![key], forum_texts: None }).unwrap();
     assert!(report.problems.iter().any(|p| p.detail.contains("cut short")), "{}", report.text());
+}
+
+/// The scripted Short ACW campaign (the rules crate's test data), played over HTTP, exported
+/// and replayed offline: every battle's result number, every reinforcement roll and every state.
+async fn managed_offline(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "Short ACW", "scenario": "short-acw"})).await;
+    let union = app.player(&moderator, &campaign, "union").await;
+    let rebel = app.player(&moderator, &campaign, "confederate").await;
+    let script: Vec<Value> =
+        adjutant_e2e::serde_json::from_str(include_str!("../crates/rules/tests/data/short_acw_script.json")).unwrap();
+    for step in &script {
+        app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
+        let token = if step["side"] == "union" { &union } else { &rebel };
+        app.post(token, &campaign, json!({"kind": step["kind"], "body": step["body"]})).await.ok(201);
+    }
+    let keys = app.get("/v1/keys").await.ok(200).clone();
+    let key = keys["keys"][0]["public_key"].as_str().unwrap().to_owned();
+    let answer = app.client.get(format!("{}/v1/campaigns/{campaign}/export", app.base)).send().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("export.jsonl");
+    std::fs::write(&file, answer.text().await.unwrap()).unwrap();
+    drop(app);
+    let report = verify(&Options { file: file.clone(), keys: vec![key.clone()], forum_texts: None }).unwrap();
+    assert!(report.ok(), "{}", report.text());
+    assert_eq!(report.posts, script.len() as i64, "{}", report.text());
+    assert!(report.result_numbers > 0 && report.snapshots > 0, "{}", report.text());
+
+    // A stored state changed in the file is found by the replay.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let line = text.lines().find(|l| l.starts_with("{\"type\":\"snapshot\"")).unwrap();
+    let record: Value = adjutant_e2e::serde_json::from_str(line).unwrap();
+    let mut state: Value = adjutant_e2e::serde_json::from_str(record["state"].as_str().unwrap()).unwrap();
+    state["turn"] = json!(99);
+    let forged_line = json!({"type": "snapshot", "seq": record["seq"], "state": state.to_string()}).to_string();
+    std::fs::write(dir.path().join("forged.jsonl"), text.replacen(line, &forged_line, 1)).unwrap();
+    let report =
+        verify(&Options { file: dir.path().join("forged.jsonl"), keys: vec![key], forum_texts: None }).unwrap();
+    let seq = record["seq"].as_i64().unwrap();
+    assert!(problems_of(&report, seq).iter().any(|p| p.contains("stored state differs")), "{}", report.text());
 }
 
 async fn guards(backend: Backend) {
