@@ -80,6 +80,12 @@ if [ -z "${ADJUTANT_CHROMIUM:-}" ] && ! { command -v chromium && command -v chro
 fi
 export ADJUTANT_REQUIRE_BROWSER=1
 
+# Receipts' signatures are checked by an implementation other than Adjutant's: OpenSSL's.
+if ! command -v openssl >/dev/null 2>&1; then
+  log "installing OpenSSL (Debian package openssl) to check receipt signatures independently"
+  apt_install openssl
+fi
+
 log "a newcomer's first run: the Dockerfile's build and the README's first command, as written"
 ./scripts/first-run.sh
 

@@ -63,6 +63,7 @@ fn new_campaign(moderator: Uuid, name: &str) -> Campaign {
         ruleset: Some("acw-25mm".into()),
         settings: "{}".into(),
         created_at: Utc.with_ymd_and_hms(2026, 11, 21, 9, 0, 0).unwrap(),
+        chain_genesis: "creation_record".into(),
     }
 }
 
@@ -95,6 +96,11 @@ fn writer(
                 body: format!("{{\"n\":{}}}", tail.next_seq),
                 prev_hash: tail.prev_hash.clone().unwrap_or_else(|| "0".repeat(64)),
                 hash: format!("{:064}", tail.next_seq),
+                // Odd posts carry a receipt, even ones none (as posts written before receipts).
+                receipt: (tail.next_seq % 2 == 1).then(|| adjutant_store::Receipt {
+                    key_id: "ed25519:0123456789abcdef".into(),
+                    signature: format!("{:0128}", tail.next_seq),
+                }),
             },
             outcomes: (0..outcomes)
                 .map(|i| NewOutcome { id: Uuid::new_v4(), kind: "roll".into(), data: format!("{{\"i\":{i}}}") })

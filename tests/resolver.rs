@@ -28,8 +28,8 @@ async fn melee_by_version(backend: Backend) {
     // or density die, 600 × 1.50 = 900 v 400 × .50 = 200 — and its posts audit under that.
     let old = app.campaign(&moderator, json!({"name": "Old table", "ruleset": "ops-tables"})).await;
     app.db
-        .execute(&format!(
-            "UPDATE campaigns SET settings = REPLACE(settings, ',\"rules_version\":2', '') WHERE id = '{old}';"
+        .execute_on_campaigns(&format!(
+            "UPDATE campaigns SET settings = REPLACE(settings, ',\"rules_version\":2', ''), chain_genesis = 'legacy' WHERE id = '{old}';"
         ))
         .await;
     let post = app.post(&moderator, &old, melee).await;

@@ -44,8 +44,8 @@ async fn rules_version_1(backend: Backend) {
     let old = game(backend).await;
     old.app
         .db
-        .execute(&format!(
-            "UPDATE campaigns SET settings = REPLACE(settings, ',\"rules_version\":2', '') WHERE id = '{}';",
+        .execute_on_campaigns(&format!(
+            "UPDATE campaigns SET settings = REPLACE(settings, ',\"rules_version\":2', ''), chain_genesis = 'legacy' WHERE id = '{}';",
             old.campaign
         ))
         .await;

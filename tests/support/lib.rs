@@ -76,16 +76,20 @@ pub fn postgres_admin_url() -> Option<String> {
 pub struct TestDb {
     pub url: String,
     pub backend: Backend,
+    /// The server's receipt-signing key (64 hex digits): a restarted server keeps it, as a real
+    /// one keeps its data folder.
+    pub signing_key: String,
     _dir: Option<Arc<tempfile::TempDir>>,
 }
 
 impl TestDb {
     pub async fn new(backend: Backend) -> Self {
+        let signing_key = format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
         match backend {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().expect("temp dir");
                 let url = format!("sqlite://{}", dir.path().join("adjutant.db").display());
-                Self { url, backend, _dir: Some(Arc::new(dir)) }
+                Self { url, backend, signing_key, _dir: Some(Arc::new(dir)) }
             }
             Backend::Postgres => {
                 let admin = postgres_admin_url().expect("PostgreSQL URL");
@@ -93,7 +97,7 @@ impl TestDb {
                 let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect to PostgreSQL");
                 sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create database");
                 let base = admin.rsplit_once('/').map_or(admin.as_str(), |(base, _)| base);
-                Self { url: format!("{base}/{name}"), backend, _dir: None }
+                Self { url: format!("{base}/{name}"), backend, signing_key, _dir: None }
             }
         }
     }
@@ -107,6 +111,24 @@ impl TestDb {
         if let Err(e) = self.try_execute(sql).await {
             panic!("{sql}: {e}");
         }
+    }
+
+    /// Runs raw SQL on the campaigns table past the trigger that keeps creation records as they
+    /// were (as only someone with the database's owner rights could), then puts it back.
+    pub async fn execute_on_campaigns(&self, sql: &str) {
+        let sql = match self.backend {
+            Backend::Sqlite => format!(
+                "DROP TRIGGER campaigns_creation_record_immutable; {sql}
+                 CREATE TRIGGER campaigns_creation_record_immutable
+                 BEFORE UPDATE OF id, name, moderator_id, mode, scenario, scenario_text, ruleset, settings, created_at, chain_genesis
+                 ON campaigns BEGIN SELECT RAISE(ABORT, 'a campaign''s creation record never changes'); END;"
+            ),
+            Backend::Postgres => format!(
+                "ALTER TABLE campaigns DISABLE TRIGGER campaigns_creation_record_immutable; {sql}
+                 ALTER TABLE campaigns ENABLE TRIGGER campaigns_creation_record_immutable;"
+            ),
+        };
+        self.execute(&sql).await;
     }
 
     /// Runs raw SQL, returning what the database said.
@@ -209,6 +231,7 @@ impl TestApp {
         config.listen = "127.0.0.1:0".into();
         config.scenarios_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/config/scenarios").into();
         config.admin_token = Some(adjutant_server::auth::Secret::new(admin_token.clone()));
+        config.signing_key = Some(adjutant_server::auth::Secret::new(db.signing_key.clone()));
         // High enough that no test meets it by accident; the rate-limit test sets its own.
         config.rate_limit_per_minute = 1_000_000;
         config.expensive_reads_per_minute = 1_000_000;

@@ -140,12 +140,17 @@ impl Drop for Process {
     }
 }
 
+/// The seed of the server's receipt-signing key during the bench.
+const BENCH_SIGNING_SEED: [u8; 32] = [7; 32];
+
 async fn start_server(binary: &Path, database_url: &str, admin: &str) -> Result<Process> {
     let port = free_port()?;
     let child = Command::new(binary)
         .env("ADJUTANT_LISTEN", format!("127.0.0.1:{port}"))
         .env("ADJUTANT_DATABASE_URL", database_url)
         .env("ADJUTANT_ADMIN_TOKEN", admin)
+        // A key the bench knows, so the posts it seeds carry receipts the audit accepts.
+        .env("ADJUTANT_SIGNING_KEY", hex::encode(BENCH_SIGNING_SEED))
         // The limiter stays on the hot path, with a limit no client reaches.
         .env("ADJUTANT_RATE_LIMIT_PER_MINUTE", "4000000000")
         .env("ADJUTANT_EXPENSIVE_READS_PER_MINUTE", "4000000000")
@@ -389,7 +394,41 @@ async fn seed_posts(db_file: &Path, campaign: &str, count: i64) -> Result<()> {
     // A millisecond apart, ending a minute ago: the server's next stamp is later still.
     let first: DateTime<Utc> = Utc::now() - chrono::Duration::milliseconds(count + 60_000);
     let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-    let mut prev_hash = GENESIS.to_owned();
+    // The chain starts from the hash of the campaign's creation record, as the server's does.
+    let row = sqlx::query(
+        "SELECT name, moderator_id, mode, scenario, scenario_text, ruleset, settings, created_at, chain_genesis
+         FROM campaigns WHERE id = ?",
+    )
+    .bind(campaign)
+    .fetch_one(&mut *tx)
+    .await?;
+    let text = |column: &str| -> String { sqlx::Row::get(&row, column) };
+    let optional = |column: &str| -> Option<String> { sqlx::Row::get(&row, column) };
+    let (name, moderator, mode, settings) = (text("name"), text("moderator_id"), text("mode"), text("settings"));
+    let (scenario, scenario_text, ruleset_name) =
+        (optional("scenario"), optional("scenario_text"), optional("ruleset"));
+    let created_at: i64 = sqlx::Row::get(&row, "created_at");
+    let mut prev_hash = if text("chain_genesis") == "legacy" {
+        GENESIS.to_owned()
+    } else {
+        adjutant_rules::chain::CreationRecord {
+            campaign_id: campaign,
+            name: &name,
+            moderator_id: &moderator,
+            mode: &mode,
+            scenario: scenario.as_deref(),
+            scenario_text: scenario_text.as_deref(),
+            ruleset: ruleset_name.as_deref(),
+            settings: &settings,
+            created_at: DateTime::from_timestamp_millis(created_at).ok_or("bad created_at")?,
+        }
+        .genesis()
+    };
+    let signer = ed25519_dalek::SigningKey::from_bytes(&BENCH_SIGNING_SEED);
+    let key_id = {
+        use sha2::Digest;
+        format!("ed25519:{}", &hex::encode(sha2::Sha256::digest(signer.verifying_key().as_bytes()))[..16])
+    };
     for seq in 1..=count {
         let stamp = first + chrono::Duration::milliseconds(seq);
         let order = order(seq as usize, seq as u64);
@@ -405,9 +444,15 @@ async fn seed_posts(db_file: &Path, campaign: &str, count: i64) -> Result<()> {
             body: &body,
         }
         .hash();
+        let signature = {
+            use ed25519_dalek::Signer;
+            let message = adjutant_rules::chain::receipt_message(campaign, seq, stamp, &hash);
+            hex::encode(signer.sign(message.as_bytes()).to_bytes())
+        };
         sqlx::query(
-            "INSERT INTO posts (campaign_id, seq, stamp_ms, author_id, side, kind, body, prev_hash, hash)
-             VALUES (?, ?, ?, ?, ?, 'resolve', ?, ?, ?)",
+            "INSERT INTO posts (campaign_id, seq, stamp_ms, author_id, side, kind, body, prev_hash, hash,
+                                receipt_key_id, receipt_signature)
+             VALUES (?, ?, ?, ?, ?, 'resolve', ?, ?, ?, ?, ?)",
         )
         .bind(campaign)
         .bind(seq)
@@ -417,6 +462,8 @@ async fn seed_posts(db_file: &Path, campaign: &str, count: i64) -> Result<()> {
         .bind(&body)
         .bind(&prev_hash)
         .bind(&hash)
+        .bind(&key_id)
+        .bind(&signature)
         .execute(&mut *tx)
         .await?;
         let dice = DiceStream::new(campaign, seq as u64, stamp);

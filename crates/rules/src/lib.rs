@@ -14,6 +14,7 @@ pub mod resolver;
 pub mod schema;
 pub mod short_acw;
 pub mod side;
+pub mod vectors;
 
 pub use dice::{DiceStream, DieRoll};
 pub use post_time::{Clock, ClockFormat, DigitPositions, ResultNumber, TimeOfDay};

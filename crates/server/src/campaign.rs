@@ -897,6 +897,36 @@ fn rollback(campaign: &LoadedCampaign, post: &Post, context: &Context) -> Result
     Ok(Effects { outcomes: vec![outcome("rollback", &headline, &data)], snapshot })
 }
 
+/// The creation record of a campaign, as its chain's genesis binds it.
+pub fn creation_record<'a>(
+    campaign: &'a Campaign,
+    ids: &'a (String, String),
+) -> adjutant_rules::chain::CreationRecord<'a> {
+    adjutant_rules::chain::CreationRecord {
+        campaign_id: &ids.0,
+        name: &campaign.name,
+        moderator_id: &ids.1,
+        mode: &campaign.mode,
+        scenario: campaign.scenario.as_deref(),
+        scenario_text: campaign.scenario_text.as_deref(),
+        ruleset: campaign.ruleset.as_deref(),
+        settings: &campaign.settings,
+        created_at: campaign.created_at,
+    }
+}
+
+/// The `prev_hash` of a campaign's first post: the hash of its creation record, recomputed
+/// from the stored row (so a changed setting or scenario breaks the chain), or 64 zeros for a
+/// campaign created before the record was hashed.
+pub fn genesis(campaign: &Campaign) -> String {
+    use adjutant_rules::chain::{genesis_rule, GENESIS};
+    if campaign.chain_genesis == genesis_rule::LEGACY {
+        return GENESIS.to_owned();
+    }
+    let ids = (campaign.id.to_string(), campaign.moderator_id.to_string());
+    creation_record(campaign, &ids).genesis()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,6 +46,14 @@ pub struct Config {
     pub webhook_concurrency: usize,
     #[serde(skip)]
     pub admin_token: Option<Secret>,
+    /// Public keys (64 hex digits each, comma-separated) of signing keys retired elsewhere, so
+    /// receipts they signed still verify; `data_dir/signing-keys-retired` lists more.
+    #[serde(default)]
+    pub retired_signing_keys: String,
+    /// The receipts' signing key (`ADJUTANT_SIGNING_KEY`, 64 hex digits); when unset, the key
+    /// in `data_dir/signing-key`, made on the first start.
+    #[serde(skip)]
+    pub signing_key: Option<Secret>,
 }
 
 fn default_webhooks_per_campaign() -> usize {
@@ -156,6 +164,10 @@ impl Config {
         if let Some(v) = var("ADJUTANT_WEBHOOK_CONCURRENCY") {
             self.webhook_concurrency = parse("ADJUTANT_WEBHOOK_CONCURRENCY", v)?;
         }
+        if let Some(v) = var("ADJUTANT_RETIRED_SIGNING_KEYS") {
+            self.retired_signing_keys = v;
+        }
+        self.signing_key = var("ADJUTANT_SIGNING_KEY").filter(|t| !t.is_empty()).map(Secret::new);
         self.admin_token = var("ADJUTANT_ADMIN_TOKEN").filter(|t| !t.is_empty()).map(Secret::new);
         Ok(())
     }

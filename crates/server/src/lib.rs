@@ -10,6 +10,7 @@ pub mod campaign;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod export;
 pub mod extract;
 pub mod forum;
 pub mod free_text;
@@ -20,6 +21,8 @@ pub mod openapi_problems;
 pub mod operator;
 pub mod rate_limit;
 pub mod routes;
+pub mod signing;
+pub mod verify;
 pub mod views;
 pub mod webhooks;
 pub mod whole_number;
@@ -54,13 +57,17 @@ pub struct AppState {
     pub caches: Arc<cache::Caches>,
     /// Permits of the open event streams (`GET /v1/campaigns/{id}/events`).
     pub streams: Arc<tokio::sync::Semaphore>,
+    /// The key that signs receipts, and the retired public keys.
+    pub keys: Arc<signing::Keyring>,
 }
 
 impl AppState {
     pub fn new(config: Config, store: Arc<dyn Store>, clock: Arc<dyn ServerClock>) -> Result<Self, String> {
         let scenarios = campaign::Scenarios::load(&config.scenarios_dir)?;
         let webhook_allow = Arc::new(net_guard::Allowlist::parse(&config.webhook_allow)?);
+        let (keys, _) = signing::Keyring::load(&config)?;
         Ok(Self {
+            keys: Arc::new(keys),
             webhook_allow,
             caches: Arc::default(),
             admin_token_hash: config.admin_token.as_ref().map(|t| auth::token_hash(t.expose())),

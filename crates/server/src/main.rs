@@ -9,6 +9,10 @@ use tracing_subscriber::EnvFilter;
 
 const USAGE: &str = "usage: adjutant [serve]
        adjutant bot [options]   (the reference forum bot: adjutant bot --help)
+       adjutant verify FILE [--key PUBKEY]... [--forum-texts DIR]
+                                (checks a campaign's export offline: adjutant verify --help)
+       adjutant rotate-signing-key
+                                (a new receipt-signing key from the next start; the old public key stays listed)
 
 Starts the Adjutant service. Configuration: config/default.toml (or ADJUTANT_CONFIG), overridden by
 ADJUTANT_LISTEN, ADJUTANT_DATABASE_URL, ADJUTANT_ADMIN_TOKEN and the other ADJUTANT_* variables
@@ -20,6 +24,8 @@ fn main() -> std::process::ExitCode {
     match args.first().map(String::as_str) {
         None | Some("serve") => {}
         Some("bot") => return bot(&args[1..]),
+        Some("verify") => return verify(&args[1..]),
+        Some("rotate-signing-key") => return rotate_signing_key(),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             return std::process::ExitCode::SUCCESS;
@@ -49,6 +55,49 @@ fn main() -> std::process::ExitCode {
         Err(e) => {
             tracing::error!("{e}");
             eprintln!("adjutant: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn verify(args: &[String]) -> std::process::ExitCode {
+    use adjutant_server::verify;
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{}", verify::USAGE);
+        return std::process::ExitCode::SUCCESS;
+    }
+    let options = match verify::parse_args(args) {
+        Ok(options) => options,
+        Err(e) => {
+            eprintln!("adjutant verify: {e}\n\n{}", verify::USAGE);
+            return std::process::ExitCode::from(2);
+        }
+    };
+    match verify::verify(&options) {
+        Ok(report) => {
+            print!("{}", report.text());
+            if report.ok() {
+                std::process::ExitCode::SUCCESS
+            } else {
+                std::process::ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("adjutant verify: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn rotate_signing_key() -> std::process::ExitCode {
+    let result = Config::load().and_then(|config| adjutant_server::signing::rotate(&config));
+    match result {
+        Ok((old, new)) => {
+            println!("retired {old} (still listed at GET /v1/keys); {new} signs from the next start");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("adjutant rotate-signing-key: {e}");
             std::process::ExitCode::FAILURE
         }
     }
@@ -105,7 +154,18 @@ async fn run(mut config: Config) -> Result<(), String> {
         ),
     }
     let backend = store.backend();
+    // Made here on the first start, so it can be said where it is kept.
+    let (_, key_origin) = adjutant_server::signing::Keyring::load(&config)?;
     let state = AppState::new(config, store, Arc::new(SystemClock))?;
+    let where_kept = match key_origin {
+        adjutant_server::signing::Origin::Environment => "ADJUTANT_SIGNING_KEY".to_owned(),
+        adjutant_server::signing::Origin::File(path) => path.display().to_string(),
+        adjutant_server::signing::Origin::Made(path) => format!("{} (made now)", path.display()),
+    };
+    for key in state.keys.public_keys() {
+        let role = if key.current { "signs receipts" } else { "retired" };
+        println!("receipt key {} ({role}, {where_kept}): ed25519 public key {}", key.key_id, key.public_key);
+    }
     tracing::info!(%address, backend, "Adjutant is listening; API docs at http://{address}/docs");
     serve(listener, state).await.map_err(|e| e.to_string())
 }

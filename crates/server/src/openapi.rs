@@ -35,6 +35,8 @@ use crate::AppState;
         routes::events::campaign_events,
         routes::audit::audit_post,
         routes::audit::audit_campaign,
+        routes::export::list_keys,
+        routes::export::export_campaign,
         routes::fairness::fairness_report,
         routes::tools::result_number,
         routes::tools::reinforcement,

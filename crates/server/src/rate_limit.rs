@@ -7,7 +7,7 @@
 //! token has a bucket of its own; everyone else (no token, or a bad one) shares the bucket of
 //! their client address. An address that failed to authenticate `auth_failures_per_minute` times
 //! gets 429 before any token it sends is looked up. Expensive reads (the whole-campaign audit, the
-//! fairness report, `map.png`, the campaign page) also take from a smaller bucket of their own.
+//! fairness report, `map.png`, the export, the campaign page) also take from a smaller bucket of their own.
 //!
 //! A token bucket per caller: it holds up to a minute's worth of requests and refills at
 //! `per_minute / 60` a second, so a caller may burst up to the limit and then goes on at the
@@ -183,7 +183,10 @@ pub fn is_expensive_read(method: &Method, path: &str) -> bool {
         return false;
     }
     let segments: Vec<&str> = path.split('/').collect();
-    matches!(segments.as_slice(), ["", "v1", "campaigns", _, "audit" | "fairness" | "map.png"] | ["", "campaigns", _])
+    matches!(
+        segments.as_slice(),
+        ["", "v1", "campaigns", _, "audit" | "fairness" | "map.png" | "export"] | ["", "campaigns", _]
+    )
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -328,7 +331,7 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
                 field: "path".into(),
                 rule: "rate_limit.expensive_reads".into(),
                 detail: format!(
-                    "too many audits, fairness reports, map pictures or campaign pages from this caller; try again in {retry_after_secs} s"
+                    "too many audits, fairness reports, exports, map pictures or campaign pages from this caller; try again in {retry_after_secs} s"
                 ),
                 retry_after_secs,
             }
@@ -461,7 +464,13 @@ mod tests {
 
     #[test]
     fn expensive_reads_are_the_whole_log_walks_and_pictures() {
-        for path in ["/v1/campaigns/x/audit", "/v1/campaigns/x/fairness", "/v1/campaigns/x/map.png", "/campaigns/x"] {
+        for path in [
+            "/v1/campaigns/x/audit",
+            "/v1/campaigns/x/fairness",
+            "/v1/campaigns/x/map.png",
+            "/v1/campaigns/x/export",
+            "/campaigns/x",
+        ] {
             assert!(is_expensive_read(&Method::GET, path), "{path}");
         }
         for path in ["/v1/campaigns/x", "/v1/campaigns/x/posts/1/audit", "/v1/campaigns/x/map.svg", "/campaigns"] {

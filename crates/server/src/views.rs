@@ -148,6 +148,15 @@ pub struct CampaignView {
     pub settings: CampaignSettings,
     pub sides: Vec<String>,
     pub created_at: String,
+    /// How the log's hash chain starts: `creation_record` (the first post's `prev_hash` is the
+    /// hash of the campaign's creation record: id, name, moderator, mode, scenario or ruleset
+    /// and the scenario's text, every setting, created_at) or `legacy` (64 zeros, campaigns
+    /// created before that).
+    #[schema(pattern = "^(legacy|creation_record)$")]
+    pub chain_genesis: String,
+    /// The first post's `prev_hash`.
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    pub genesis_hash: String,
 }
 
 impl CampaignView {
@@ -163,6 +172,8 @@ impl CampaignView {
             settings: loaded.settings.clone(),
             sides: SIDES.iter().map(|s| (*s).to_owned()).collect(),
             created_at: stamp_text(c.created_at),
+            chain_genesis: c.chain_genesis.clone(),
+            genesis_hash: crate::campaign::genesis(c),
         }
     }
 }
@@ -243,13 +254,15 @@ pub struct OutcomeView {
     /// Every number the rules used.
     #[schema(value_type = Object)]
     pub data: Value,
-    /// Ready to post: what happened, the numbers, a line to check them, and the marker
-    /// `adjutant:outcome:<id>`.
+    /// Ready to post: what happened, the numbers, a line to check them, the witness line
+    /// `adjutant:post:<seq> hash:<hash> key:<key id> sig:<signature>` (the post's chain hash and
+    /// the server's receipt signature), and the marker `adjutant:outcome:<id>`.
     pub text: ForumText,
 }
 
 impl OutcomeView {
-    pub fn of(o: &Outcome) -> Self {
+    /// `witness`: the post the outcome came from, quoted in the forum text.
+    pub fn of(o: &Outcome, witness: Option<&crate::forum::Witness>) -> Self {
         let mut stored: Value = serde_json::from_str(&o.data).unwrap_or(Value::Null);
         let headline = stored.get("headline").and_then(Value::as_str).unwrap_or_default().to_owned();
         let data = stored.get_mut("data").map(Value::take).unwrap_or(Value::Null);
@@ -259,7 +272,7 @@ impl OutcomeView {
             position: o.position,
             seq: o.seq,
             kind: o.kind.clone(),
-            text: outcome_text(o.id, &o.kind, &headline, &data),
+            text: outcome_text(o.id, &o.kind, &headline, &data, witness),
             headline,
             data,
         }
@@ -280,6 +293,9 @@ pub struct PostView {
     pub body: Value,
     pub prev_hash: String,
     pub hash: String,
+    /// The server's signed receipt for the post: keep it as proof that the server accepted
+    /// this post at this time. Absent on posts written before receipts were signed.
+    pub receipt: Option<ReceiptView>,
     pub numbers: StampNumbers,
     pub outcomes: Vec<OutcomeView>,
     /// True when a moderator's rollback made this post void: it stays in the log but no
@@ -301,11 +317,39 @@ impl PostView {
             body: serde_json::from_str(&post.body).unwrap_or(Value::Null),
             prev_hash: post.prev_hash.clone(),
             hash: post.hash.clone(),
+            receipt: ReceiptView::of(post),
             numbers: stamp_numbers(campaign, post.stamp),
-            outcomes: outcomes.iter().map(OutcomeView::of).collect(),
+            outcomes: {
+                let witness = crate::forum::Witness::of(post);
+                outcomes.iter().map(|o| OutcomeView::of(o, Some(&witness))).collect()
+            },
             void,
             audit: format!("/v1/campaigns/{}/posts/{}/audit", post.campaign_id, post.seq),
         }
+    }
+}
+
+/// An Ed25519 signature by the server over the post's campaign, seq, stamp and hash.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ReceiptView {
+    /// The key that signed, as `GET /v1/keys` lists it.
+    #[schema(example = "ed25519:3f1c0a9e5b7d2468")]
+    pub key_id: String,
+    /// The Ed25519 signature, 128 hex digits.
+    #[schema(pattern = "^[0-9a-f]{128}$")]
+    pub signature: String,
+    /// The exact text signed (UTF-8, no newline at the end):
+    /// `adjutant-receipt-v1\n{campaign_id}\n{seq}\n{stamp}\n{hash}`.
+    pub signed_text: String,
+}
+
+impl ReceiptView {
+    pub fn of(post: &Post) -> Option<Self> {
+        post.receipt.as_ref().map(|r| Self {
+            key_id: r.key_id.clone(),
+            signature: r.signature.clone(),
+            signed_text: crate::signing::receipt_message(post),
+        })
     }
 }
 

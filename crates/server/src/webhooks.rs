@@ -57,8 +57,8 @@ pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Result<Strin
     Ok(format!("v1,{}", BASE64.encode(mac.finalize().into_bytes())))
 }
 
-/// The body sent: the stored payload with the outcome's forum text (`data.text`: `bbcode`,
-/// `markdown`, as in the feed) added. The text is rendered from the stored outcome, so every
+/// The body sent: the stored payload (with the post's `hash` and `receipt` beside its `seq`) with
+/// the outcome's forum text (`data.text`: `bbcode`, `markdown`, as in the feed) added. The text is rendered from the stored outcome, so every
 /// attempt sends the same bytes.
 pub fn body_of(payload: &str) -> String {
     let Ok(mut envelope) = serde_json::from_str::<serde_json::Value>(payload) else {
@@ -69,7 +69,19 @@ pub fn body_of(payload: &str) -> String {
     let (Some(id), Some(kind)) = (id, outcome["kind"].as_str()) else {
         return payload.to_owned();
     };
-    let text = outcome_text(id, kind, outcome["headline"].as_str().unwrap_or_default(), &outcome["data"]);
+    // The post the outcome came from: its seq, chain hash and receipt, in the payload and in
+    // the text's witness line.
+    let witness = match (outcome["seq"].as_i64(), outcome["hash"].as_str()) {
+        (Some(seq), Some(hash)) => Some(crate::forum::Witness {
+            seq,
+            hash: hash.to_owned(),
+            key_id: outcome["receipt"]["key_id"].as_str().map(str::to_owned),
+            signature: outcome["receipt"]["signature"].as_str().map(str::to_owned),
+        }),
+        _ => None,
+    };
+    let text =
+        outcome_text(id, kind, outcome["headline"].as_str().unwrap_or_default(), &outcome["data"], witness.as_ref());
     match serde_json::to_value(text) {
         Ok(text) => envelope["data"]["text"] = text,
         Err(_) => return payload.to_owned(),

@@ -85,6 +85,7 @@ fn campaign_from(row: &PgRow) -> Campaign {
         ruleset: row.get("ruleset"),
         settings: row.get("settings"),
         created_at: row.get("created_at"),
+        chain_genesis: row.get("chain_genesis"),
     }
 }
 
@@ -99,6 +100,13 @@ fn post_from(row: &PgRow) -> Post {
         body: row.get("body"),
         prev_hash: row.get("prev_hash"),
         hash: row.get("hash"),
+        receipt: match (
+            row.get::<Option<String>, _>("receipt_key_id"),
+            row.get::<Option<String>, _>("receipt_signature"),
+        ) {
+            (Some(key_id), Some(signature)) => Some(adjutant_store::Receipt { key_id, signature }),
+            _ => None,
+        },
     }
 }
 
@@ -126,7 +134,8 @@ fn webhook_from(row: &PgRow) -> Webhook {
     }
 }
 
-const POST_COLUMNS: &str = "campaign_id, seq, stamp, author_id, side, kind, body, prev_hash, hash";
+const POST_COLUMNS: &str =
+    "campaign_id, seq, stamp, author_id, side, kind, body, prev_hash, hash, receipt_key_id, receipt_signature";
 const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
 
 /// The Standard Webhooks body of each outcome of one post, for each active webhook of its campaign.
@@ -136,8 +145,12 @@ const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id,
          'timestamp', $1::text,
          'data', json_build_object(
              'id', o.id, 'campaign_id', o.campaign_id, 'position', o.position, 'seq', o.seq,
-             'kind', o.kind, 'headline', o.data::json ->> 'headline', 'data', o.data::json -> 'data'))::text
+             'kind', o.kind, 'headline', o.data::json ->> 'headline', 'data', o.data::json -> 'data',
+             'hash', p.hash,
+             'receipt', CASE WHEN p.receipt_key_id IS NULL THEN NULL
+                        ELSE json_build_object('key_id', p.receipt_key_id, 'signature', p.receipt_signature) END))::text
      FROM outcomes o JOIN webhooks w ON w.campaign_id = o.campaign_id AND w.disabled_at IS NULL
+     JOIN posts p ON p.campaign_id = o.campaign_id AND p.seq = o.seq
      WHERE o.campaign_id = $2 AND o.seq = $3
      ORDER BY o.position, w.created_at, w.id";
 
@@ -234,8 +247,8 @@ impl Store for PostgresStore {
     #[instrument(skip_all)]
     async fn create_campaign(&self, c: Campaign) -> Result<Campaign> {
         sqlx::query(
-            "INSERT INTO campaigns (id, name, moderator_id, mode, scenario, scenario_text, ruleset, settings, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            "INSERT INTO campaigns (id, name, moderator_id, mode, scenario, scenario_text, ruleset, settings, created_at, chain_genesis)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         )
         .bind(c.id)
         .bind(&c.name)
@@ -246,6 +259,7 @@ impl Store for PostgresStore {
         .bind(&c.ruleset)
         .bind(&c.settings)
         .bind(c.created_at)
+        .bind(&c.chain_genesis)
         .execute(&self.pool)
         .await
         .map_err(map_err)?;
@@ -343,19 +357,23 @@ impl Store for PostgresStore {
 
         let decision = decide(&tail).map_err(StoreError::Refused)?;
         let post = decision.post;
-        sqlx::query(&format!("INSERT INTO posts ({POST_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"))
-            .bind(campaign)
-            .bind(post.seq)
-            .bind(post.stamp)
-            .bind(post.author_id)
-            .bind(&post.side)
-            .bind(&post.kind)
-            .bind(&post.body)
-            .bind(&post.prev_hash)
-            .bind(&post.hash)
-            .execute(&mut *tx)
-            .await
-            .map_err(map_err)?;
+        sqlx::query(&format!(
+            "INSERT INTO posts ({POST_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+        ))
+        .bind(campaign)
+        .bind(post.seq)
+        .bind(post.stamp)
+        .bind(post.author_id)
+        .bind(&post.side)
+        .bind(&post.kind)
+        .bind(&post.body)
+        .bind(&post.prev_hash)
+        .bind(&post.hash)
+        .bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
+        .bind(post.receipt.as_ref().map(|r| r.signature.as_str()))
+        .execute(&mut *tx)
+        .await
+        .map_err(map_err)?;
         let mut outcomes = Vec::with_capacity(decision.outcomes.len());
         for (i, new) in decision.outcomes.into_iter().enumerate() {
             let outcome = Outcome {

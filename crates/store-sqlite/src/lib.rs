@@ -116,6 +116,7 @@ fn campaign_from(row: &SqliteRow) -> Result<Campaign> {
         ruleset: row.get("ruleset"),
         settings: row.get("settings"),
         created_at: ms_to_time(row.get("created_at"))?,
+        chain_genesis: row.get("chain_genesis"),
     })
 }
 
@@ -130,6 +131,13 @@ fn post_from(row: &SqliteRow) -> Result<Post> {
         body: row.get("body"),
         prev_hash: row.get("prev_hash"),
         hash: row.get("hash"),
+        receipt: match (
+            row.get::<Option<String>, _>("receipt_key_id"),
+            row.get::<Option<String>, _>("receipt_signature"),
+        ) {
+            (Some(key_id), Some(signature)) => Some(adjutant_store::Receipt { key_id, signature }),
+            _ => None,
+        },
     })
 }
 
@@ -157,7 +165,8 @@ fn webhook_from(row: &SqliteRow) -> Result<Webhook> {
     })
 }
 
-const POST_COLUMNS: &str = "campaign_id, seq, stamp_ms, author_id, side, kind, body, prev_hash, hash";
+const POST_COLUMNS: &str =
+    "campaign_id, seq, stamp_ms, author_id, side, kind, body, prev_hash, hash, receipt_key_id, receipt_signature";
 const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
 
 /// The Standard Webhooks body of each outcome of one post, for each active webhook of its campaign.
@@ -169,9 +178,13 @@ const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id,
          'timestamp', ?1,
          'data', json_object(
              'id', o.id, 'campaign_id', o.campaign_id, 'position', o.position, 'seq', o.seq,
-             'kind', o.kind, 'headline', json_extract(o.data, '$.headline'), 'data', json_extract(o.data, '$.data')))
+             'kind', o.kind, 'headline', json_extract(o.data, '$.headline'), 'data', json_extract(o.data, '$.data'),
+             'hash', p.hash,
+             'receipt', CASE WHEN p.receipt_key_id IS NULL THEN NULL
+                        ELSE json_object('key_id', p.receipt_key_id, 'signature', p.receipt_signature) END))
      FROM outcomes o INDEXED BY outcomes_by_post
      JOIN webhooks w ON w.campaign_id = o.campaign_id AND w.disabled_at IS NULL
+     JOIN posts p ON p.campaign_id = o.campaign_id AND p.seq = o.seq
      WHERE o.campaign_id = ?2 AND o.seq = ?3
      ORDER BY o.position, w.created_at, w.id";
 
@@ -270,8 +283,8 @@ impl Store for SqliteStore {
     #[instrument(skip_all)]
     async fn create_campaign(&self, c: Campaign) -> Result<Campaign> {
         sqlx::query(
-            "INSERT INTO campaigns (id, name, moderator_id, mode, scenario, scenario_text, ruleset, settings, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO campaigns (id, name, moderator_id, mode, scenario, scenario_text, ruleset, settings, created_at, chain_genesis)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(c.id.to_string())
         .bind(&c.name)
@@ -282,6 +295,7 @@ impl Store for SqliteStore {
         .bind(&c.ruleset)
         .bind(&c.settings)
         .bind(c.created_at.timestamp_millis())
+        .bind(&c.chain_genesis)
         .execute(&self.writer)
         .await
         .map_err(map_err)?;
@@ -377,7 +391,7 @@ impl Store for SqliteStore {
 
         let decision = decide(&tail).map_err(StoreError::Refused)?;
         let post = decision.post;
-        sqlx::query(&format!("INSERT INTO posts ({POST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"))
+        sqlx::query(&format!("INSERT INTO posts ({POST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
             .bind(&campaign)
             .bind(post.seq)
             .bind(post.stamp.timestamp_millis())
@@ -387,6 +401,8 @@ impl Store for SqliteStore {
             .bind(&post.body)
             .bind(&post.prev_hash)
             .bind(&post.hash)
+            .bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
+            .bind(post.receipt.as_ref().map(|r| r.signature.as_str()))
             .execute(&mut *tx)
             .await
             .map_err(map_err)?;

@@ -101,6 +101,9 @@ pub struct Campaign {
     /// Clock zone, 12/24 h, digit positions, victory rounding: JSON owned by the server.
     pub settings: String,
     pub created_at: DateTime<Utc>,
+    /// How the chain starts: `creation_record` (the hash of the fields above) or `legacy` (64
+    /// zeros, campaigns created before the record was hashed).
+    pub chain_genesis: String,
 }
 
 /// One post of a campaign's log.
@@ -116,6 +119,17 @@ pub struct Post {
     pub body: String,
     pub prev_hash: String,
     pub hash: String,
+    /// The server's signed receipt (none on posts written before receipts were signed).
+    pub receipt: Option<Receipt>,
+}
+
+/// The server's Ed25519 signature over a post's campaign, seq, stamp and hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Receipt {
+    /// Which of the server's keys signed (`GET /v1/keys`).
+    pub key_id: String,
+    /// The signature, 128 hex digits.
+    pub signature: String,
 }
 
 /// Something the rules decided, for the feed and the audit.

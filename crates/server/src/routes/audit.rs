@@ -1,6 +1,6 @@
 //! The audit: every number a post gave, recomputed from the stored log, with the working.
 
-use adjutant_rules::chain::{Link, GENESIS};
+use adjutant_rules::chain::{genesis_rule, Link};
 use adjutant_rules::dice::{stamp_text, DiceStream};
 use adjutant_store::Post;
 use axum::extract::State;
@@ -100,9 +100,26 @@ pub struct Prefix {
 }
 
 impl Prefix {
-    fn genesis() -> Self {
-        Self { seq: 0, hash: GENESIS.to_owned(), problems: Vec::new() }
+    /// Nothing verified yet: the chain starts from the campaign's genesis.
+    fn genesis(campaign: &adjutant_store::Campaign) -> Self {
+        Self { seq: 0, hash: crate::campaign::genesis(campaign), problems: Vec::new() }
     }
+}
+
+/// What is wrong with a post's receipt: a signature that does not hold, or none where one is
+/// due (every post of a campaign whose chain starts from its creation record; in an older
+/// campaign, every post after the first signed one).
+pub fn receipt_problem(
+    state: &AppState,
+    campaign: &adjutant_store::Campaign,
+    post: &Post,
+    signed_before: bool,
+) -> Option<String> {
+    if post.receipt.is_none() {
+        let due = campaign.chain_genesis != genesis_rule::LEGACY || signed_before;
+        return due.then(|| "it has no receipt, though the server signs every post: the post was written or replaced behind the server's back".to_owned());
+    }
+    state.keys.check(post)
 }
 
 /// What a walk along the chain found.
@@ -115,7 +132,14 @@ pub struct ChainWalk {
 
 /// Walks the chain from the post after `from` to `through`, reporting every broken link (and
 /// those already found in `from`).
-pub async fn walk_chain(state: &AppState, campaign_id: Uuid, from: Prefix, through: i64) -> ApiResult<ChainWalk> {
+pub async fn walk_chain(
+    state: &AppState,
+    campaign: &adjutant_store::Campaign,
+    from: Prefix,
+    through: i64,
+) -> ApiResult<ChainWalk> {
+    let campaign_id = campaign.id;
+    let mut signed_before = false;
     let mut problems = from.problems;
     let mut expected_prev = from.hash;
     let mut after = from.seq;
@@ -148,6 +172,10 @@ pub async fn walk_chain(state: &AppState, campaign_id: Uuid, from: Prefix, throu
                     post.seq, post.hash
                 ));
             }
+            if let Some(problem) = receipt_problem(state, campaign, post, signed_before) {
+                problems.push(format!("post {}: {problem}", post.seq));
+            }
+            signed_before |= post.receipt.is_some();
             expected_prev = post.hash.clone();
             expected_seq = post.seq + 1;
             after = post.seq;
@@ -176,7 +204,12 @@ fn verified_prefix(state: &AppState, campaign_id: Uuid) -> Option<Prefix> {
 /// server's life, as the whole-campaign audit trusts it) and remembers how far it got when
 /// every link held; when the prefix already reaches the post, only the post and its link to the
 /// one before are checked. `fresh` walks from post 1.
-async fn chain_up_to(state: &AppState, post: &Post, fresh: bool) -> ApiResult<ChainWalk> {
+async fn chain_up_to(
+    state: &AppState,
+    campaign: &adjutant_store::Campaign,
+    post: &Post,
+    fresh: bool,
+) -> ApiResult<ChainWalk> {
     let id = post.campaign_id;
     let prefix = if fresh { None } else { verified_prefix(state, id) };
     match prefix {
@@ -217,11 +250,15 @@ async fn chain_up_to(state: &AppState, post: &Post, fresh: bool) -> ApiResult<Ch
                     post.seq, post.hash
                 ));
             }
+            if let Some(problem) = receipt_problem(state, campaign, post, false) {
+                problems.push(format!("post {}: {problem}", post.seq));
+            }
             problems.dedup();
             Ok(ChainWalk { problems, last_recomputed: Some(recomputed), checked })
         }
         prefix => {
-            let walk = walk_chain(state, id, prefix.unwrap_or_else(Prefix::genesis), post.seq).await?;
+            let walk =
+                walk_chain(state, campaign, prefix.unwrap_or_else(|| Prefix::genesis(campaign)), post.seq).await?;
             if walk.problems.is_empty() && walk.last_recomputed.as_deref() == Some(post.hash.as_str()) {
                 state.caches.remember_chain(id, post.seq, post.hash.clone());
             }
@@ -289,7 +326,7 @@ pub async fn audit_of(
         block_0,
     };
 
-    let walk = chain_up_to(state, post, fresh).await?;
+    let walk = chain_up_to(state, &campaign.campaign, post, fresh).await?;
     let mut problems = walk.problems;
     let recomputed_hash = walk.last_recomputed.unwrap_or_default();
     let chain_ok = problems.is_empty();
@@ -376,7 +413,7 @@ async fn recomputed_outcomes_match(
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Difference {
     pub seq: i64,
-    /// `chain`, `outcomes`, `snapshot` or `rules`.
+    /// `chain`, `receipt`, `outcomes`, `snapshot` or `rules`.
     pub check: String,
     pub detail: String,
 }
@@ -420,6 +457,8 @@ pub struct AuditCheckpoint {
     sealed: SealBook,
     outcomes_after: i64,
     snapshots_after: i64,
+    /// Whether a post up to `seq` carried a receipt: every later one must.
+    signed: bool,
     /// The report as it stood after post `seq`, before the checks of what lies beyond the log.
     audit: CampaignAudit,
 }
@@ -500,6 +539,7 @@ pub async fn replay_from(
     let started = std::time::Instant::now();
     let id = campaign.campaign.id;
     let from = from.cloned();
+    let signed_at_start = from.as_ref().is_some_and(|c| c.signed);
     let mut audit = from.as_ref().map(|c| c.audit.clone()).unwrap_or(CampaignAudit {
         campaign_id: id,
         posts: 0,
@@ -523,9 +563,12 @@ pub async fn replay_from(
     let (mut after, mut expected_prev, mut replayed, mut void, mut sealed, mut outcomes_after, mut snapshots_after) =
         match from {
             Some(c) => (c.seq, c.expected_prev, c.replayed, c.void, c.sealed, c.outcomes_after, c.snapshots_after),
-            None => (0, GENESIS.to_owned(), None, VoidSet::default(), SealBook::default(), 0, 0),
+            None => {
+                (0, crate::campaign::genesis(&campaign.campaign), None, VoidSet::default(), SealBook::default(), 0, 0)
+            }
         };
     let mut expected_seq = after + 1;
+    let mut signed_before = signed_at_start;
     let mut stored_outcomes: VecDeque<adjutant_store::Outcome> = VecDeque::new();
     let mut stored_snapshots: VecDeque<(i64, String)> = VecDeque::new();
     let (mut outcomes_read, mut snapshots_read) = (false, false);
@@ -561,6 +604,10 @@ pub async fn replay_from(
                     format!("stored hash {} but the post's fields hash to {recomputed}: it was changed", post.hash),
                 );
             }
+            if let Some(problem) = receipt_problem(state, &campaign.campaign, post, signed_before) {
+                differ(&mut audit, post.seq, "receipt", problem);
+            }
+            signed_before |= post.receipt.is_some();
             expected_prev = post.hash.clone();
             expected_seq = post.seq + 1;
 
@@ -714,6 +761,7 @@ pub async fn replay_from(
         sealed,
         outcomes_after: outcomes_done,
         snapshots_after: snapshots_done,
+        signed: signed_before,
         audit: audit.clone(),
     };
     // Whatever is stored beyond the last post belongs to no post: an outcome there would reach

@@ -80,7 +80,9 @@ pub async fn create_campaign(
         scenario_text,
         ruleset,
         settings: serde_json::to_string(&settings).map_err(|e| AppError::Internal(e.to_string()))?,
-        created_at: Utc::now(),
+        // Milliseconds, as both stores keep it: the creation record hashes what is stored.
+        created_at: chrono::DateTime::from_timestamp_millis(Utc::now().timestamp_millis()).unwrap_or_default(),
+        chain_genesis: adjutant_rules::chain::genesis_rule::CREATION_RECORD.to_owned(),
     };
     let campaign = state.store.create_campaign(campaign).await?;
     Ok((StatusCode::CREATED, Json(CampaignView::of(&LoadedCampaign::load(campaign, &state.scenarios)?))))

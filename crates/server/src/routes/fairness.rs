@@ -93,7 +93,7 @@ pub async fn fairness_of(state: &AppState, id: Uuid) -> ApiResult<FairnessReport
         let Some(last) = page.last() else { break };
         after = last.position;
         for outcome in page.iter().filter(|o| o.kind == "battle" && !void.contains(&o.seq)) {
-            let view = OutcomeView::of(outcome);
+            let view = OutcomeView::of(outcome, None);
             let numbers = &view.data["numbers"];
             let (Some(victory), Some(result)) = (numbers["victory"].as_u64(), numbers["result"].as_u64()) else {
                 continue;

@@ -64,7 +64,27 @@ pub async fn campaign_outcomes(
     }
     let outcomes = state.store.outcomes(id, after, limit).await?;
     let next_after = (outcomes.len() as i64 == limit).then(|| outcomes.last().map(|o| o.position)).flatten();
-    Ok(Json(OutcomePage { outcomes: outcomes.iter().map(OutcomeView::of).collect(), next_after }))
+    Ok(Json(OutcomePage { outcomes: with_witnesses(&state, &outcomes).await?, next_after }))
+}
+
+/// The outcomes' views, each text quoting the post it came from (its seq, chain hash and
+/// receipt), so the forum thread witnesses the log.
+async fn with_witnesses(state: &AppState, outcomes: &[adjutant_store::Outcome]) -> ApiResult<Vec<OutcomeView>> {
+    let mut witnesses = std::collections::HashMap::new();
+    let mut views = Vec::with_capacity(outcomes.len());
+    for o in outcomes {
+        let key = (o.campaign_id, o.seq);
+        let witness = match witnesses.get(&key) {
+            Some(known) => Option::clone(known),
+            None => {
+                let witness = state.store.post(o.campaign_id, o.seq).await?.map(|p| crate::forum::Witness::of(&p));
+                witnesses.insert(key, witness.clone());
+                witness
+            }
+        };
+        views.push(OutcomeView::of(o, witness.as_ref()));
+    }
+    Ok(views)
 }
 
 fn require_bot(caller: &Caller) -> ApiResult<&Principal> {
@@ -103,7 +123,7 @@ pub async fn bot_feed(
     let bot = require_bot(&caller)?;
     let limit = page_limit(q.limit)?;
     let outcomes = state.store.pending_outcomes(bot, limit).await?;
-    Ok(Json(BotFeed { outcomes: outcomes.iter().map(OutcomeView::of).collect() }))
+    Ok(Json(BotFeed { outcomes: with_witnesses(&state, &outcomes).await? }))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -314,7 +314,7 @@ async fn map_of(state: &AppState, id: Uuid) -> ApiResult<String> {
         .await?
         .iter()
         .map(|o| {
-            let view = crate::views::OutcomeView::of(o);
+            let view = crate::views::OutcomeView::of(o, None);
             short_acw::Outcome { kind: view.kind, headline: view.headline, data: view.data }
         })
         .collect();

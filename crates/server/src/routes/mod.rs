@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod campaigns;
 pub mod events;
+pub mod export;
 pub mod fairness;
 pub mod feed;
 pub mod game;
@@ -56,6 +57,7 @@ pub fn router() -> Router<AppState> {
         .merge(page::router())
         .merge(play::router())
         .merge(fairness::router())
+        .merge(export::router())
 }
 
 #[derive(Serialize, ToSchema)]

@@ -124,7 +124,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
         if !outcomes.is_empty() {
             html.push_str("<ul class=\"outcomes\">");
             for o in &outcomes {
-                let view = OutcomeView::of(o);
+                let view = OutcomeView::of(o, None);
                 html.push_str(&format!(
                     "<li class=\"outcome kind-{}\">{}</li>",
                     escape(&view.kind),

@@ -1,6 +1,6 @@
 //! The campaign log: players append posts, anyone reads them.
 
-use adjutant_rules::chain::{Link, GENESIS};
+use adjutant_rules::chain::Link;
 use adjutant_store::{AppendRequest, Appended, BoxError, Decision, PrincipalKind, StoreError, Tail};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -115,6 +115,7 @@ pub async fn create_post(
 
     let over_quota = player_quota(&state, &author, id, &req.kind).await?;
 
+    let genesis = crate::campaign::genesis(&campaign.campaign);
     let request = AppendRequest { campaign_id: id, author_id: author.id, idempotency_key: key, request_hash };
     // Posts whose verdict reads further back than the tail (seals, rollbacks) read it before
     // the write transaction; if the log moved on meanwhile, they read it again.
@@ -134,7 +135,7 @@ pub async fn create_post(
             // along the log even if the machine's clock is stepped back.
             let now = state.clock.now();
             let stamp = tail.prev_stamp.map_or(now, |prev| now.max(prev));
-            let prev_hash = tail.prev_hash.clone().unwrap_or_else(|| GENESIS.to_owned());
+            let prev_hash = tail.prev_hash.clone().unwrap_or_else(|| genesis.clone());
             let campaign_text = id.to_string();
             let author_text = author.id.to_string();
             let hash = Link {
@@ -148,7 +149,7 @@ pub async fn create_post(
                 body: &body,
             }
             .hash();
-            let post = adjutant_store::Post {
+            let mut post = adjutant_store::Post {
                 campaign_id: id,
                 seq: tail.next_seq,
                 stamp,
@@ -158,7 +159,10 @@ pub async fn create_post(
                 body: body.clone(),
                 prev_hash,
                 hash,
+                receipt: None,
             };
+            // The receipt is signed before the post is written, so no post is stored unsigned.
+            post.receipt = Some(state.keys.sign(&post));
             let effects = decide(&campaign, tail, &post, &context).map_err(|e| Box::new(e) as BoxError)?;
             Ok(Decision { post, outcomes: effects.outcomes, snapshot: effects.snapshot })
         };

@@ -1,0 +1,201 @@
+//! The witnesses outside the database: the server's public keys, and a campaign's whole log as
+//! JSON Lines for `adjutant verify`.
+
+use std::collections::VecDeque;
+
+use adjutant_rules::dice::stamp_text;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::campaign::kinds;
+use crate::error::ApiResult;
+use crate::export::{
+    CampaignRecord, EndRecord, ErrorRecord, ExportHeader, Line, OutcomeRecord, PostRecord, ReceiptRecord,
+    SnapshotRecord, FORMAT,
+};
+use crate::extract::ApiPath;
+use crate::routes::campaigns::load_campaign;
+use crate::routes::posts::{seals, void_posts};
+use crate::signing::PublicKey;
+use crate::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/v1/keys", get(list_keys)).route("/v1/campaigns/{id}/export", get(export_campaign))
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct KeyList {
+    /// The key signing new receipts first, then retired keys (they verify older receipts).
+    pub keys: Vec<PublicKey>,
+}
+
+/// The server's public keys: every post's receipt is an Ed25519 signature by one of them.
+#[utoipa::path(get, path = "/v1/keys", tag = "audit", responses((status = 200, body = KeyList)))]
+pub async fn list_keys(State(state): State<AppState>) -> Json<KeyList> {
+    Json(KeyList { keys: state.keys.public_keys() })
+}
+
+/// Posts read per page while exporting: what the export holds in memory at once.
+const PAGE: i64 = 200;
+
+/// The whole campaign as JSON Lines, streamed: the creation record, every post with its
+/// receipt, every outcome and state snapshot (rollbacks are posts). Public data only: a sealed
+/// choice whose topic is not revealed has `body: null`. Check it offline with
+/// `adjutant verify FILE --key PUBKEY`. Counts as an expensive read.
+#[utoipa::path(get, path = "/v1/campaigns/{id}/export", tag = "audit",
+    params(("id" = Uuid, Path, description = "campaign id")),
+    responses((status = 200, description = "JSON Lines, one object a line with a `type`: `export` (format `adjutant-export-v1`, the server's public keys), `campaign` (the creation record, `chain_genesis`, `genesis_hash`), then per post `post` (`body` is the exact text hashed, `receipt`), its `outcome`s (`data` the exact text stored) and its `snapshot`, and last `end` (`posts`, `head_hash`); `error` when the server could not finish",
+               content_type = "application/x-ndjson", body = String),
+              (status = 404, body = crate::error::Problem, content_type = "application/problem+json"),
+              (status = 429, body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn export_campaign(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
+    let campaign = load_campaign(&state, id).await?;
+    let void = void_posts(&state, id).await?;
+    let revealed = seals(&state, id, &void, i64::MAX).await?.revealed_topics();
+    let c = &campaign.campaign;
+    let head = vec![
+        Line::Export(ExportHeader {
+            format: FORMAT.into(),
+            exported_at: stamp_text(state.clock.now()),
+            keys: state.keys.public_keys(),
+        }),
+        Line::Campaign(CampaignRecord {
+            id: c.id,
+            name: c.name.clone(),
+            moderator_id: c.moderator_id,
+            mode: c.mode.clone(),
+            scenario: c.scenario.clone(),
+            scenario_text: c.scenario_text.clone(),
+            ruleset: c.ruleset.clone(),
+            settings: c.settings.clone(),
+            created_at: stamp_text(c.created_at),
+            chain_genesis: c.chain_genesis.clone(),
+            genesis_hash: crate::campaign::genesis(c),
+        }),
+    ];
+    // A small channel: the reader waits for the client, so memory stays at a page or two.
+    let (tx, rx) = tokio::sync::mpsc::channel::<String>(4);
+    tokio::spawn(async move {
+        for line in &head {
+            if tx.send(line_text(line)).await.is_err() {
+                return;
+            }
+        }
+        let end = match write_log(&state, id, &revealed, &tx).await {
+            Ok(end) => Line::End(end),
+            Err(e) => Line::Error(ErrorRecord { detail: format!("the export stopped: {e}") }),
+        };
+        let _ = tx.send(line_text(&end)).await;
+    });
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|text| (Ok::<_, std::convert::Infallible>(text), rx))
+    });
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], Body::from_stream(stream)).into_response())
+}
+
+fn line_text(line: &Line) -> String {
+    let mut text = serde_json::to_string(line).unwrap_or_else(|e| format!("{{\"type\":\"error\",\"detail\":\"{e}\"}}"));
+    text.push('\n');
+    text
+}
+
+/// Sends every post with its outcomes and snapshot, a page at a time.
+async fn write_log(
+    state: &AppState,
+    id: Uuid,
+    revealed: &std::collections::BTreeSet<String>,
+    tx: &tokio::sync::mpsc::Sender<String>,
+) -> Result<EndRecord, String> {
+    let store = &state.store;
+    let (mut after, mut outcomes_after, mut snapshots_after) = (0, 0, 0);
+    let mut outcomes: VecDeque<adjutant_store::Outcome> = VecDeque::new();
+    let mut snapshots: VecDeque<(i64, String)> = VecDeque::new();
+    let (mut outcomes_done, mut snapshots_done) = (false, false);
+    let mut end = EndRecord { posts: 0, head_hash: None };
+    loop {
+        let posts = store.posts(id, after, PAGE).await.map_err(|e| e.to_string())?;
+        let Some(last) = posts.last() else { break };
+        after = last.seq;
+        while !outcomes_done && outcomes.back().is_none_or(|o| o.seq <= after) {
+            let page = store.outcomes(id, outcomes_after, PAGE).await.map_err(|e| e.to_string())?;
+            outcomes_done = (page.len() as i64) < PAGE;
+            let Some(last) = page.last() else { break };
+            outcomes_after = last.position;
+            outcomes.extend(page);
+        }
+        while !snapshots_done && snapshots.back().is_none_or(|(seq, _)| *seq <= after) {
+            let page = store.snapshots(id, snapshots_after, PAGE).await.map_err(|e| e.to_string())?;
+            snapshots_done = (page.len() as i64) < PAGE;
+            let Some((last, _)) = page.last() else { break };
+            snapshots_after = *last;
+            snapshots.extend(page);
+        }
+        for post in &posts {
+            let hidden = post.kind == kinds::SEAL && {
+                let body: Value = serde_json::from_str(&post.body).unwrap_or(Value::Null);
+                !revealed.contains(body.get("topic").and_then(Value::as_str).unwrap_or_default())
+            };
+            let mut lines = vec![Line::Post(PostRecord {
+                seq: post.seq,
+                stamp: stamp_text(post.stamp),
+                author_id: post.author_id,
+                side: post.side.clone(),
+                kind: post.kind.clone(),
+                body: (!hidden).then(|| post.body.clone()),
+                sealed: hidden,
+                prev_hash: post.prev_hash.clone(),
+                hash: post.hash.clone(),
+                receipt: post
+                    .receipt
+                    .as_ref()
+                    .map(|r| ReceiptRecord { key_id: r.key_id.clone(), signature: r.signature.clone() }),
+            })];
+            while outcomes.front().is_some_and(|o| o.seq <= post.seq) {
+                if let Some(o) = outcomes.pop_front() {
+                    lines.push(Line::Outcome(OutcomeRecord {
+                        id: o.id,
+                        position: o.position,
+                        seq: o.seq,
+                        kind: o.kind,
+                        data: o.data,
+                    }));
+                }
+            }
+            while snapshots.front().is_some_and(|(seq, _)| *seq <= post.seq) {
+                if let Some((seq, state)) = snapshots.pop_front() {
+                    lines.push(Line::Snapshot(SnapshotRecord { seq, state }));
+                }
+            }
+            for line in &lines {
+                tx.send(line_text(line)).await.map_err(|_| "the client went away".to_owned())?;
+            }
+            end.posts += 1;
+            end.head_hash = Some(post.hash.clone());
+        }
+    }
+    // Whatever is stored beyond the last post goes out too: the verifier reports it.
+    loop {
+        for o in outcomes.drain(..) {
+            let line =
+                Line::Outcome(OutcomeRecord { id: o.id, position: o.position, seq: o.seq, kind: o.kind, data: o.data });
+            tx.send(line_text(&line)).await.map_err(|_| "the client went away".to_owned())?;
+        }
+        if outcomes_done {
+            break;
+        }
+        let page = store.outcomes(id, outcomes_after, PAGE).await.map_err(|e| e.to_string())?;
+        outcomes_done = (page.len() as i64) < PAGE;
+        let Some(last) = page.last() else { break };
+        outcomes_after = last.position;
+        outcomes.extend(page);
+    }
+    Ok(end)
+}

@@ -1,0 +1,321 @@
+//! The server's signing key: an Ed25519 key that signs every post's receipt.
+//!
+//! It is `ADJUTANT_SIGNING_KEY` (64 hex digits: the 32-byte secret seed) when that is set;
+//! otherwise Adjutant makes one on its first start and keeps it in `data_dir/signing-key`
+//! (readable only by its owner). It is never in the database, so someone who can rewrite the
+//! database cannot sign what they wrote. The public keys are served at `GET /v1/keys` and
+//! printed at start. Rotating (`adjutant rotate-signing-key`) moves the current public key to
+//! `data_dir/signing-keys-retired` (one hex public key a line; `retired_signing_keys` in the
+//! configuration adds more), so receipts signed before still verify.
+//!
+//! The signed bytes are [`adjutant_rules::chain::receipt_message`].
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use adjutant_store::{Post, Receipt};
+use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use utoipa::ToSchema;
+
+use crate::config::Config;
+
+/// The file, in the data folder, that holds the key Adjutant made.
+pub const KEY_FILE: &str = "signing-key";
+/// The file, in the data folder, of retired public keys.
+pub const RETIRED_FILE: &str = "signing-keys-retired";
+
+/// A key's id: `ed25519:` and the first 16 hex digits of SHA-256 over the 32 public-key bytes.
+pub fn key_id(public: &VerifyingKey) -> String {
+    format!("ed25519:{}", &hex::encode(Sha256::digest(public.as_bytes()))[..16])
+}
+
+/// Reads a public key from 64 hex digits.
+pub fn parse_public_key(text: &str) -> Result<VerifyingKey, String> {
+    let bytes: [u8; 32] = hex::decode(text.trim())
+        .ok()
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| format!("{:?} is not an Ed25519 public key (64 hex digits)", text.trim()))?;
+    VerifyingKey::from_bytes(&bytes).map_err(|e| format!("{:?} is not an Ed25519 public key: {e}", text.trim()))
+}
+
+/// The message a post's receipt signs.
+pub fn receipt_message(post: &Post) -> String {
+    adjutant_rules::chain::receipt_message(&post.campaign_id.to_string(), post.seq, post.stamp, &post.hash)
+}
+
+/// Checks a receipt's signature over `message` with `public`.
+pub fn signature_holds(public: &VerifyingKey, message: &str, signature_hex: &str) -> bool {
+    let Some(bytes) = hex::decode(signature_hex).ok().and_then(|b| <[u8; 64]>::try_from(b).ok()) else {
+        return false;
+    };
+    public.verify(message.as_bytes(), &Signature::from_bytes(&bytes)).is_ok()
+}
+
+/// One public key, as `GET /v1/keys` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
+pub struct PublicKey {
+    /// `ed25519:` and 16 hex digits.
+    #[schema(example = "ed25519:3f1c0a9e5b7d2468")]
+    pub key_id: String,
+    /// Always `ed25519`.
+    pub algorithm: String,
+    /// The 32 public-key bytes, hex.
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    pub public_key: String,
+    /// True for the key signing new receipts; retired keys verify older ones.
+    pub current: bool,
+}
+
+/// The current key and the retired public keys.
+pub struct Keyring {
+    signing: SigningKey,
+    current_id: String,
+    retired: Vec<(String, VerifyingKey)>,
+}
+
+impl std::fmt::Debug for Keyring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keyring").field("current", &self.current_id).finish_non_exhaustive()
+    }
+}
+
+/// Where the signing key came from.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    Environment,
+    File(PathBuf),
+    Made(PathBuf),
+}
+
+impl Keyring {
+    pub fn new(signing: SigningKey, retired: Vec<VerifyingKey>) -> Self {
+        let current_id = key_id(&signing.verifying_key());
+        let retired = retired.into_iter().filter(|k| *k != signing.verifying_key()).map(|k| (key_id(&k), k)).collect();
+        Self { signing, current_id, retired }
+    }
+
+    /// The keyring of this configuration, the key made and stored if there is none yet.
+    pub fn load(config: &Config) -> Result<(Self, Origin), String> {
+        let (signing, origin) = match &config.signing_key {
+            Some(seed) => (parse_seed("ADJUTANT_SIGNING_KEY", seed.expose())?, Origin::Environment),
+            None => {
+                let path = config.data_dir.join(KEY_FILE);
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => (parse_seed(&path.display().to_string(), &text)?, Origin::File(path)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        let key = new_key();
+                        match write_new(&path, &hex::encode(key.to_bytes())) {
+                            Ok(()) => (key, Origin::Made(path)),
+                            // Another process made it first: use that one.
+                            Err(_) if path.exists() => {
+                                let text =
+                                    std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                                (parse_seed(&path.display().to_string(), &text)?, Origin::File(path))
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Err(e) => return Err(format!("{}: {e}", path.display())),
+                }
+            }
+        };
+        let mut retired = Vec::new();
+        for text in config.retired_signing_keys.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            retired.push(parse_public_key(text).map_err(|e| format!("retired_signing_keys: {e}"))?);
+        }
+        let retired_file = config.data_dir.join(RETIRED_FILE);
+        if let Ok(text) = std::fs::read_to_string(&retired_file) {
+            for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+                retired.push(parse_public_key(line).map_err(|e| format!("{}: {e}", retired_file.display()))?);
+            }
+        }
+        Ok((Self::new(signing, retired), origin))
+    }
+
+    /// The id of the key signing new receipts.
+    pub fn current_id(&self) -> &str {
+        &self.current_id
+    }
+
+    pub fn current_public(&self) -> VerifyingKey {
+        self.signing.verifying_key()
+    }
+
+    /// Signs a post's receipt with the current key.
+    pub fn sign(&self, post: &Post) -> Receipt {
+        let signature = self.signing.sign(receipt_message(post).as_bytes());
+        Receipt { key_id: self.current_id.clone(), signature: hex::encode(signature.to_bytes()) }
+    }
+
+    /// The public key with this id, current or retired.
+    pub fn public(&self, key_id: &str) -> Option<VerifyingKey> {
+        if key_id == self.current_id {
+            return Some(self.signing.verifying_key());
+        }
+        self.retired.iter().find(|(id, _)| id == key_id).map(|(_, k)| *k)
+    }
+
+    /// Every public key, the current one first.
+    pub fn public_keys(&self) -> Vec<PublicKey> {
+        std::iter::once((self.current_id.clone(), self.signing.verifying_key(), true))
+            .chain(self.retired.iter().map(|(id, k)| (id.clone(), *k, false)))
+            .map(|(key_id, k, current)| PublicKey {
+                key_id,
+                algorithm: "ed25519".into(),
+                public_key: hex::encode(k.as_bytes()),
+                current,
+            })
+            .collect()
+    }
+
+    /// What is wrong with a post's receipt, if anything.
+    pub fn check(&self, post: &Post) -> Option<String> {
+        let receipt = post.receipt.as_ref()?;
+        let Some(public) = self.public(&receipt.key_id) else {
+            return Some(format!("its receipt is signed by key {}, which this server does not list", receipt.key_id));
+        };
+        (!signature_holds(&public, &receipt_message(post), &receipt.signature)).then(|| {
+            format!(
+                "its receipt's signature does not match its campaign, seq, stamp and hash: the post was changed after the server signed it (key {})",
+                receipt.key_id
+            )
+        })
+    }
+}
+
+fn new_key() -> SigningKey {
+    let mut seed = [0u8; 32];
+    rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut seed);
+    SigningKey::from_bytes(&seed)
+}
+
+fn parse_seed(source: &str, text: &str) -> Result<SigningKey, String> {
+    let seed: [u8; 32] = hex::decode(text.trim()).ok().and_then(|b| b.try_into().ok()).ok_or_else(|| {
+        format!("the signing key in {source} is not 64 hex digits (make one with `openssl rand -hex 32`)")
+    })?;
+    Ok(SigningKey::from_bytes(&seed))
+}
+
+/// Writes a new key file that only its owner can read, never over an existing one.
+fn write_new(path: &Path, text: &str) -> Result<(), String> {
+    let shown = path.display();
+    if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path).map_err(|e| {
+        format!("cannot write the signing key to {shown}: {e}; set ADJUTANT_SIGNING_KEY or ADJUTANT_DATA_DIR")
+    })?;
+    file.write_all(format!("{text}\n").as_bytes()).and_then(|()| file.sync_all()).map_err(|e| format!("{shown}: {e}"))
+}
+
+/// Retires the key in the data folder: its public key joins the retired ones, and a new key
+/// signs from the next start on. Returns the old and the new key ids.
+pub fn rotate(config: &Config) -> Result<(String, String), String> {
+    if config.signing_key.is_some() {
+        return Err("the signing key comes from ADJUTANT_SIGNING_KEY: set a new one there and add the old \
+             public key to ADJUTANT_RETIRED_SIGNING_KEYS"
+            .into());
+    }
+    let (ring, _) = Keyring::load(config)?;
+    let retired_file = config.data_dir.join(RETIRED_FILE);
+    let mut retired = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&retired_file)
+        .map_err(|e| format!("{}: {e}", retired_file.display()))?;
+    retired
+        .write_all(format!("{}\n", hex::encode(ring.current_public().as_bytes())).as_bytes())
+        .and_then(|()| retired.sync_all())
+        .map_err(|e| format!("{}: {e}", retired_file.display()))?;
+    let key_file = config.data_dir.join(KEY_FILE);
+    let new = new_key();
+    let staged = config.data_dir.join(format!("{KEY_FILE}.new"));
+    let _ = std::fs::remove_file(&staged);
+    write_new(&staged, &hex::encode(new.to_bytes()))?;
+    std::fs::rename(&staged, &key_file).map_err(|e| format!("{}: {e}", key_file.display()))?;
+    Ok((ring.current_id.clone(), key_id(&new.verifying_key())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn config_in(dir: &Path) -> Config {
+        let mut config = Config::defaults();
+        config.data_dir = dir.join("data");
+        config
+    }
+
+    fn post() -> Post {
+        Post {
+            campaign_id: uuid::Uuid::nil(),
+            seq: 3,
+            stamp: chrono::Utc.with_ymd_and_hms(2026, 11, 21, 9, 51, 45).unwrap(),
+            author_id: uuid::Uuid::nil(),
+            side: None,
+            kind: "note".into(),
+            body: "{}".into(),
+            prev_hash: "0".repeat(64),
+            hash: "a".repeat(64),
+            receipt: None,
+        }
+    }
+
+    #[test]
+    fn the_first_start_makes_a_key_later_starts_read_it_and_rotation_keeps_the_old_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_in(dir.path());
+        let (made, origin) = Keyring::load(&config).unwrap();
+        assert!(matches!(origin, Origin::Made(_)), "{origin:?}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(config.data_dir.join(KEY_FILE)).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let (again, origin) = Keyring::load(&config).unwrap();
+        assert!(matches!(origin, Origin::File(_)), "{origin:?}");
+        assert_eq!(again.current_id(), made.current_id());
+
+        let mut signed = post();
+        signed.receipt = Some(made.sign(&signed));
+        assert_eq!(made.check(&signed), None);
+
+        let (old, new) = rotate(&config).unwrap();
+        assert_eq!(old, made.current_id());
+        let (rotated, _) = Keyring::load(&config).unwrap();
+        assert_eq!(rotated.current_id(), new);
+        let keys = rotated.public_keys();
+        assert_eq!(keys.len(), 2);
+        assert!(keys[0].current && keys[0].key_id == new);
+        assert!(!keys[1].current && keys[1].key_id == old);
+        // A receipt signed before the rotation still verifies.
+        assert_eq!(rotated.check(&signed), None);
+        let mut changed = signed.clone();
+        changed.seq = 4;
+        assert!(rotated.check(&changed).unwrap().contains("does not match"));
+    }
+
+    #[test]
+    fn a_key_from_the_environment_writes_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(dir.path());
+        config.signing_key = Some(crate::auth::Secret::new("11".repeat(32)));
+        let (ring, origin) = Keyring::load(&config).unwrap();
+        assert!(matches!(origin, Origin::Environment));
+        assert!(!config.data_dir.exists());
+        assert_eq!(ring.current_id(), key_id(&SigningKey::from_bytes(&[0x11; 32]).verifying_key()));
+        config.signing_key = Some(crate::auth::Secret::new("short"));
+        assert!(Keyring::load(&config).unwrap_err().contains("64 hex digits"));
+    }
+}

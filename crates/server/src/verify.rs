@@ -1,0 +1,615 @@
+//! `adjutant verify FILE [--key PUBKEY]… [--forum-texts DIR]`: checks a campaign's export with
+//! no server and no database.
+//!
+//! From the creation record it recomputes the genesis, then walks every post: its sequence
+//! number, its link to the post before, its hash, its receipt's Ed25519 signature, and its
+//! replay through the rules (which re-derives every result number, reinforcement roll and die
+//! from the stamps) against the stored outcomes and state. Given the bot's forum posts (one
+//! file each), it checks that each one's post, hash and signature are those of the export, so a
+//! log cut short or rewritten after the bot posted is found. Every problem names its post.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use adjutant_rules::chain::{genesis_rule, Link, GENESIS};
+use adjutant_store::{Campaign, Post, Tail};
+use chrono::{DateTime, Utc};
+use ed25519_dalek::VerifyingKey;
+use uuid::Uuid;
+
+use crate::campaign::{decide, kinds, Context, LoadedCampaign, Scenarios, Seal, SealBook, VoidSet};
+use crate::export::{Line, OutcomeRecord, PostRecord, FORMAT};
+use crate::forum::{trailing_marker, witness_of};
+use crate::signing::{key_id, parse_public_key, signature_holds};
+
+pub const USAGE: &str = "usage: adjutant verify FILE [--key PUBKEY]... [--forum-texts DIR]
+
+Checks a campaign's export (GET /v1/campaigns/{id}/export) with no server and no database:
+the chain from the campaign's creation record, every post's hash and signed receipt, every
+outcome and state replayed through the rules. PUBKEY is the server's public key (64 hex digits,
+from GET /v1/keys or the server's start-up lines); without --key the keys the file lists are
+used, which proves the file consistent but not that the server signed it. DIR holds the bot's
+forum posts, one file each: each must match the export. Exits 1 when anything is wrong.";
+
+/// What to check.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub file: PathBuf,
+    pub keys: Vec<String>,
+    pub forum_texts: Option<PathBuf>,
+}
+
+pub fn parse_args(args: &[String]) -> Result<Options, String> {
+    let mut options = Options::default();
+    let mut file = None;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--key" => options.keys.push(args.next().ok_or("--key needs a public key")?.clone()),
+            "--forum-texts" => options.forum_texts = Some(args.next().ok_or("--forum-texts needs a folder")?.into()),
+            other if other.starts_with("--") => return Err(format!("unknown option {other}")),
+            other if file.is_none() => file = Some(PathBuf::from(other)),
+            other => return Err(format!("one file at a time ({other:?} is a second)")),
+        }
+    }
+    options.file = file.ok_or("name the export file")?;
+    Ok(options)
+}
+
+/// One thing found wrong, and the post it is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub seq: Option<i64>,
+    pub detail: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.seq {
+            Some(seq) => write!(f, "post {seq}: {}", self.detail),
+            None => f.write_str(&self.detail),
+        }
+    }
+}
+
+/// What was checked, and what was wrong.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub campaign: Option<Uuid>,
+    pub posts: i64,
+    pub links: i64,
+    pub hashes: i64,
+    pub signatures: i64,
+    pub outcomes: i64,
+    pub snapshots: i64,
+    pub result_numbers: i64,
+    pub reinforcement_rolls: i64,
+    pub dice: i64,
+    pub sealed: i64,
+    pub forum_texts: i64,
+    pub head_hash: Option<String>,
+    pub notes: Vec<String>,
+    pub problems: Vec<Problem>,
+}
+
+impl Report {
+    fn problem(&mut self, seq: Option<i64>, detail: impl Into<String>) {
+        self.problems.push(Problem { seq, detail: detail.into() });
+    }
+
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// The report as printed.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        if let Some(id) = self.campaign {
+            out.push_str(&format!("campaign {id}\n"));
+        }
+        out.push_str(&format!(
+            "checked: {} posts, {} chain links from the genesis, {} hashes, {} receipt signatures, \
+             {} outcomes and {} state snapshots replayed through the rules ({} result numbers, {} reinforcement \
+             rolls, {} dice re-derived from the stamps), {} forum texts\n",
+            self.posts,
+            self.links,
+            self.hashes,
+            self.signatures,
+            self.outcomes,
+            self.snapshots,
+            self.result_numbers,
+            self.reinforcement_rolls,
+            self.dice,
+            self.forum_texts
+        ));
+        if let Some(head) = &self.head_hash {
+            out.push_str(&format!("head: {head}\n"));
+        }
+        for note in &self.notes {
+            out.push_str(&format!("note: {note}\n"));
+        }
+        if self.problems.is_empty() {
+            out.push_str("ok: no problems\n");
+        } else {
+            out.push_str(&format!("{} problems:\n", self.problems.len()));
+            for p in &self.problems {
+                out.push_str(&format!("  {p}\n"));
+            }
+        }
+        out
+    }
+}
+
+/// Runs the checks; `Err` only when the file cannot be read at all.
+pub fn verify(options: &Options) -> Result<Report, String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(&options.file).map_err(|e| format!("{}: {e}", options.file.display()))?;
+    let mut pinned = Vec::new();
+    for key in &options.keys {
+        let key = parse_public_key(key)?;
+        pinned.push((key_id(&key), key));
+    }
+    let mut walk = Walk::new(pinned);
+    for (number, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| format!("{}: {e}", options.file.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Line>(&line) {
+            Ok(line) => walk.line(line),
+            Err(e) => walk.report.problem(None, format!("line {}: not a line of an export: {e}", number + 1)),
+        }
+    }
+    walk.finish();
+    if let Some(dir) = &options.forum_texts {
+        walk.forum_texts(dir)?;
+    }
+    Ok(walk.report)
+}
+
+/// A post as the walk keeps it: what forum texts are checked against.
+struct Seen {
+    hash: String,
+    signature: Option<String>,
+}
+
+struct Walk {
+    report: Report,
+    pinned: Vec<(String, VerifyingKey)>,
+    listed: Vec<(String, VerifyingKey)>,
+    header: bool,
+    campaign: Option<LoadedCampaign>,
+    scenarios: Scenarios,
+    expected_prev: String,
+    expected_seq: i64,
+    signed_before: bool,
+    /// The post whose outcomes and snapshot are being read.
+    pending: Option<(Post, bool, Vec<OutcomeRecord>, Option<String>)>,
+    replayed: Option<(i64, String)>,
+    snapshots: BTreeMap<i64, String>,
+    void: VoidSet,
+    sealed: SealBook,
+    posts: BTreeMap<i64, Seen>,
+    outcome_posts: BTreeMap<Uuid, i64>,
+    ended: bool,
+}
+
+impl Walk {
+    fn new(pinned: Vec<(String, VerifyingKey)>) -> Self {
+        Self {
+            report: Report::default(),
+            pinned,
+            listed: Vec::new(),
+            header: false,
+            campaign: None,
+            // No folder: the scenarios built in (a campaign carries its scenario's text anyway).
+            scenarios: Scenarios::load(Path::new("/nonexistent/adjutant-verify")).unwrap_or_else(|_| {
+                Scenarios::load(Path::new("")).unwrap_or_else(|e| panic!("built-in scenarios: {e}"))
+            }),
+            expected_prev: GENESIS.to_owned(),
+            expected_seq: 1,
+            signed_before: false,
+            pending: None,
+            replayed: None,
+            snapshots: BTreeMap::new(),
+            void: VoidSet::default(),
+            sealed: SealBook::default(),
+            posts: BTreeMap::new(),
+            outcome_posts: BTreeMap::new(),
+            ended: false,
+        }
+    }
+
+    fn line(&mut self, line: Line) {
+        if self.ended {
+            self.report.problem(None, "a line after the export's end line");
+        }
+        match line {
+            Line::Export(header) => {
+                if header.format != FORMAT {
+                    self.report.problem(None, format!("format {:?}, not {FORMAT}", header.format));
+                }
+                for key in header.keys {
+                    match parse_public_key(&key.public_key) {
+                        Ok(k) if key_id(&k) == key.key_id => self.listed.push((key.key_id, k)),
+                        Ok(_) => {
+                            self.report.problem(None, format!("key {} is listed with another key's bytes", key.key_id))
+                        }
+                        Err(e) => self.report.problem(None, format!("key {}: {e}", key.key_id)),
+                    }
+                }
+                if self.pinned.is_empty() {
+                    self.report.notes.push(
+                        "no --key given: receipts are checked against the keys the file lists; pass the server's \
+                         public key to prove the server signed them"
+                            .into(),
+                    );
+                }
+                self.header = true;
+            }
+            Line::Campaign(record) => self.campaign_line(record),
+            Line::Post(post) => {
+                self.settle();
+                self.post_line(post);
+            }
+            Line::Outcome(outcome) => {
+                self.outcome_posts.insert(outcome.id, outcome.seq);
+                match &mut self.pending {
+                    Some((post, _, outcomes, _)) if post.seq == outcome.seq => outcomes.push(outcome),
+                    _ => self.report.problem(Some(outcome.seq), format!("outcome {} belongs to no post", outcome.id)),
+                }
+            }
+            Line::Snapshot(snapshot) => match &mut self.pending {
+                Some((post, _, _, stored)) if post.seq == snapshot.seq => *stored = Some(snapshot.state),
+                _ => self.report.problem(Some(snapshot.seq), "a state snapshot for a post not in the log"),
+            },
+            Line::End(end) => {
+                self.settle();
+                self.ended = true;
+                if end.posts != self.report.posts {
+                    self.report.problem(
+                        None,
+                        format!("the end line counts {} posts; the file has {}", end.posts, self.report.posts),
+                    );
+                }
+                if end.head_hash != self.report.head_hash {
+                    self.report.problem(None, "the end line's head hash is not the last post's hash");
+                }
+            }
+            Line::Error(e) => {
+                self.report.problem(None, format!("the server could not finish the export: {}", e.detail))
+            }
+        }
+    }
+
+    fn campaign_line(&mut self, record: crate::export::CampaignRecord) {
+        self.report.campaign = Some(record.id);
+        let created_at = match DateTime::parse_from_rfc3339(&record.created_at) {
+            Ok(t) => t.with_timezone(&Utc),
+            Err(e) => {
+                self.report.problem(None, format!("the campaign's created_at {:?}: {e}", record.created_at));
+                return;
+            }
+        };
+        let campaign = Campaign {
+            id: record.id,
+            name: record.name,
+            moderator_id: record.moderator_id,
+            mode: record.mode,
+            scenario: record.scenario,
+            scenario_text: record.scenario_text,
+            ruleset: record.ruleset,
+            settings: record.settings,
+            created_at,
+            chain_genesis: record.chain_genesis,
+        };
+        self.expected_prev = if campaign.chain_genesis == genesis_rule::LEGACY {
+            self.report.notes.push(
+                "the campaign was created before its creation record was hashed: its chain starts from 64 zeros, \
+                 and its settings are not bound by the chain"
+                    .into(),
+            );
+            GENESIS.to_owned()
+        } else {
+            let ids = (campaign.id.to_string(), campaign.moderator_id.to_string());
+            crate::campaign::creation_record(&campaign, &ids).genesis()
+        };
+        if self.expected_prev != record.genesis_hash {
+            self.report.problem(
+                None,
+                format!(
+                    "the creation record hashes to {} but the file says the genesis is {}",
+                    self.expected_prev, record.genesis_hash
+                ),
+            );
+        }
+        match LoadedCampaign::load(campaign, &self.scenarios) {
+            Ok(loaded) => self.campaign = Some(loaded),
+            Err(e) => self.report.problem(None, format!("the campaign cannot be loaded: {}", e.problem().detail)),
+        }
+    }
+
+    fn key(&self, key_id: &str) -> Option<VerifyingKey> {
+        let keys = if self.pinned.is_empty() { &self.listed } else { &self.pinned };
+        keys.iter().find(|(id, _)| id == key_id).map(|(_, k)| *k)
+    }
+
+    fn post_line(&mut self, record: PostRecord) {
+        let seq = record.seq;
+        if !self.header || self.campaign.is_none() {
+            self.report.problem(Some(seq), "a post before the export's header and campaign lines");
+        }
+        let Some(campaign) = &self.campaign else { return };
+        self.report.posts += 1;
+        self.report.head_hash = Some(record.hash.clone());
+        if seq != self.expected_seq {
+            self.report.problem(Some(seq), format!("sequence number out of order (expected {})", self.expected_seq));
+        }
+        self.report.links += 1;
+        if record.prev_hash != self.expected_prev {
+            let what = if seq == 1 {
+                "the genesis (the hash of the campaign's creation record)"
+            } else {
+                "the previous post's hash"
+            };
+            self.report
+                .problem(Some(seq), format!("prev_hash {} is not {what} {}", record.prev_hash, self.expected_prev));
+        }
+        let stamp = match DateTime::parse_from_rfc3339(&record.stamp) {
+            Ok(t) => t.with_timezone(&Utc),
+            Err(e) => {
+                self.report.problem(Some(seq), format!("stamp {:?}: {e}", record.stamp));
+                return;
+            }
+        };
+        let post = Post {
+            campaign_id: campaign.campaign.id,
+            seq,
+            stamp,
+            author_id: record.author_id,
+            side: record.side.clone(),
+            kind: record.kind.clone(),
+            body: record.body.clone().unwrap_or_default(),
+            prev_hash: record.prev_hash.clone(),
+            hash: record.hash.clone(),
+            receipt: record
+                .receipt
+                .as_ref()
+                .map(|r| adjutant_store::Receipt { key_id: r.key_id.clone(), signature: r.signature.clone() }),
+        };
+        let readable = record.body.is_some();
+        if readable {
+            let campaign_id = post.campaign_id.to_string();
+            let author = post.author_id.to_string();
+            let recomputed = Link {
+                prev_hash: &post.prev_hash,
+                campaign_id: &campaign_id,
+                seq,
+                stamp,
+                author_id: &author,
+                side: post.side.as_deref(),
+                kind: &post.kind,
+                body: &post.body,
+            }
+            .hash();
+            self.report.hashes += 1;
+            if recomputed != post.hash {
+                self.report.problem(
+                    Some(seq),
+                    format!("stored hash {} but the post's fields hash to {recomputed}: it was changed", post.hash),
+                );
+            }
+        } else {
+            self.report.sealed += 1;
+        }
+        match &post.receipt {
+            Some(receipt) => {
+                self.report.signatures += 1;
+                match self.key(&receipt.key_id) {
+                    None => self.report.problem(
+                        Some(seq),
+                        format!("its receipt is signed by key {}, which is not trusted", receipt.key_id),
+                    ),
+                    Some(key) => {
+                        if !signature_holds(&key, &crate::signing::receipt_message(&post), &receipt.signature) {
+                            self.report.problem(
+                                Some(seq),
+                                "its receipt's signature does not match its campaign, seq, stamp and hash: the post was changed after the server signed it",
+                            );
+                        }
+                    }
+                }
+            }
+            None if campaign.campaign.chain_genesis != genesis_rule::LEGACY || self.signed_before => {
+                self.report.problem(Some(seq), "it has no receipt, though the server signs every post")
+            }
+            None => {}
+        }
+        self.signed_before |= post.receipt.is_some();
+        self.posts.insert(
+            seq,
+            Seen { hash: post.hash.clone(), signature: post.receipt.as_ref().map(|r| r.signature.clone()) },
+        );
+        self.expected_prev = post.hash.clone();
+        self.expected_seq = seq + 1;
+        self.pending = Some((post, readable, Vec::new(), None));
+    }
+
+    /// Replays the pending post through the rules, now that its outcomes and snapshot are read.
+    fn settle(&mut self) {
+        let Some((post, readable, stored, stored_snapshot)) = self.pending.take() else { return };
+        let Some(campaign) = &self.campaign else { return };
+        let seq = post.seq;
+        if let Some(state) = &stored_snapshot {
+            self.snapshots.insert(seq, state.clone());
+        }
+        if !readable {
+            // A sealed choice not revealed yet: its hash and receipt are checked, its content
+            // cannot be; the state goes on from what was stored.
+            if let Some(state) = stored_snapshot {
+                self.replayed = Some((seq, state));
+            }
+            return;
+        }
+        let tail = Tail {
+            next_seq: seq,
+            prev_hash: Some(post.prev_hash.clone()),
+            prev_stamp: None,
+            snapshot: self.replayed.clone(),
+            next_position: 0,
+        };
+        let mut context = Context::default();
+        let rollback_to = (post.kind == kinds::ROLLBACK).then(|| {
+            serde_json::from_str::<serde_json::Value>(&post.body)
+                .ok()
+                .and_then(|b| b.get("to_seq").and_then(serde_json::Value::as_i64))
+        });
+        if post.kind == kinds::SEAL || post.kind == kinds::RESOLVE {
+            context.seals = std::mem::take(&mut self.sealed);
+        }
+        if let Some(to_seq) = rollback_to {
+            context.void = std::mem::take(&mut self.void);
+            if let Some(to_seq) = to_seq.filter(|s| *s > 0) {
+                context.rollback_snapshot = self.snapshots.range(..=to_seq).next_back().map(|(s, t)| (*s, t.clone()));
+            }
+        }
+        let decided = decide(campaign, &tail, &post, &context);
+        if post.kind == kinds::SEAL || post.kind == kinds::RESOLVE {
+            self.sealed = std::mem::take(&mut context.seals);
+        }
+        if rollback_to.is_some() {
+            self.void = std::mem::take(&mut context.void);
+        }
+        match decided {
+            Ok(effects) => {
+                self.report.outcomes += stored.len() as i64;
+                let same = effects.outcomes.len() == stored.len()
+                    && effects
+                        .outcomes
+                        .iter()
+                        .zip(&stored)
+                        .all(|(new, old)| new.kind == old.kind && new.data == old.data);
+                if !same {
+                    self.report.problem(
+                        Some(seq),
+                        "the stored outcomes differ from what the rules give when the post is replayed",
+                    );
+                }
+                for o in &effects.outcomes {
+                    match o.kind.as_str() {
+                        "battle" => self.report.result_numbers += 1,
+                        "reinforcement_roll" => self.report.reinforcement_rolls += 1,
+                        "resolution" => {
+                            self.report.dice += serde_json::from_str::<serde_json::Value>(&o.data)
+                                .ok()
+                                .and_then(|d| d["data"]["dice"].as_array().map(|a| a.len() as i64))
+                                .unwrap_or(0)
+                        }
+                        _ => {}
+                    }
+                }
+                match (&effects.snapshot, &stored_snapshot) {
+                    (Some(new), Some(old)) => {
+                        self.report.snapshots += 1;
+                        if new != old {
+                            self.report.problem(Some(seq), "the stored state differs from the replayed state");
+                        }
+                    }
+                    (Some(_), None) => self.report.problem(Some(seq), "no state snapshot was stored"),
+                    (None, Some(_)) => {
+                        self.report.problem(Some(seq), "a snapshot was stored for a post that changes nothing")
+                    }
+                    (None, None) => {}
+                }
+                if let Some(new) = effects.snapshot {
+                    self.replayed = Some((seq, new));
+                }
+            }
+            Err(e) => self.report.problem(Some(seq), format!("the rules refuse this post: {}", e.problem().detail)),
+        }
+        if let Some(to_seq) = rollback_to.flatten() {
+            self.void.insert(to_seq + 1..seq);
+            self.sealed.void(to_seq + 1..seq);
+        }
+        if let Some(seal) = Seal::of(&post) {
+            self.sealed.insert(seal);
+        }
+    }
+
+    fn finish(&mut self) {
+        self.settle();
+        if !self.header {
+            self.report.problem(None, "the file has no export header line");
+        }
+        if self.campaign.is_none() {
+            self.report.problem(None, "the file has no campaign line");
+        }
+        if !self.ended {
+            self.report.problem(None, "the file has no end line: it was cut short");
+        }
+    }
+
+    /// Checks each forum text against the export.
+    fn forum_texts(&mut self, dir: &Path) -> Result<(), String> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        let last = self.posts.keys().next_back().copied().unwrap_or(0);
+        for file in files {
+            let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let Some(outcome) = trailing_marker(&text) else {
+                self.report.notes.push(format!(
+                    "forum text {name}: no Adjutant marker on its last line; not one of the bot's posts"
+                ));
+                continue;
+            };
+            let Some(witness) = witness_of(&text) else {
+                self.report.problem(
+                    None,
+                    format!("forum text {name}: the line before its marker does not name the post, hash and receipt"),
+                );
+                continue;
+            };
+            self.report.forum_texts += 1;
+            let seq = witness.seq;
+            match self.posts.get(&seq) {
+                None if seq > last => self.report.problem(
+                    Some(seq),
+                    format!(
+                        "forum text {name} shows post {seq} with hash {}, but the export ends at post {last}: the log was cut after the bot posted",
+                        witness.hash
+                    ),
+                ),
+                None => self.report.problem(Some(seq), format!("forum text {name} shows post {seq}, which the export does not have")),
+                Some(seen) => {
+                    if seen.hash != witness.hash {
+                        self.report.problem(
+                            Some(seq),
+                            format!("forum text {name} shows hash {}, the export has {}: the log was changed after the bot posted", witness.hash, seen.hash),
+                        );
+                    }
+                    if let (Some(shown), Some(exported)) = (&witness.signature, &seen.signature) {
+                        if shown != exported {
+                            self.report.problem(Some(seq), format!("forum text {name} shows another receipt signature than the export"));
+                        }
+                    }
+                }
+            }
+            match self.outcome_posts.get(&outcome) {
+                Some(outcome_seq) if *outcome_seq != seq => self.report.problem(
+                    Some(seq),
+                    format!("forum text {name}: outcome {outcome} belongs to post {outcome_seq} in the export"),
+                ),
+                None if seq <= last => {
+                    self.report.problem(Some(seq), format!("forum text {name}: outcome {outcome} is not in the export"))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
