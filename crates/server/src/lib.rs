@@ -20,6 +20,7 @@ pub mod openapi_problems;
 pub mod operator;
 pub mod rate_limit;
 pub mod routes;
+pub mod sealed_delay;
 pub mod views;
 pub mod webhooks;
 pub mod whole_number;
