@@ -244,6 +244,23 @@ async fn refusals(backend: Backend) {
     // Nothing was created.
     let list = app.get("/v1/campaigns").await;
     assert_eq!(list.ok(200)["campaigns"].as_array().unwrap().len(), 0);
+    // The calculator gives docs/arithmetic.md's worked example.
+    let calc = app
+        .get(concat!(
+            "/v1/tools/sealed-delay?secret=e8c593fec897dadd42cda9333d96875a75321fed36866dd66709c43c4b533333",
+            "&post_hash=71dc53a1bdf01a12cf15e6b162acb1c332f08d6160a9ced4fdbd6b587ad758f3&stamp_ms=1772445105250"
+        ))
+        .await;
+    let calc = calc.ok(200);
+    assert_eq!(calc["previous"], "49b9fd1015b4991d4c7552e8ee2ae9ad36c6b3f999ee62ac65d475f691d9da36");
+    assert_eq!(calc["first_8_bytes_decimal"], "13089497521390273060");
+    assert_eq!(
+        (calc["delay_ms"].clone(), calc["result_time"].clone()),
+        (json!(13060), json!("2026-03-02T09:51:58.310Z"))
+    );
+    assert_eq!((calc["time_of_day"].clone(), calc["result_number"]["result"].clone()), (json!("9:51:58"), json!(14)));
+    let bad = app.get("/v1/tools/sealed-delay?secret=00&post_hash=00&stamp_ms=0&clock=13h").await;
+    bad.problem(400, "query.secret");
     // A default campaign plays the seed's rule, and says so.
     let id = app.campaign(&moderator, json!({"name": "Default"})).await;
     let view = app.get(&format!("/v1/campaigns/{id}")).await;
