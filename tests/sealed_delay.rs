@@ -199,6 +199,7 @@ async fn sealed_battle(backend: Backend) {
     let page = g.app.get(&format!("/campaigns/{}", g.campaign)).await;
     assert!(page.text.contains(&commitment), "the page shows s_0");
     assert!(page.text.contains(&format!("+ sealed delay {delay} ms = result time")), "{}", page.text);
+    assert!(page.text.contains("the stamp's own number (the battle's, after the sealed delay, is below)"));
     let report = g.app.get(&format!("/v1/campaigns/{}/fairness", g.campaign)).await;
     assert_eq!(report.ok(200)["result_time"], "sealed_delay");
 

@@ -135,7 +135,7 @@ const Adj = (() => {
       el('div', { class: 'head' }, el('span', { class: 'seq' }, `#${post.seq}`), ' ',
         el('span', { class: 'side' }, post.side || 'moderator'), ' ', el('span', { class: 'kind' }, post.kind),
         post.void ? el('span', { class: 'badge' }, ' void') : null),
-      el('div', { class: 'time' }, el('time', { datetime: post.stamp }, post.stamp), ` · ${n.time_of_day} → result number `,
+      el('div', { class: 'time' }, el('time', { datetime: post.stamp }, post.stamp), ` · ${n.time_of_day} → ${sealedLabel(post)}`,
         el('b', { class: 'result' }, String(n.result_number.result).padStart(2, '0')),
         ` (√${n.result_number.n} = ${n.result_number.sqrt}) · `,
         el('a', { href: post.audit }, 'audit')));
@@ -151,11 +151,17 @@ const Adj = (() => {
     const box = el('div', { class: 'receipt', id: 'receipt-body' },
       el('p', {}, `Posted #${post.seq} (${post.kind}) — server stamp `, el('time', { datetime: post.stamp, class: 'stamp' }, post.stamp),
         `, ${n.time_of_day} on the campaign clock.`),
-      el('p', {}, 'Result number ', el('b', { class: 'result' }, String(n.result_number.result).padStart(2, '0')),
+      el('p', {}, sealedLabel(post, 'Result number '), el('b', { class: 'result' }, String(n.result_number.result).padStart(2, '0')),
         ` from √${n.result_number.n} = ${n.result_number.sqrt}. Check it: `, el('code', { class: 'bc' }, n.result_number.bc)),
       el('ul', { class: 'outcomes' }, post.outcomes.map((o) => el('li', { class: `outcome kind-${o.kind}` }, o.headline, sealedDetail(o), resolutionDetail(o)))),
       el('p', {}, el('a', { href: post.audit, class: 'audit-link' }, `Audit of post #${post.seq}`)));
     return box;
+  }
+
+  /** In a sealed-delay battle the stamp's own number is not the battle's: the battle shows its own. */
+  function sealedLabel(post, plain = 'result number ') {
+    const sealed = post.outcomes.some((o) => o.data && o.data.sealed_delay);
+    return sealed ? "the stamp's own number (the battle's, after the sealed delay, is below) " : plain;
   }
 
   /** A sealed-delay battle: the stamp, the delay, the result time and its result number, and the revealed secret. */

@@ -115,7 +115,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
             "<li value=\"{seq}\" class=\"post{void_class} side-{side_class}\" id=\"post-{seq}\">\
              <div class=\"head\"><span class=\"seq\">#{seq}</span> <span class=\"side\">{side}</span> \
              <span class=\"kind\">{kind}</span>{void_badge}</div>\
-             <div class=\"time\"><time datetime=\"{stamp}\">{stamp}</time> · {tod} → result number <b class=\"result\">{result:02}</b> \
+             <div class=\"time\"><time datetime=\"{stamp}\">{stamp}</time> · {tod} → {label} <b class=\"result\">{result:02}</b> \
              <span class=\"sqrt\">(√{n} = {sqrt})</span> · <a href=\"/v1/campaigns/{id}/posts/{seq}/audit\">audit</a></div>",
             seq = post.seq,
             void_class = if is_void { " void" } else { "" },
@@ -124,6 +124,11 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
             kind = escape(&post.kind),
             void_badge = if is_void { " <span class=\"badge\">void</span>" } else { "" },
             stamp = stamp_text(post.stamp),
+            label = if outcomes.iter().any(|o| o.kind == "battle" && o.data.contains("\"sealed_delay\"")) {
+                "the stamp's own number (the battle's, after the sealed delay, is below)"
+            } else {
+                "result number"
+            },
             tod = numbers.time_of_day,
             result = numbers.result_number.result,
             n = numbers.result_number.n,
