@@ -60,6 +60,7 @@ const MATRIX: &[Row] = &[
     row("GET",  "/v1/campaigns/{id}/posts/{seq}/audit", "",                                   [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/tools/result-number",             "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/tools/reinforcement",             "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/tools/sealed-delay",              "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/tools/combat",                    "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/campaigns/{id}/audit",            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/campaigns/{id}/fairness",         "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
@@ -107,6 +108,10 @@ fn query_of(path: &str) -> &'static str {
     match path {
         "/v1/tools/result-number" => "?time=9:51:45",
         "/v1/tools/reinforcement" => "?ms=123&cities=3",
+        "/v1/tools/sealed-delay" => concat!(
+            "?secret=e8c593fec897dadd42cda9333d96875a75321fed36866dd66709c43c4b533333",
+            "&post_hash=71dc53a1bdf01a12cf15e6b162acb1c332f08d6160a9ced4fdbd6b587ad758f3&stamp_ms=1772445105250"
+        ),
         "/v1/tools/combat" => "?attacker=15&defender=6&defence=river&time=9:51:45",
         // The stream sends what there is and closes, so the answer can be read whole.
         "/v1/campaigns/{id}/events" => "?follow=false",

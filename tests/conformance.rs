@@ -24,6 +24,7 @@ on_both_backends! {
     tokens_are_revoked_and_rotated_in_their_own_row => revocation;
     webhooks_are_rotated_and_disabled_with_their_log_kept => webhook_lifecycle;
     posts_are_counted_by_author_kind_and_time => counting;
+    campaign_secrets_are_kept_once_per_chain_and_never_rewritten => campaign_secrets;
 }
 
 fn principal(kind: PrincipalKind, campaign: Option<Uuid>) -> Principal {
@@ -400,4 +401,31 @@ async fn counting(backend: Backend) {
     assert_eq!(store.count_posts_by_author(campaign.id, player.id, "seal", at(0)).await.unwrap(), 0);
     assert_eq!(store.count_posts_by_author(campaign.id, moderator.id, "note", at(0)).await.unwrap(), 1);
     assert_eq!(store.count_posts_by_author(Uuid::new_v4(), player.id, "note", at(0)).await.unwrap(), 0);
+}
+
+async fn campaign_secrets(backend: Backend) {
+    let (db, store, _, campaign, player) = setup(backend).await;
+    assert_eq!(store.campaign_secrets(campaign.id).await.unwrap(), vec![]);
+    let first = "a".repeat(64);
+    assert_eq!(store.keep_campaign_secret(campaign.id, 0, &first).await.unwrap(), first);
+    // A second secret for the same chain (two servers racing) gets the first one back.
+    assert_eq!(store.keep_campaign_secret(campaign.id, 0, &"b".repeat(64)).await.unwrap(), first);
+    assert_eq!(store.keep_campaign_secret(campaign.id, 1, &"c".repeat(64)).await.unwrap(), "c".repeat(64));
+    assert_eq!(store.campaign_secrets(campaign.id).await.unwrap(), vec![(0, first.clone()), (1, "c".repeat(64))]);
+    assert_eq!(store.campaign_secrets(Uuid::new_v4()).await.unwrap(), vec![]);
+    for sql in ["UPDATE campaign_secrets SET secret = 'x'", "DELETE FROM campaign_secrets"] {
+        let refused = db.try_execute(sql).await;
+        assert!(refused.as_ref().is_err_and(|e| e.contains("append-only")), "{sql}: {refused:?}");
+    }
+
+    // Outcomes are counted by kind, across the campaign's posts.
+    for key in ["a", "b"] {
+        store
+            .append_post(request(&campaign, &player, key, key), &writer(campaign.id, player.id, 2, false))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.count_outcomes_of_kind(campaign.id, "roll").await.unwrap(), 4);
+    assert_eq!(store.count_outcomes_of_kind(campaign.id, "battle").await.unwrap(), 0);
+    assert_eq!(store.count_outcomes_of_kind(Uuid::new_v4(), "roll").await.unwrap(), 0);
 }

@@ -321,32 +321,66 @@ fn battle(d: &Value) -> Doc {
     } else {
         format!("Result number {result} > victory {victory}: the defender wins")
     };
+    // A sealed-delay campaign: the result time is the stamp plus the delay the revealed chain
+    // secret gives, and the check line shows each step.
+    let sealed = d.get("sealed_delay").filter(|v| v.is_object());
+    let result_time_line = sealed.map(|sd| {
+        plain(format!(
+            "Stamp {} + sealed delay {} ms = result time {} ({} on the campaign clock): result number {result}",
+            s(&sd["stamp"]),
+            u(&sd["delay_ms"]),
+            s(&sd["result_time"]),
+            time_of(u(&nums["result_number"]["n"])),
+        ))
+    });
+    let check = match sealed {
+        Some(sd) => format!(
+            "Check: SHA-256(secret {} {}) = {}, and so back to the chain's published start {}; \
+             SHA-256(secret ‖ post hash {}) begins {} = {}, mod 60000 = {} ms; {}",
+            u(&sd["draw"]),
+            s(&sd["secret"]),
+            s(&sd["previous"]),
+            s(&sd["commitment"]),
+            s(&sd["post_hash"]),
+            s(&sd["first_8_bytes"]),
+            s(&sd["first_8_bytes_decimal"]),
+            u(&sd["delay_ms"]),
+            result_number_check(&nums["result_number"]).trim_start_matches("Check: "),
+        ),
+        None => result_number_check(&nums["result_number"]),
+    };
+    let mut lines = vec![
+        plain(format!("Attacker ({attacker}): {} = {a} factors", units_with_factors(&d["attackers"]))),
+        plain(defender_line),
+        plain(victory_line),
+    ];
+    lines.extend(result_time_line);
     Doc {
         title: format!("Battle {} at {}: the {winner} wins", u(&d["battle"]), s(&d["target"])),
-        lines: vec![
-            plain(format!("Attacker ({attacker}): {} = {a} factors", units_with_factors(&d["attackers"]))),
-            plain(defender_line),
-            plain(victory_line),
-            mixed("", verdict, format!(" ({winner})")),
-            plain(format!(
-                "Difference {} (band {}): winner ×{}, loser ×{} of the basic rate {}",
-                u(&nums["difference"]),
-                s(&nums["band"]),
-                s(&nums["winner_rate"]),
-                s(&nums["loser_rate"]),
-                s(&nums["basic_rate"])
-            )),
-            mixed(
-                "Casualties: ",
-                format!(
-                    "{attacker} {}, {defender} {}",
-                    u(&nums["attacker_casualties"]),
-                    u(&nums["defender_casualties"])
+        lines: {
+            lines.extend(vec![
+                mixed("", verdict, format!(" ({winner})")),
+                plain(format!(
+                    "Difference {} (band {}): winner ×{}, loser ×{} of the basic rate {}",
+                    u(&nums["difference"]),
+                    s(&nums["band"]),
+                    s(&nums["winner_rate"]),
+                    s(&nums["loser_rate"]),
+                    s(&nums["basic_rate"])
+                )),
+                mixed(
+                    "Casualties: ",
+                    format!(
+                        "{attacker} {}, {defender} {}",
+                        u(&nums["attacker_casualties"]),
+                        u(&nums["defender_casualties"])
+                    ),
+                    "",
                 ),
-                "",
-            ),
-        ],
-        check: Some(result_number_check(&nums["result_number"])),
+            ]);
+            lines
+        },
+        check: Some(check),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod post_time;
 pub mod refusal;
 pub mod reinforcement;
 pub mod resolver;
+pub mod result_time;
 pub mod schema;
 pub mod short_acw;
 pub mod side;

@@ -135,12 +135,12 @@ const Adj = (() => {
       el('div', { class: 'head' }, el('span', { class: 'seq' }, `#${post.seq}`), ' ',
         el('span', { class: 'side' }, post.side || 'moderator'), ' ', el('span', { class: 'kind' }, post.kind),
         post.void ? el('span', { class: 'badge' }, ' void') : null),
-      el('div', { class: 'time' }, el('time', { datetime: post.stamp }, post.stamp), ` · ${n.time_of_day} → result number `,
+      el('div', { class: 'time' }, el('time', { datetime: post.stamp }, post.stamp), ` · ${n.time_of_day} → ${sealedLabel(post)}`,
         el('b', { class: 'result' }, String(n.result_number.result).padStart(2, '0')),
         ` (√${n.result_number.n} = ${n.result_number.sqrt}) · `,
         el('a', { href: post.audit }, 'audit')));
     if (post.outcomes.length) {
-      item.append(el('ul', { class: 'outcomes' }, post.outcomes.map((o) => el('li', { class: `outcome kind-${o.kind}` }, o.headline))));
+      item.append(el('ul', { class: 'outcomes' }, post.outcomes.map((o) => el('li', { class: `outcome kind-${o.kind}` }, o.headline, sealedDetail(o)))));
     }
     return item;
   }
@@ -151,11 +151,30 @@ const Adj = (() => {
     const box = el('div', { class: 'receipt', id: 'receipt-body' },
       el('p', {}, `Posted #${post.seq} (${post.kind}) — server stamp `, el('time', { datetime: post.stamp, class: 'stamp' }, post.stamp),
         `, ${n.time_of_day} on the campaign clock.`),
-      el('p', {}, 'Result number ', el('b', { class: 'result' }, String(n.result_number.result).padStart(2, '0')),
+      el('p', {}, sealedLabel(post, 'Result number '), el('b', { class: 'result' }, String(n.result_number.result).padStart(2, '0')),
         ` from √${n.result_number.n} = ${n.result_number.sqrt}. Check it: `, el('code', { class: 'bc' }, n.result_number.bc)),
-      el('ul', { class: 'outcomes' }, post.outcomes.map((o) => el('li', { class: `outcome kind-${o.kind}` }, o.headline, resolutionDetail(o)))),
+      el('ul', { class: 'outcomes' }, post.outcomes.map((o) => el('li', { class: `outcome kind-${o.kind}` }, o.headline, sealedDetail(o), resolutionDetail(o)))),
       el('p', {}, el('a', { href: post.audit, class: 'audit-link' }, `Audit of post #${post.seq}`)));
     return box;
+  }
+
+  /** In a sealed-delay battle the stamp's own number is not the battle's: the battle shows its own. */
+  function sealedLabel(post, plain = 'result number ') {
+    const sealed = post.outcomes.some((o) => o.data && o.data.sealed_delay);
+    return sealed ? "the stamp's own number (the battle's, after the sealed delay, is below) " : plain;
+  }
+
+  /** A sealed-delay battle: the stamp, the delay, the result time and its result number, and the revealed secret. */
+  function sealedDetail(outcome) {
+    const d = outcome.data || {};
+    const sd = d.sealed_delay;
+    if (!sd || !d.numbers) return null;
+    const r = d.numbers.result_number || {};
+    return el('p', { class: 'sealed-delay' },
+      'Stamp ', el('time', { datetime: sd.stamp }, sd.stamp), ` + sealed delay ${sd.delay_ms} ms = result time `,
+      el('time', { datetime: sd.result_time, class: 'result-time' }, sd.result_time), ' → result number ',
+      el('b', { class: 'result' }, String(d.numbers.result).padStart(2, '0')), ` (√${r.n} = ${r.sqrt}). `,
+      `Draw ${sd.draw} reveals s_${sd.draw} = `, el('code', {}, sd.secret), '; SHA-256 of it is ', el('code', {}, sd.previous), '.');
   }
 
   /** Every die and every table cell of a resolver outcome. */

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use adjutant_rules::resolver::{self, Ruleset};
+use adjutant_rules::result_time::{ChainSecret, ResultTime};
 use adjutant_rules::short_acw::{self, GameState, Scenario, VictoryRounding};
 use adjutant_rules::{Clock, ClockFormat, DiceStream, DigitPositions, Refusal, Side};
 use adjutant_store::{Campaign, NewOutcome, Post, Tail};
@@ -77,7 +78,37 @@ pub struct CampaignSettings {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "optional_version")]
     #[schema(example = 2, minimum = 1, maximum = 2, nullable = false)]
     pub rules_version: Option<u32>,
+    /// When a battle's result time is (managed campaigns): `post` (default) the attack's stamp,
+    /// as the seed says; `sealed_delay` the stamp plus a delay of 0 to 59.999 s from a hash chain
+    /// the server committed to when the campaign was created (docs/fairness.md), so an attack
+    /// cannot be aimed at a winning second. A campaign stored without it plays `post`.
+    #[serde(default = "default_result_time")]
+    #[schema(schema_with = result_time_schema)]
+    pub result_time: String,
+    /// For `sealed_delay`: the hash chain's public commitment, drawn by the server when the
+    /// campaign is created (never sent by a client).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub result_chain: Option<ResultChain>,
 }
+
+/// The public part of a sealed-delay campaign's hash chain, in its creation record: `s_0`,
+/// published before any post, and how many secrets the chain holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResultChain {
+    /// `s_0` (64 hex digits): SHA-256 of the hex text of `s_1`, and so on up the chain; the
+    /// k-th battle reveals `s_k`.
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    pub commitment: String,
+    /// Secrets in the chain (K); the battle that uses the last one publishes the next chain's
+    /// `s_0` in its outcome.
+    #[schema(minimum = 1)]
+    pub length: u64,
+}
+
+/// The values of `result_time`.
+pub const RESULT_TIMES: [&str; 2] = ["post", "sealed_delay"];
 
 fn optional_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
     crate::whole_number::json(d).map(Some)
@@ -92,12 +123,20 @@ fn string_enum<'a>(values: impl IntoIterator<Item = &'a str>, example: &str) -> 
 }
 
 /// Every IANA zone the server knows, so a client cannot send one it would refuse.
-fn time_zone_schema() -> utoipa::openapi::schema::Object {
+pub fn time_zone_schema() -> utoipa::openapi::schema::Object {
     string_enum(chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name()), "America/New_York")
 }
 
 fn clock_schema() -> utoipa::openapi::schema::Object {
     string_enum(["24h", "12h"], "24h")
+}
+
+fn result_time_schema() -> utoipa::openapi::schema::Object {
+    string_enum(RESULT_TIMES, "post")
+}
+
+fn default_result_time() -> String {
+    "post".into()
 }
 
 fn rounding_schema() -> utoipa::openapi::schema::Object {
@@ -125,11 +164,21 @@ impl Default for CampaignSettings {
             first_digit: default_first_digit(),
             victory_rounding: default_rounding(),
             rules_version: None,
+            result_time: default_result_time(),
+            result_chain: None,
         }
     }
 }
 
 impl CampaignSettings {
+    /// How the campaign fixes result times.
+    pub fn result_time(&self) -> ResultTime {
+        match self.result_time.as_str() {
+            "sealed_delay" => ResultTime::SealedDelay,
+            _ => ResultTime::Post,
+        }
+    }
+
     /// The rules version the campaign plays under: as recorded, or 1 for a campaign recorded
     /// before versions were.
     pub fn rules_version(&self) -> u32 {
@@ -175,6 +224,13 @@ impl CampaignSettings {
                 "body.settings.rules_version",
                 "campaign.rules_version",
                 format!("the rules version is 1 to {}", short_acw::RULES_VERSION),
+            ));
+        }
+        if !RESULT_TIMES.contains(&self.result_time.as_str()) {
+            return Err(AppError::unprocessable(
+                "body.settings.result_time",
+                "campaign.result_time",
+                "the result time is `post` (the attack's stamp) or `sealed_delay` (the stamp plus a sealed delay)",
             ));
         }
         Ok(Clock { zone, format, digits })
@@ -319,6 +375,9 @@ impl Scenarios {
 /// Scenarios shipped inside the binary.
 const BUILT_IN: &[(&str, &str)] = &[("short-acw", include_str!("../../../config/scenarios/short-acw.toml"))];
 
+/// The Short ACW post kinds that may fight a battle, and so fix a result number.
+pub const RESULT_FIXING_KINDS: [&str; 2] = ["attack", "resolve_attack"];
+
 /// Post kinds every campaign takes.
 pub mod kinds {
     /// A remark in the log; it changes nothing.
@@ -370,6 +429,10 @@ pub struct Context {
     pub void: VoidSet,
     /// Sealed choices already in (void ones left out).
     pub seals: SealBook,
+    /// In a `sealed_delay` campaign, for a post that may fix a result: the chain secret it
+    /// uses (the server's next one when the post is made; the one its outcome revealed when it
+    /// is audited).
+    pub chain_secret: Option<ChainSecret>,
     /// The last post when this context was read: the post must follow it directly, or the
     /// context is stale. `None` when the post needs no context.
     pub as_of: Option<i64>,
@@ -654,6 +717,10 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
                 body: &body,
                 stamp: post.stamp,
                 settings,
+                sealed: context
+                    .chain_secret
+                    .as_ref()
+                    .map(|secret| short_acw::SealedDraw { secret, post_hash: &post.hash }),
             };
             let applied = short_acw::apply(scenario, &state, &order).map_err(refusal_in_body)?;
             Ok(Effects {
@@ -730,6 +797,7 @@ fn umpire(
         body: &body.body,
         stamp: post.stamp,
         settings,
+        sealed: None,
     };
     let applied = short_acw::apply(scenario, state, &order).map_err(|r| {
         let field = if r.field.starts_with("body") { r.field.replacen("body", "body.body.body", 1) } else { r.field };

@@ -44,6 +44,10 @@ pub struct Config {
     /// Webhook requests in flight at once, across all campaigns.
     #[serde(default = "default_webhook_concurrency")]
     pub webhook_concurrency: usize,
+    /// Secrets in each sealed-delay hash chain (`result_time = "sealed_delay"`), recorded in a
+    /// campaign's settings when it is created; a longer chain costs more hashing per battle.
+    #[serde(default = "default_sealed_delay_chain_length")]
+    pub sealed_delay_chain_length: u64,
     #[serde(skip)]
     pub admin_token: Option<Secret>,
     /// Public keys (64 hex digits each, comma-separated) of signing keys retired elsewhere, so
@@ -62,6 +66,10 @@ fn default_webhooks_per_campaign() -> usize {
 
 fn default_webhook_concurrency() -> usize {
     32
+}
+
+fn default_sealed_delay_chain_length() -> u64 {
+    adjutant_rules::result_time::DEFAULT_CHAIN_LENGTH
 }
 
 impl Config {
@@ -168,6 +176,12 @@ impl Config {
             self.retired_signing_keys = v;
         }
         self.signing_key = var("ADJUTANT_SIGNING_KEY").filter(|t| !t.is_empty()).map(Secret::new);
+        if let Some(v) = var("ADJUTANT_SEALED_DELAY_CHAIN_LENGTH") {
+            self.sealed_delay_chain_length = parse("ADJUTANT_SEALED_DELAY_CHAIN_LENGTH", v)?;
+        }
+        if !(1..=1_000_000).contains(&self.sealed_delay_chain_length) {
+            return Err("sealed_delay_chain_length is 1 to 1,000,000".into());
+        }
         self.admin_token = var("ADJUTANT_ADMIN_TOKEN").filter(|t| !t.is_empty()).map(Secret::new);
         Ok(())
     }

@@ -23,6 +23,7 @@ pub mod rate_limit;
 pub mod routes;
 pub mod signing;
 pub mod verify;
+pub mod sealed_delay;
 pub mod views;
 pub mod webhooks;
 pub mod whole_number;

@@ -40,6 +40,7 @@ use crate::AppState;
         routes::fairness::fairness_report,
         routes::tools::result_number,
         routes::tools::reinforcement,
+        routes::tools::sealed_delay,
         routes::game::combat,
         routes::game::campaign_state,
         routes::game::unit_moves,

@@ -83,7 +83,11 @@ impl utoipa::PartialSchema for NewCampaign {
         let rulesets: Vec<&str> = adjutant_rules::resolver::rulesets().iter().map(|r| r.name()).collect();
         let name = json!({"$ref": "#/components/schemas/Name"});
         // `null` reads as not given: the defaults.
-        let settings = json!({"anyOf": [{"$ref": "#/components/schemas/CampaignSettings"}, {"type": "null"}]});
+        // A client never sends `result_chain`: the server draws it. Sealed delays are a managed
+        // campaign's.
+        let settings = json!({"anyOf": [{"$ref": "#/components/schemas/NewCampaignSettings"}, {"type": "null"}]});
+        let resolver_settings =
+            json!({"anyOf": [{"$ref": "#/components/schemas/NewResolverCampaignSettings"}, {"type": "null"}]});
         let schema = json!({
             "description": "A new campaign. Its mode follows from what it names: a `scenario` (or neither) makes a managed campaign, a `ruleset` a resolver campaign; `mode` may be given too, and must agree.",
             "oneOf": [
@@ -109,7 +113,7 @@ impl utoipa::PartialSchema for NewCampaign {
                         "name": name,
                         "mode": {"type": "string", "enum": ["resolver"], "description": "`resolver`: dice and tables only."},
                         "ruleset": {"type": "string", "enum": rulesets, "example": "acw-25mm"},
-                        "settings": settings,
+                        "settings": resolver_settings,
                     }
                 }
             ],
@@ -124,8 +128,34 @@ impl utoipa::ToSchema for NewCampaign {
         use utoipa::PartialSchema;
         schemas.push(("Name".into(), crate::free_text::Name::schema()));
         schemas.push(("CampaignSettings".into(), CampaignSettings::schema()));
+        schemas.push(("NewCampaignSettings".into(), new_campaign_settings_schema(false)));
+        schemas.push(("NewResolverCampaignSettings".into(), new_campaign_settings_schema(true)));
         <CampaignSettings as utoipa::ToSchema>::schemas(schemas);
     }
+}
+
+/// The settings a client may send: the stored ones without the server's `result_chain`.
+/// A resolver campaign's dice come from each post's own stamp: its `result_time` is `post`.
+fn new_campaign_settings_schema(resolver: bool) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::PartialSchema;
+    let mut schema = serde_json::to_value(CampaignSettings::schema()).unwrap_or_default();
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.remove("result_chain");
+        if resolver {
+            properties.insert(
+                "result_time".into(),
+                serde_json::json!({"type": "string", "enum": ["post"],
+                    "description": "`post`: a resolver campaign's dice come from each post's own stamp (`sealed_delay` is for managed campaigns)."}),
+            );
+        }
+    }
+    schema["additionalProperties"] = Value::Bool(false);
+    schema["description"] = Value::String(
+        "How the campaign's clock reads a post's stamp, how it rounds, and when a battle's result time is. \
+         The server draws a sealed-delay campaign's `result_chain` itself; a client that sends one is refused."
+            .into(),
+    );
+    serde_json::from_value(schema).unwrap_or_else(|e| panic!("the NewCampaignSettings schema is not a schema: {e}"))
 }
 
 /// The side words a player token may name, for the schema.

@@ -502,6 +502,44 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all)]
+    async fn keep_campaign_secret(&self, campaign_id: Uuid, chain: i64, secret: &str) -> Result<String> {
+        sqlx::query(
+            "INSERT INTO campaign_secrets (campaign_id, chain, secret) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+        )
+        .bind(campaign_id)
+        .bind(chain)
+        .bind(secret)
+        .execute(&self.pool)
+        .await
+        .map_err(map_err)?;
+        sqlx::query_scalar("SELECT secret FROM campaign_secrets WHERE campaign_id = $1 AND chain = $2")
+            .bind(campaign_id)
+            .bind(chain)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(map_err)
+    }
+
+    #[instrument(skip_all)]
+    async fn campaign_secrets(&self, campaign_id: Uuid) -> Result<Vec<(i64, String)>> {
+        sqlx::query_as("SELECT chain, secret FROM campaign_secrets WHERE campaign_id = $1 ORDER BY chain")
+            .bind(campaign_id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(map_err)
+    }
+
+    #[instrument(skip_all)]
+    async fn count_outcomes_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<i64> {
+        sqlx::query_scalar("SELECT COUNT(*) FROM outcomes WHERE campaign_id = $1 AND kind = $2")
+            .bind(campaign_id)
+            .bind(kind)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(map_err)
+    }
+
+    #[instrument(skip_all)]
     async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>> {
         let rows =
             sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND kind = $2 ORDER BY seq"))

@@ -534,6 +534,46 @@ impl Store for SqliteStore {
     }
 
     #[instrument(skip_all)]
+    async fn keep_campaign_secret(&self, campaign_id: Uuid, chain: i64, secret: &str) -> Result<String> {
+        sqlx::query(
+            "INSERT INTO campaign_secrets (campaign_id, chain, secret) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        )
+        .bind(campaign_id.to_string())
+        .bind(chain)
+        .bind(secret)
+        .execute(&self.writer)
+        .await
+        .map_err(map_err)?;
+        sqlx::query_scalar("SELECT secret FROM campaign_secrets WHERE campaign_id = ? AND chain = ?")
+            .bind(campaign_id.to_string())
+            .bind(chain)
+            .fetch_one(&self.writer)
+            .await
+            .map_err(map_err)
+    }
+
+    #[instrument(skip_all)]
+    async fn campaign_secrets(&self, campaign_id: Uuid) -> Result<Vec<(i64, String)>> {
+        sqlx::query_as("SELECT chain, secret FROM campaign_secrets WHERE campaign_id = ? ORDER BY chain")
+            .bind(campaign_id.to_string())
+            .fetch_all(&self.readers)
+            .await
+            .map_err(map_err)
+    }
+
+    #[instrument(skip_all)]
+    async fn count_outcomes_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<i64> {
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM outcomes INDEXED BY outcomes_by_kind WHERE campaign_id = ? AND kind = ?",
+        )
+        .bind(campaign_id.to_string())
+        .bind(kind)
+        .fetch_one(&self.readers)
+        .await
+        .map_err(map_err)
+    }
+
+    #[instrument(skip_all)]
     async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>> {
         let rows = sqlx::query(&format!(
             "SELECT {POST_COLUMNS} FROM posts INDEXED BY posts_by_kind WHERE campaign_id = ? AND kind = ? ORDER BY seq"

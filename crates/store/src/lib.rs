@@ -304,6 +304,15 @@ pub trait Store: Send + Sync + 'static {
     /// when given.
     async fn campaigns(&self, moderator: Option<Uuid>, after: Option<Uuid>, limit: i64) -> Result<Vec<Campaign>>;
 
+    /// Keeps the top secret `s_K` of chain `chain` of a sealed-delay campaign, unless one is kept
+    /// for that chain already; returns the one kept (so two servers racing agree). Kept apart
+    /// from everything the API serves, and never changed.
+    async fn keep_campaign_secret(&self, campaign_id: Uuid, chain: i64, secret: &str) -> Result<String>;
+    /// A campaign's kept chain secrets, by chain number.
+    async fn campaign_secrets(&self, campaign_id: Uuid) -> Result<Vec<(i64, String)>>;
+    /// How many outcomes of `kind` the campaign has, void posts' included.
+    async fn count_outcomes_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<i64>;
+
     /// Appends a post: inside one write transaction, replays a known idempotency key, otherwise
     /// hands the tail to `decide` and writes what it returns.
     async fn append_post(&self, request: AppendRequest, decide: Decide<'_>) -> Result<Appended>;

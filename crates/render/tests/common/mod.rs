@@ -30,6 +30,7 @@ pub fn replay(posts: usize) -> (Scenario, GameState, Vec<Outcome>) {
             body: &p.body,
             stamp: p.stamp,
             settings: &settings,
+            sealed: None,
         };
         let applied = apply(&scenario, &state, &order).unwrap_or_else(|r| panic!("post {} refused: {r}", i + 1));
         state = applied.state;

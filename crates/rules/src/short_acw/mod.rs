@@ -15,6 +15,8 @@ pub mod victory;
 pub use combat::{battle, battle_by_unit, Battle, Defence, Defenders, VictoryRounding, Winner};
 pub use hex::Hex;
 pub use movement::Reach;
-pub use orders::{apply, legal_moves, post_kinds, Applied, Order, Outcome, PostKindSpec, Settings, RULES_VERSION};
+pub use orders::{
+    apply, legal_moves, post_kinds, Applied, Order, Outcome, PostKindSpec, SealedDraw, Settings, RULES_VERSION,
+};
 pub use scenario::{Arm, Scenario, ScenarioError};
 pub use state::{GameState, Phase};

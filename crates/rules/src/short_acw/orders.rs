@@ -18,6 +18,7 @@ use super::reinforcement::{qualifying_rail, rail_to_edge};
 use super::scenario::{Arm, Scenario, Terrain};
 use super::state::{CasualtiesDue, GameState, PendingBattle, Phase, UnitState};
 use super::victory::{after_last_turn, capture_met};
+use crate::result_time::ChainSecret;
 use crate::{Clock, Refusal, ReinforcementRoll, Side};
 
 /// The most factors one `reinforce` post buys for a unit (or gives a new unit): far beyond what
@@ -64,6 +65,17 @@ pub struct Order<'a> {
     pub body: &'a Value,
     pub stamp: DateTime<Utc>,
     pub settings: &'a Settings,
+    /// In a `sealed_delay` campaign, the chain secret a result-fixing post uses and the post's
+    /// chain hash: the result time is the stamp plus the delay they give
+    /// (`crate::result_time`). `None`: the result time is the stamp, as the seed says.
+    pub sealed: Option<SealedDraw<'a>>,
+}
+
+/// The sealed delay's inputs for one post.
+#[derive(Debug, Clone, Copy)]
+pub struct SealedDraw<'a> {
+    pub secret: &'a ChainSecret,
+    pub post_hash: &'a str,
 }
 
 /// What one adjudication produced, for the outcome feed.
@@ -893,7 +905,10 @@ fn fight(scenario: &Scenario, state: &mut GameState, order: &Order, out: &mut Ve
     let defending = battle_units(state, &defenders);
     let a: u32 = attackers.iter().map(|(_, f)| f).sum();
     let d: u32 = defending.iter().map(|(_, f)| f).sum();
-    let result = order.settings.clock.result_number(order.stamp);
+    // Sealed delay: the seed's rule on the stamp plus a delay the poster could not know.
+    let sealed = order.sealed.map(|s| s.secret.delay(s.post_hash, order.stamp));
+    let result_time = sealed.as_ref().and_then(|s| s.result_time()).unwrap_or(order.stamp);
+    let result = order.settings.clock.result_number(result_time);
     let fought = if order.settings.corrected() {
         // Ruling 2 (version 2): each defender counts with its own multiplier.
         let fortified: u32 = state.units_in(b.target).filter(|u| u.fortified).map(|u| u.factors).sum();
@@ -904,14 +919,30 @@ fn fight(scenario: &Scenario, state: &mut GameState, order: &Order, out: &mut Ve
         battle(a, d, defence, &result, order.settings.victory_rounding)
     };
     let defence = fought.defence;
+    let sealed_text = sealed.as_ref().map_or(String::new(), |s| {
+        let t = order.settings.clock.time_of_day(result_time);
+        format!(
+            " (stamp + sealed delay {} ms = result time {}:{:02}:{:02})",
+            s.delay_ms,
+            t.hour_on(order.settings.clock.format),
+            t.minute,
+            t.second
+        )
+    });
     let winner_side = match fought.winner {
         Winner::Attacker => b.attacker,
         Winner::Defender => b.attacker.other(),
     };
+    let mut data = json!({"battle": b.number, "post": order.seq, "target": b.target, "attacker_side": b.attacker,
+               "attackers": attackers, "defenders": defending, "winner_side": winner_side,
+               "loser_side": winner_side.other(), "numbers": fought});
+    if let Some(sealed) = &sealed {
+        data["sealed_delay"] = json!(sealed);
+    }
     out.push(Outcome::new(
         "battle",
         format!(
-            "Battle {} at {}: {} {a} v {} {d} ({}, ×{}) — victory {}, result {} ({}): the {winner_side} wins; casualties {} {}, {} {}",
+            "Battle {} at {}: {} {a} v {} {d} ({}, ×{}) — victory {}, result {} ({}{sealed_text}): the {winner_side} wins; casualties {} {}, {} {}",
             b.number,
             b.target,
             b.attacker,
@@ -926,9 +957,7 @@ fn fight(scenario: &Scenario, state: &mut GameState, order: &Order, out: &mut Ve
             b.attacker.other(),
             fought.defender_casualties,
         ),
-        json!({"battle": b.number, "post": order.seq, "target": b.target, "attacker_side": b.attacker,
-               "attackers": attackers, "defenders": defending, "winner_side": winner_side,
-               "loser_side": winner_side.other(), "numbers": fought}),
+        data,
     ));
     b.fought = true;
     b.defenders = defenders;

@@ -60,7 +60,7 @@ impl Game {
         stamp: DateTime<Utc>,
     ) -> Result<Applied, Refusal> {
         self.seq += 1;
-        let order = Order { seq: self.seq, side, kind, body: &body, stamp, settings: &self.settings };
+        let order = Order { seq: self.seq, side, kind, body: &body, stamp, settings: &self.settings, sealed: None };
         let before = self.state.clone();
         let result = apply(&self.scenario, &self.state, &order);
         // `apply` never mutates its input.

@@ -17,8 +17,10 @@ use crate::error::ApiResult;
 use crate::extract::ApiPath;
 use crate::routes::campaigns::load_campaign;
 use crate::routes::posts::{body_value, load_post, rollback_target, seals};
+use crate::sealed_delay::{self, ChainTrack};
 use crate::views::{stamp_numbers, StampNumbers};
 use crate::AppState;
+use adjutant_rules::result_time::{ResultTime, SealedDelay};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -40,12 +42,30 @@ pub struct PostAudit {
     pub steps: Vec<String>,
     pub dice_stream: DiceStreamAudit,
     pub chain: ChainAudit,
+    /// For a battle of a `sealed_delay` campaign: the delay that moved its result time, from the
+    /// chain secret its outcome revealed, and the result number of that time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_delay: Option<SealedDelayAudit>,
     /// Whether the stored outcomes equal what the rules give now.
     pub outcomes_match: bool,
     /// Every difference found; empty when the post checks out.
     pub problems: Vec<String>,
     /// True when there are no problems.
     pub ok: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SealedDelayAudit {
+    /// Every number of the delay: the draw, the revealed secret `s_k` and `s_{k-1}`, the post
+    /// hash, the digest, its first 8 bytes, the delay, the stamp and the result time.
+    #[schema(value_type = Object)]
+    pub working: SealedDelay,
+    /// The result time on the campaign's clock and its result number (the seed's rule).
+    pub result_time_numbers: StampNumbers,
+    /// Shell commands that redo each step (`sha256sum`, `bc`).
+    pub commands: Vec<String>,
+    /// True when the revealed secret leads back to the published `s_0`.
+    pub links_to_published: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -302,7 +322,7 @@ pub async fn audit_of(
     let first = r.first_digit as usize;
     let decimals = r.sqrt.split('.').nth(1).unwrap_or_default();
     let taken = decimals.get(first - 1..first + 1).unwrap_or_default();
-    let steps = vec![
+    let mut steps = vec![
         format!(
             "stamp {} is {} on the campaign clock ({}, {})",
             stamp_text(post.stamp),
@@ -318,6 +338,13 @@ pub async fn audit_of(
         format!("milliseconds {} mod 6 = {}", numbers.milliseconds, numbers.milliseconds_mod_6),
     ];
 
+    let mut problems = Vec::new();
+    let sealed_delay = if sealed_delay::applies(campaign, &post.kind) {
+        sealed_audit(campaign, post, stored_outcomes, &mut steps, &mut problems)
+    } else {
+        None
+    };
+
     let stream = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
     let block_0 = hex::encode(DiceStream::block_of(stream.text(), 0));
     let dice_stream = DiceStreamAudit {
@@ -327,9 +354,9 @@ pub async fn audit_of(
     };
 
     let walk = chain_up_to(state, &campaign.campaign, post, fresh).await?;
-    let mut problems = walk.problems;
+    let chain_ok = walk.problems.is_empty();
+    problems.splice(0..0, walk.problems);
     let recomputed_hash = walk.last_recomputed.unwrap_or_default();
-    let chain_ok = problems.is_empty();
 
     let outcomes_match = recomputed_outcomes_match(state, campaign, post, stored_outcomes).await?;
     if !outcomes_match {
@@ -354,6 +381,7 @@ pub async fn audit_of(
             ok: chain_ok,
             checked_now: walk.checked,
         },
+        sealed_delay,
         outcomes_match,
         ok: problems.is_empty(),
         problems,
@@ -361,6 +389,77 @@ pub async fn audit_of(
 }
 
 /// What `decide` saw when the post was first written, rebuilt from the log.
+/// A sealed-delay battle's working, from the secret its stored outcome revealed: each step
+/// added to `steps`, each failed check to `problems`.
+fn sealed_audit(
+    campaign: &LoadedCampaign,
+    post: &Post,
+    stored: &[adjutant_store::Outcome],
+    steps: &mut Vec<String>,
+    problems: &mut Vec<String>,
+) -> Option<SealedDelayAudit> {
+    if sealed_delay::unsealed_battles(stored) > 0 {
+        problems.push(format!("post {}: a battle of this sealed-delay campaign reveals no chain secret", post.seq));
+    }
+    let secret = sealed_delay::revealed(stored)?;
+    let published = campaign.settings.result_chain.as_ref();
+    let length = published.map_or(1, |c| c.length);
+    // Chain 0's s_0 is in the campaign's settings; a later chain's was published by the draw
+    // that used the chain before's last secret, which the campaign audit follows.
+    let known =
+        if secret.chain == 0 { published.map(|c| c.commitment.as_str()) } else { Some(secret.commitment.as_str()) };
+    let found = sealed_delay::check_secret(&secret, length, known);
+    let links_to_published = found.is_empty();
+    problems.extend(found.into_iter().map(|p| format!("post {}: {p}", post.seq)));
+    let working = secret.delay(&post.hash, post.stamp);
+    let result_time = working.result_time().unwrap_or(post.stamp);
+    let numbers = stamp_numbers(campaign, result_time);
+    let r = &numbers.result_number;
+    let commands = working.commands();
+    // The stamp's own result number is not this battle's: the steps are the sealed delay's.
+    steps.clear();
+    steps.extend([
+        format!(
+            "sealed delay: this is the campaign's draw {} (chain {}, secret {} of {length}); it reveals s_k = {}",
+            working.draw, working.chain, working.position, working.secret
+        ),
+        format!(
+            "SHA-256 of the 64 characters of s_k is {} (s_(k-1)); applied {} times it gives the chain's s_0 {}",
+            working.previous, working.position, working.commitment
+        ),
+        format!("check with: {}", commands[0]),
+        format!("SHA-256 of s_k followed by the post's hash {} is {}", working.post_hash, working.digest),
+        format!("check with: {}", commands[1]),
+        format!(
+            "its first 8 bytes {} are {}; mod 60000 that is a delay of {} ms",
+            working.first_8_bytes, working.first_8_bytes_decimal, working.delay_ms
+        ),
+        format!("check with: {} and {}", commands[2], commands[3]),
+        format!(
+            "stamp {} + {} ms = result time {}, which is {} on the campaign clock ({}, {})",
+            working.stamp,
+            working.delay_ms,
+            working.result_time,
+            numbers.time_of_day,
+            campaign.settings.time_zone,
+            campaign.settings.clock
+        ),
+        format!("N = {}, √{} = {}…", r.n, r.n, r.sqrt),
+        format!(
+            "exactly: ⌊√({} × 10^{})⌋ mod 100 = {}: result number {}",
+            r.n,
+            2 * (r.first_digit + 1),
+            r.result,
+            r.result
+        ),
+        format!("check with: {}", r.bc),
+    ]);
+    if let Some(next) = &working.next_commitment {
+        steps.push(format!("this draw used its chain's last secret and publishes the next chain's s_0: {next}"));
+    }
+    Some(SealedDelayAudit { working, result_time_numbers: numbers, commands, links_to_published })
+}
+
 pub async fn context_for(state: &AppState, post: &Post) -> ApiResult<(Tail, Context)> {
     let id = post.campaign_id;
     let snapshot = if post.seq > 1 { state.store.snapshot_at(id, post.seq - 1).await? } else { None };
@@ -397,7 +496,10 @@ async fn recomputed_outcomes_match(
     post: &Post,
     stored: &[adjutant_store::Outcome],
 ) -> ApiResult<bool> {
-    let (tail, context) = context_for(state, post).await?;
+    let (tail, mut context) = context_for(state, post).await?;
+    if sealed_delay::applies(campaign, &post.kind) {
+        context.chain_secret = sealed_delay::revealed(stored);
+    }
     let Ok(effects) = decide(campaign, &tail, post, &context) else {
         return Ok(false);
     };
@@ -455,6 +557,7 @@ pub struct AuditCheckpoint {
     replayed: Option<(i64, String)>,
     void: VoidSet,
     sealed: SealBook,
+    chains: ChainTrack,
     outcomes_after: i64,
     snapshots_after: i64,
     /// Whether a post up to `seq` carried a receipt: every later one must.
@@ -560,6 +663,7 @@ pub async fn replay_from(
         audit.differences.push(Difference { seq, check: check.into(), detail });
     };
 
+    let mut chains = from.as_ref().map_or_else(|| ChainTrack::new(&campaign.settings), |c| c.chains.clone());
     let (mut after, mut expected_prev, mut replayed, mut void, mut sealed, mut outcomes_after, mut snapshots_after) =
         match from {
             Some(c) => (c.seq, c.expected_prev, c.replayed, c.void, c.sealed, c.outcomes_after, c.snapshots_after),
@@ -669,6 +773,19 @@ pub async fn replay_from(
                     context.rollback_snapshot = state.store.snapshot_at(id, to_seq).await?;
                 }
             }
+            if sealed_delay::applies(campaign, &post.kind) {
+                // The secret the stored battle revealed must be the next of a published chain.
+                context.chain_secret = sealed_delay::revealed(&mine);
+                if let Some(secret) = &context.chain_secret {
+                    for problem in chains.check(secret) {
+                        differ(&mut audit, post.seq, "sealed_delay", problem);
+                    }
+                }
+            }
+            if campaign.settings.result_time() == ResultTime::SealedDelay && sealed_delay::unsealed_battles(&mine) > 0 {
+                let problem = "a battle of this sealed-delay campaign reveals no chain secret".into();
+                differ(&mut audit, post.seq, "sealed_delay", problem);
+            }
             let decided = decide(campaign, &tail, post, &context);
             if post.kind == kinds::SEAL || post.kind == kinds::RESOLVE {
                 sealed = std::mem::take(&mut context.seals);
@@ -759,6 +876,7 @@ pub async fn replay_from(
         replayed,
         void,
         sealed,
+        chains,
         outcomes_after: outcomes_done,
         snapshots_after: snapshots_done,
         signed: signed_before,

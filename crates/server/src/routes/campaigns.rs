@@ -11,12 +11,13 @@ use utoipa::IntoParams;
 use uuid::Uuid;
 
 use crate::auth::Caller;
-use crate::campaign::LoadedCampaign;
+use crate::campaign::{LoadedCampaign, ResultChain};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::routes::tokens::check_name;
 use crate::views::{CampaignList, CampaignView, NewCampaign};
 use crate::AppState;
+use adjutant_rules::result_time::{self, ResultTime};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -45,6 +46,21 @@ pub async fn create_campaign(
     settings.clock_of()?;
     // A new campaign records the rules it is played under (version 1 only when asked for).
     settings.rules_version.get_or_insert(adjutant_rules::short_acw::RULES_VERSION);
+    if settings.result_chain.is_some() {
+        return Err(AppError::unprocessable(
+            "body.settings.result_chain",
+            "campaign.result_chain",
+            "the server draws a sealed-delay campaign's hash chain itself: leave out `result_chain`",
+        ));
+    }
+    let sealed = settings.result_time() == ResultTime::SealedDelay;
+    if sealed && mode != "managed" {
+        return Err(AppError::unprocessable(
+            "body.settings.result_time",
+            "campaign.result_time",
+            "`sealed_delay` delays the result time of a managed campaign's battles; a resolver campaign's dice come from each post's own stamp, so it takes `post`",
+        ));
+    }
     let (scenario, scenario_text, ruleset) = match mode {
         "managed" => {
             let name = req.scenario.unwrap_or_else(|| "short-acw".into());
@@ -71,8 +87,16 @@ pub async fn create_campaign(
             (None, None, Some(name))
         }
     };
+    let id = Uuid::new_v4();
+    if sealed {
+        // The chain's top secret is kept where the API never reads it, before the campaign
+        // exists; its s_0 is published in the campaign's settings.
+        let length = state.config.sealed_delay_chain_length;
+        let top = state.store.keep_campaign_secret(id, 0, &new_top_secret()).await?;
+        settings.result_chain = Some(ResultChain { commitment: result_time::walk_down(&top, length), length });
+    }
     let campaign = Campaign {
-        id: Uuid::new_v4(),
+        id,
         name,
         moderator_id: moderator.id,
         mode: mode.to_owned(),
@@ -86,6 +110,13 @@ pub async fn create_campaign(
     };
     let campaign = state.store.create_campaign(campaign).await?;
     Ok((StatusCode::CREATED, Json(CampaignView::of(&LoadedCampaign::load(campaign, &state.scenarios)?))))
+}
+
+/// A new chain's top secret `s_K`: 256 bits from the operating system's generator.
+pub fn new_top_secret() -> String {
+    let mut random = [0u8; 32];
+    rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut random);
+    result_time::top_secret(random)
 }
 
 /// The campaign's mode, from what the request names: a ruleset makes a resolver campaign, a

@@ -32,6 +32,11 @@ pub fn router() -> Router<AppState> {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct FairnessReport {
     pub campaign_id: Uuid,
+    /// The campaign's `result_time`: `post` (a battle's result number is its attack's stamp, so
+    /// wins above expectation or bunched seconds may be aimed) or `sealed_delay` (the stamp plus a
+    /// delay the poster could not know: post seconds no longer choose result numbers).
+    #[schema(example = "post")]
+    pub result_time: String,
     /// Battles counted (void posts left out).
     pub battles: usize,
     /// One report per side: attacker wins observed against expected (Σ (victory+1)/100, exact
@@ -54,13 +59,13 @@ pub struct FairnessReport {
     params(("id" = Uuid, Path, description = "campaign id")),
     responses((status = 200, body = FairnessReport), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn fairness_report(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
-    load_campaign(&state, id).await?;
+    let campaign = load_campaign(&state, id).await?;
     // The report changes only with a new post: it is remembered by the hash of the last one.
     let head = state.store.head(id).await?.map(|post| post.hash).unwrap_or_default();
     let bytes = match state.caches.at_head(id, "fairness", &head) {
         Some(bytes) => bytes,
         None => {
-            let report = fairness_of(&state, id).await?;
+            let report = fairness_of(&state, id, &campaign.settings.result_time).await?;
             let bytes = serde_json::to_vec(&report).map_err(|e| AppError::Internal(e.to_string()))?;
             state.caches.remember_at_head(id, "fairness", &head, bytes)
         }
@@ -69,7 +74,7 @@ pub async fn fairness_report(State(state): State<AppState>, ApiPath(id): ApiPath
 }
 
 /// The report, computed from the whole log.
-pub async fn fairness_of(state: &AppState, id: Uuid) -> ApiResult<FairnessReport> {
+pub async fn fairness_of(state: &AppState, id: Uuid, result_time: &str) -> ApiResult<FairnessReport> {
     let void = void_posts(state, id).await?;
 
     let mut stamps: HashMap<i64, DateTime<Utc>> = HashMap::new();
@@ -109,8 +114,17 @@ pub async fn fairness_of(state: &AppState, id: Uuid) -> ApiResult<FairnessReport
     }
     let players =
         by_side.iter().map(|(side, (attacks, stamps))| fairness::player_fairness(side, attacks, stamps)).collect();
+    let mode_note = if result_time == "sealed_delay" {
+        " This campaign's result times are sealed: each battle's result number is the seed's rule on its stamp plus a \
+         delay from the campaign's hash chain, so the seconds posts were sent at do not choose result numbers; wins \
+         far above expectation would point elsewhere (a leaked chain secret, a broken rule)."
+    } else {
+        " This campaign's result times are its posts' stamps (the seed's rule): a side that aims its attacks at \
+         winning seconds wins more often than expected, and its posts bunch at those seconds."
+    };
     Ok(FairnessReport {
         campaign_id: id,
+        result_time: result_time.to_owned(),
         battles: results.len(),
         players,
         result_spread: fairness::result_spread(&results),
@@ -119,6 +133,7 @@ pub async fn fairness_of(state: &AppState, id: Uuid) -> ApiResult<FairnessReport
                  number of wins then follows a Poisson-binomial distribution, and the p-value is the exact two-sided \
                  probability of a count no more likely than the one observed. Spreads: chi-square against uniform. \
                  A small p-value (below 0.01) is worth a moderator's look, not proof: see docs/fairness.md."
-            .into(),
+            .to_owned()
+            + mode_note,
     })
 }

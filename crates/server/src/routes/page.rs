@@ -65,11 +65,19 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{title} — Adjutant</title><link rel=\"stylesheet\" href=\"/assets/page.css\"></head>\
-         <body data-campaign=\"{id}\"><header><h1>{title}</h1><p class=\"what\">{what} · clock {} ({}), decimals {}–{} of √N</p></header><main>",
+         <body data-campaign=\"{id}\"><header><h1>{title}</h1><p class=\"what\">{what} · clock {} ({}), decimals {}–{} of √N{}</p></header><main>",
         escape(&campaign.settings.time_zone),
         escape(&campaign.settings.clock),
         campaign.settings.first_digit,
         campaign.settings.first_digit + 1,
+        match &campaign.settings.result_chain {
+            Some(chain) => format!(
+                " · result time: the stamp plus a sealed delay (<span id=\"result-chain\">hash chain s_0 <code>{}</code>, {} secrets</span>)",
+                escape(&chain.commitment),
+                chain.length
+            ),
+            None => String::new(),
+        },
     ));
 
     if let Some(scenario) = campaign.scenario() {
@@ -107,7 +115,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
             "<li value=\"{seq}\" class=\"post{void_class} side-{side_class}\" id=\"post-{seq}\">\
              <div class=\"head\"><span class=\"seq\">#{seq}</span> <span class=\"side\">{side}</span> \
              <span class=\"kind\">{kind}</span>{void_badge}</div>\
-             <div class=\"time\"><time datetime=\"{stamp}\">{stamp}</time> · {tod} → result number <b class=\"result\">{result:02}</b> \
+             <div class=\"time\"><time datetime=\"{stamp}\">{stamp}</time> · {tod} → {label} <b class=\"result\">{result:02}</b> \
              <span class=\"sqrt\">(√{n} = {sqrt})</span> · <a href=\"/v1/campaigns/{id}/posts/{seq}/audit\">audit</a></div>",
             seq = post.seq,
             void_class = if is_void { " void" } else { "" },
@@ -116,6 +124,11 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
             kind = escape(&post.kind),
             void_badge = if is_void { " <span class=\"badge\">void</span>" } else { "" },
             stamp = stamp_text(post.stamp),
+            label = if outcomes.iter().any(|o| o.kind == "battle" && o.data.contains("\"sealed_delay\"")) {
+                "the stamp's own number (the battle's, after the sealed delay, is below)"
+            } else {
+                "result number"
+            },
             tod = numbers.time_of_day,
             result = numbers.result_number.result,
             n = numbers.result_number.n,
@@ -126,9 +139,10 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
             for o in &outcomes {
                 let view = OutcomeView::of(o, None);
                 html.push_str(&format!(
-                    "<li class=\"outcome kind-{}\">{}</li>",
+                    "<li class=\"outcome kind-{}\">{}{}</li>",
                     escape(&view.kind),
-                    escape(&view.headline)
+                    escape(&view.headline),
+                    sealed_delay_line(&campaign, &view.data)
                 ));
             }
             html.push_str("</ul>");
@@ -139,6 +153,32 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
     html.push_str("<script src=\"/assets/page.js\"></script>");
     html.push_str("</body></html>");
     Ok(crate::routes::play::html_page(html))
+}
+
+/// For a sealed-delay battle: the stamp, the delay, the result time and its result number.
+fn sealed_delay_line(campaign: &crate::campaign::LoadedCampaign, data: &Value) -> String {
+    let Some(sealed) = data
+        .get("sealed_delay")
+        .and_then(|v| serde_json::from_value::<adjutant_rules::result_time::SealedDelay>(v.clone()).ok())
+    else {
+        return String::new();
+    };
+    let Some(result_time) = sealed.result_time() else { return String::new() };
+    let numbers = stamp_numbers(campaign, result_time);
+    format!(
+        "<p class=\"sealed-delay\">Stamp <time datetime=\"{stamp}\">{stamp}</time> + sealed delay {delay} ms = \
+         result time <time class=\"result-time\" datetime=\"{time}\">{time}</time> ({tod}) → result number \
+         <b class=\"result\">{result:02}</b> (√{n} = {sqrt}); draw {draw} reveals s_{draw} = <code>{secret}</code></p>",
+        stamp = escape(&sealed.stamp),
+        delay = sealed.delay_ms,
+        time = escape(&sealed.result_time),
+        tod = numbers.time_of_day,
+        result = numbers.result_number.result,
+        n = numbers.result_number.n,
+        sqrt = numbers.result_number.sqrt,
+        draw = sealed.draw,
+        secret = escape(&sealed.secret),
+    )
 }
 
 async fn last_seq(state: &AppState, id: Uuid) -> ApiResult<i64> {

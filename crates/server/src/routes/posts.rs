@@ -14,12 +14,16 @@ use uuid::Uuid;
 
 use crate::auth::Caller;
 
-use crate::campaign::{decide, kinds, parse_side, Context, LoadedCampaign, Seal, SealBook, VoidSet};
+use crate::campaign::{
+    decide, kinds, parse_side, Context, LoadedCampaign, Seal, SealBook, VoidSet, RESULT_FIXING_KINDS,
+};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
+use crate::routes::campaigns::new_top_secret;
 use crate::routes::campaigns::{load_campaign, page_limit};
 use crate::views::{NewPost, PostPage, PostView};
 use crate::AppState;
+use adjutant_rules::result_time::{self, ChainSecret, ResultTime};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -289,6 +293,15 @@ fn salted(body: &Value) -> ApiResult<String> {
 async fn decision_context(state: &AppState, campaign: &LoadedCampaign, req: &NewPost) -> ApiResult<Context> {
     let id = campaign.campaign.id;
     let mut context = Context::default();
+    if campaign.settings.result_time() == ResultTime::SealedDelay
+        && campaign.scenario().is_some()
+        && RESULT_FIXING_KINDS.contains(&req.kind.as_str())
+    {
+        // The draw is the count of battles so far plus one: read after the head, so a post
+        // appended meanwhile sends this one round again.
+        context.as_of = Some(state.store.head(id).await?.map_or(0, |post| post.seq));
+        context.chain_secret = Some(next_chain_secret(state, campaign).await?);
+    }
     let reads_back = match req.kind.as_str() {
         kinds::ROLLBACK | kinds::SEAL => true,
         kinds::RESOLVE => req.body.get("sealed").is_some(),
@@ -298,7 +311,9 @@ async fn decision_context(state: &AppState, campaign: &LoadedCampaign, req: &New
         return Ok(context);
     }
     // Read the head first: if anything is appended after this, the write sees it and retries.
-    context.as_of = Some(state.store.head(id).await?.map_or(0, |post| post.seq));
+    if context.as_of.is_none() {
+        context.as_of = Some(state.store.head(id).await?.map_or(0, |post| post.seq));
+    }
     let void = void_posts(state, id).await?;
     if req.kind == kinds::ROLLBACK {
         let to_seq = req.body.get("to_seq").and_then(Value::as_i64).unwrap_or(-1);
@@ -309,6 +324,41 @@ async fn decision_context(state: &AppState, campaign: &LoadedCampaign, req: &New
     context.void = void;
     Ok(context)
 }
+
+/// The chain secret the campaign's next battle uses: draw k = battles so far (void posts'
+/// included: a revealed secret is never used again) + 1. When that is a chain's last secret, the
+/// next chain's top secret is kept now, so the draw can publish its `s_0`.
+async fn next_chain_secret(state: &AppState, campaign: &LoadedCampaign) -> ApiResult<ChainSecret> {
+    let id = campaign.campaign.id;
+    let Some(published) = &campaign.settings.result_chain else {
+        return Err(AppError::Internal(format!("sealed-delay campaign {id} has no result_chain")));
+    };
+    let length = published.length.max(1);
+    let draw = state.store.count_outcomes_of_kind(id, BATTLE).await? as u64 + 1;
+    let (chain, position) = result_time::position_of(draw, length);
+    let secrets = state.store.campaign_secrets(id).await?;
+    let kept = |n: u64| secrets.iter().find(|(c, _)| *c as u64 == n).map(|(_, s)| s.clone());
+    let top = match kept(chain) {
+        Some(top) => top,
+        // Chain 0 is kept at creation, each next one before the draw that publishes its s_0.
+        None => {
+            return Err(AppError::Internal(format!("sealed-delay campaign {id} has no kept secret for chain {chain}")))
+        }
+    };
+    let next_top = match (position == length, kept(chain + 1)) {
+        (false, _) => None,
+        (true, Some(next)) => Some(next),
+        (true, None) => Some(state.store.keep_campaign_secret(id, chain as i64 + 1, &new_top_secret()).await?),
+    };
+    let secret = ChainSecret::from_top(draw, length, &top, next_top.as_deref());
+    if chain == 0 && secret.commitment != published.commitment {
+        return Err(AppError::Internal(format!("campaign {id}: the kept secret does not lead to the published s_0")));
+    }
+    Ok(secret)
+}
+
+/// The outcome kind of a fought battle: one per draw of a sealed-delay chain.
+pub const BATTLE: &str = "battle";
 
 /// The sealed choices of a campaign before post `before`, void ones left out.
 pub async fn seals(state: &AppState, campaign_id: Uuid, void: &VoidSet, before: i64) -> ApiResult<SealBook> {

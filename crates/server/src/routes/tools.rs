@@ -14,6 +14,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/v1/tools/result-number", get(result_number))
         .route("/v1/tools/reinforcement", get(reinforcement))
+        .route("/v1/tools/sealed-delay", get(sealed_delay))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -102,4 +103,111 @@ pub async fn reinforcement(ApiQuery(q): ApiQuery<ReinforcementQuery>) -> ApiResu
     let roll = ReinforcementRoll::roll(q.ms, q.cities)
         .map_err(|r| AppError::bad_request(format!("query.{}", r.field), r.rule, r.detail))?;
     Ok(Json(ReinforcementAnswer { ms: roll.ms, cities: roll.cities, remainder: roll.remainder, gains: roll.gains }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct SealedDelayQuery {
+    /// The chain secret `s_k` a battle's outcome revealed (64 lower-case hex digits).
+    #[param(pattern = "^[0-9a-f]{64}$")]
+    pub secret: String,
+    /// The battle post's chain hash (64 lower-case hex digits).
+    #[param(pattern = "^[0-9a-f]{64}$")]
+    pub post_hash: String,
+    /// The post's stamp in milliseconds since 1970-01-01T00:00:00Z.
+    #[serde(deserialize_with = "crate::whole_number::query_required")]
+    #[param(minimum = 0, maximum = 253_402_300_739_999_i64)]
+    pub stamp_ms: i64,
+    /// The campaign clock's IANA time zone (default UTC).
+    #[param(schema_with = crate::campaign::time_zone_schema)]
+    pub time_zone: Option<String>,
+    /// `24h` (default) or `12h`.
+    #[param(pattern = "^(24h|12h)$")]
+    pub clock: Option<String>,
+    /// 9 (default): decimals 9 and 10 of √N; 8: decimals 8 and 9.
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 8, maximum = 9)]
+    pub first_digit: Option<u32>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SealedDelayAnswer {
+    /// `s_{k-1}` = SHA-256 of the secret's 64 characters, in hex.
+    pub previous: String,
+    /// SHA-256 of the secret followed by the post hash (128 characters), in hex.
+    pub digest: String,
+    /// The digest's first 16 hex digits, and their value.
+    pub first_8_bytes: String,
+    pub first_8_bytes_decimal: String,
+    /// That value mod 60,000.
+    pub delay_ms: u64,
+    /// The stamp and stamp + delay, RFC 3339 UTC with milliseconds.
+    pub stamp: String,
+    pub result_time: String,
+    /// The result time on the campaign's clock (H:MM:SS).
+    pub time_of_day: String,
+    pub result_number: crate::views::ResultNumberView,
+    /// Shell commands that redo each step with `sha256sum` and `bc`.
+    pub commands: Vec<String>,
+}
+
+/// A sealed-delay battle's result time and result number, from the secret its outcome revealed
+/// and the post's hash and stamp (docs/fairness.md).
+#[utoipa::path(get, path = "/v1/tools/sealed-delay", tag = "tools", params(SealedDelayQuery),
+    responses((status = 200, body = SealedDelayAnswer), (status = 400, body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn sealed_delay(ApiQuery(q): ApiQuery<SealedDelayQuery>) -> ApiResult<Json<SealedDelayAnswer>> {
+    use adjutant_rules::result_time::{is_secret_text, ChainSecret};
+    for (field, value) in [("query.secret", &q.secret), ("query.post_hash", &q.post_hash)] {
+        if !is_secret_text(value) {
+            return Err(AppError::bad_request(field, "sealed_delay.hex", "64 lower-case hexadecimal digits"));
+        }
+    }
+    let stamp = (0..=253_402_300_739_999)
+        .contains(&q.stamp_ms)
+        .then(|| chrono::DateTime::from_timestamp_millis(q.stamp_ms))
+        .flatten()
+        .ok_or_else(|| {
+            AppError::bad_request(
+                "query.stamp_ms",
+                "sealed_delay.stamp",
+                "milliseconds since 1970, up to the year 9999",
+            )
+        })?;
+    let settings = crate::campaign::CampaignSettings {
+        time_zone: q.time_zone.clone().unwrap_or_else(|| "UTC".into()),
+        clock: q.clock.clone().unwrap_or_else(|| "24h".into()),
+        first_digit: q.first_digit.unwrap_or(9),
+        ..Default::default()
+    };
+    let clock = settings.clock_of().map_err(|e| match e {
+        AppError::Client { field, rule, detail, .. } => {
+            AppError::bad_request(field.unwrap_or_default().replace("body.settings.", "query."), rule, detail)
+        }
+        other => other,
+    })?;
+    let secret = ChainSecret {
+        draw: 1,
+        chain: 0,
+        position: 1,
+        secret: q.secret.clone(),
+        commitment: String::new(),
+        next_commitment: None,
+    };
+    let working = secret.delay(&q.post_hash, stamp);
+    let result_time = working.result_time().unwrap_or(stamp);
+    let t = clock.time_of_day(result_time);
+    let r = clock.result_number(result_time);
+    Ok(Json(SealedDelayAnswer {
+        commands: working.commands(),
+        previous: working.previous,
+        digest: working.digest,
+        first_8_bytes: working.first_8_bytes,
+        first_8_bytes_decimal: working.first_8_bytes_decimal,
+        delay_ms: working.delay_ms,
+        stamp: working.stamp,
+        result_time: working.result_time,
+        time_of_day: format!("{}:{:02}:{:02}", t.hour_on(clock.format), t.minute, t.second),
+        result_number: crate::views::ResultNumberView::from(&r),
+    }))
 }
