@@ -80,6 +80,26 @@ if [ -z "${ADJUTANT_CHROMIUM:-}" ] && ! { command -v chromium && command -v chro
 fi
 export ADJUTANT_REQUIRE_BROWSER=1
 
+# The forum bot is tested against Discourse's and Discord's own published API descriptions
+# (tests/fixtures/) served by Stoplight Prism, a validating mock server: npm package
+# @stoplight/prism-cli, pinned with its whole tree in scripts/prism/package-lock.json and
+# installed into target/prism (once; again when the lockfile changes).
+if [ -z "${ADJUTANT_PRISM:-}" ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    log "installing Node.js and npm (Debian packages nodejs, npm) for Stoplight Prism"
+    apt_install nodejs npm
+  fi
+  if [ ! -x target/prism/node_modules/.bin/prism ] || ! cmp -s scripts/prism/package-lock.json target/prism/package-lock.json; then
+    log "installing Stoplight Prism (npm @stoplight/prism-cli, as pinned in scripts/prism/package-lock.json)"
+    mkdir -p target/prism
+    cp scripts/prism/package.json scripts/prism/package-lock.json target/prism/
+    npm ci --prefix target/prism --no-audit --no-fund --ignore-scripts
+  fi
+  export ADJUTANT_PRISM="$PWD/target/prism/node_modules/.bin/prism"
+fi
+# The bot's contract tests (tests/bot_contract.rs) must run, not skip.
+export ADJUTANT_REQUIRE_PRISM=1
+
 log "a newcomer's first run: the Dockerfile's build and the README's first command, as written"
 ./scripts/first-run.sh
 
