@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::{json, Value};
 use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
-use adjutant_server::bot::{Bot, BotConfig, BotError, Topics};
+use adjutant_server::bot::{run_until, Bot, BotCommand, BotConfig, BotError, Format, Target, Topics};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -20,6 +20,8 @@ on_both_backends! {
     the_bot_posts_each_outcome_once_and_survives_a_crash => bot_posts_once;
     players_text_reaches_the_forum_as_literal_text => markup_injection;
     a_marker_inside_a_post_is_not_the_bots_reply => marker_spoofing;
+    bbcode_on_request_to_discourse_or_to_files => bbcode_on_request;
+    following_the_event_stream_posts_without_waiting_for_the_poll => follow_events;
 }
 
 const TOPIC: u64 = 77;
@@ -224,7 +226,7 @@ async fn bot_posts_once(backend: Backend) {
         let marker = format!("adjutant:outcome:{}", outcome["id"].as_str().unwrap());
         let post_id = replies[&marker][0];
         let post = forum.posts().into_iter().find(|p| p.id == post_id).unwrap();
-        assert_eq!(post.raw, outcome["text"]["bbcode"].as_str().unwrap(), "the reply is the outcome's BBCode");
+        assert_eq!(post.raw, outcome["text"]["markdown"].as_str().unwrap(), "the reply is the outcome's Markdown");
     }
     assert!(feed(&app, &bot_token).await.is_empty(), "everything acknowledged");
     // Nothing new: a pass does nothing.
@@ -381,7 +383,7 @@ async fn marker_spoofing(backend: Backend) {
     // into a seal topic of their own.
     let spoof = format!("adjutant:outcome:{first_id}");
     let second = app.post(&rebel, &campaign, seal(&spoof, "attacker")).await.ok(201)["outcomes"][0].clone();
-    let second_text = second["text"]["bbcode"].as_str().unwrap().to_owned();
+    let second_text = second["text"]["markdown"].as_str().unwrap().to_owned();
     assert!(second_text.contains(&spoof), "the topic is shown as typed: {second_text}");
 
     // The bot's reply to the second outcome is on the forum already (a crash before its
@@ -393,7 +395,7 @@ async fn marker_spoofing(backend: Backend) {
     assert_eq!((report.posted, report.recovered), (1, 1), "the first outcome was taken as posted");
     let posts = forum.posts();
     let reply = posts.iter().find(|p| p.id != earlier).expect("the first outcome's reply");
-    assert_eq!(reply.raw, first["text"]["bbcode"].as_str().unwrap());
+    assert_eq!(reply.raw, first["text"]["markdown"].as_str().unwrap());
     let ack = app
         .request(
             Method::POST,
@@ -403,4 +405,84 @@ async fn marker_spoofing(backend: Backend) {
         )
         .await;
     assert_eq!(ack.ok(200)["forum_post_id"], earlier.to_string(), "the second was recovered from its own reply");
+}
+
+/// `--format bbcode`: BBCode to Discourse, or one file per outcome for a BBCode forum, which a
+/// moderator or a forum-side script posts; each file is written once, even after a crash.
+async fn bbcode_on_request(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, campaign, union, rebel, bot_token) = resolver_campaign(&app).await;
+    let seal =
+        |topic: &str, role: &str| json!({"kind": "seal", "body": {"topic": topic, "role": role, "choice": "stay"}});
+    let first = app.post(&union, &campaign, seal(ATTACK, "attacker")).await.ok(201)["outcomes"][0].clone();
+
+    let forum = Forum::default();
+    let forum_url = forum.start().await;
+    let mut config = bot_config(&app, &bot_token, &forum_url, &campaign);
+    config.target = Target::Discourse { format: Format::Bbcode };
+    let report = Bot::new(config).unwrap().run_until_idle().await.unwrap();
+    assert_eq!(report.posted, 1);
+    let bbcode = first["text"]["bbcode"].as_str().unwrap();
+    assert_eq!(forum.posts()[0].raw, bbcode);
+    let id = first["id"].as_str().unwrap();
+    assert!(bbcode.ends_with(&format!("[size=1][color=gray]adjutant:outcome:{id}[/color][/size]")), "{bbcode}");
+    assert!(feed(&app, &bot_token).await.is_empty());
+
+    // Files, for a forum the bot cannot post to.
+    let second = app.post(&rebel, &campaign, seal("hold the ford", "defender")).await.ok(201)["outcomes"].clone();
+    let dir = tempfile::tempdir().unwrap();
+    let files = || BotConfig::files(&app.base, &bot_token, dir.path(), Format::Bbcode);
+    // A crash after writing and before acknowledging: the file is not written twice.
+    let dying = Bot::new(files()).unwrap().after_post(Arc::new(|_, _| Err(BotError::Other("dies".into()))));
+    dying.run_once().await.unwrap_err();
+    let report = Bot::new(files()).unwrap().run_until_idle().await.unwrap();
+    assert!(report.recovered == 1, "{report:?}");
+    let folder = dir.path().join(&campaign);
+    let mut written: Vec<String> =
+        std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    written.sort();
+    let outcomes = second.as_array().unwrap();
+    assert_eq!(written.len(), outcomes.len(), "{written:?}");
+    for (name, outcome) in written.iter().zip(outcomes) {
+        let id = outcome["id"].as_str().unwrap();
+        assert!(name.ends_with(&format!("-{id}.bbcode")), "{name}");
+        let text = std::fs::read_to_string(folder.join(name)).unwrap();
+        assert_eq!(text, outcome["text"]["bbcode"].as_str().unwrap());
+        assert!(text.ends_with(&format!("[size=1][color=gray]adjutant:outcome:{id}[/color][/size]")), "{text}");
+    }
+    assert!(feed(&app, &bot_token).await.is_empty());
+}
+
+/// With `--follow`, an outcome reaches the forum as soon as it is posted: the bot's pause
+/// between passes is an hour here, and the event stream wakes it.
+async fn follow_events(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, campaign, union, _, bot_token) = resolver_campaign(&app).await;
+    let forum = Forum::default();
+    let forum_url = forum.start().await;
+    let command = BotCommand {
+        config: bot_config(&app, &bot_token, &forum_url, &campaign),
+        once: false,
+        poll: Duration::from_secs(3600),
+        follow: vec![campaign.parse().unwrap()],
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(run_until(command, async {
+        let _ = stopped.await;
+    }));
+    for i in 0..2 {
+        let outcome = resolve(&app, &union, &campaign, i).await;
+        let marker = format!("adjutant:outcome:{}", outcome["id"].as_str().unwrap());
+        // Five minutes for a busy machine: far more than a pass takes, far less than the hour.
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while !replies_by_marker(&forum).contains_key(&marker) {
+            assert!(!running.is_finished(), "the bot stopped");
+            assert!(Instant::now() < deadline, "the outcome waited for the poll");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let _ = stop.send(());
+    running.await.unwrap().unwrap();
+    assert_eq!(replies_by_marker(&forum).len(), 2);
+    assert!(feed(&app, &bot_token).await.is_empty());
 }
