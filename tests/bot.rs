@@ -22,6 +22,7 @@ on_both_backends! {
     a_marker_inside_a_post_is_not_the_bots_reply => marker_spoofing;
     bbcode_on_request_to_discourse_or_to_files => bbcode_on_request;
     following_the_event_stream_posts_without_waiting_for_the_poll => follow_events;
+    the_map_goes_up_once_with_the_turns_first_outcome => map_with_the_turn;
 }
 
 const TOPIC: u64 = 77;
@@ -43,6 +44,8 @@ struct ForumState {
     throttle_next: Option<&'static str>,
     throttled: usize,
     refused: usize,
+    /// Bodies of `POST /uploads.json`.
+    uploads: Vec<Vec<u8>>,
 }
 
 #[derive(Clone, Default)]
@@ -54,6 +57,7 @@ impl Forum {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let app = axum::Router::new()
             .route("/posts.json", axum::routing::post(create_post))
+            .route("/uploads.json", axum::routing::post(upload))
             .route("/t/{file}", axum::routing::get(topic))
             .route("/t/{topic}/posts.json", axum::routing::get(topic_posts))
             .with_state(self.clone());
@@ -115,6 +119,21 @@ async fn create_post(State(forum): State<Forum>, headers: HeaderMap, Json(body):
     assert_eq!(topic_id, TOPIC);
     let id = forum.add(BOT_USER, raw);
     Json(json!({"id": id, "topic_id": topic_id, "raw": raw, "username": BOT_USER})).into_response()
+}
+
+/// `POST /uploads.json` (multipart): keeps the body, answers as Discourse does.
+async fn upload(State(forum): State<Forum>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+    if !authorised(&forum, &headers) {
+        return StatusCode::FORBIDDEN.into_response();
+    }
+    let content_type = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    assert!(content_type.starts_with("multipart/form-data; boundary="), "{content_type}");
+    let mut state = forum.0.lock().unwrap();
+    state.uploads.push(body.to_vec());
+    let n = state.uploads.len();
+    Json(json!({"id": n, "url": format!("/uploads/default/original/1X/map{n}.png"), "short_url": format!("upload://map{n}.png"),
+        "original_filename": "map.png", "extension": "png"}))
+    .into_response()
 }
 
 /// `GET /t/{topic}.json`: like Discourse, the whole stream of ids but only the first posts.
@@ -484,5 +503,51 @@ async fn follow_events(backend: Backend) {
     let _ = stop.send(());
     running.await.unwrap().unwrap();
     assert_eq!(replies_by_marker(&forum).len(), 2);
+    assert!(feed(&app, &bot_token).await.is_empty());
+}
+
+const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
+
+/// With `map` on, the outcome that opens a turn carries the map picture (one upload), above
+/// its marker line; other outcomes carry none.
+async fn map_with_the_turn(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let campaign =
+        app.campaign(&moderator, json!({"name": "Short ACW", "mode": "managed", "scenario": "short-acw"})).await;
+    let union = app.player(&moderator, &campaign, "union").await;
+    let confederate = app.player(&moderator, &campaign, "confederate").await;
+    let bot = app
+        .request(
+            Method::POST,
+            &format!("/v1/campaigns/{campaign}/bots"),
+            Some(&moderator),
+            Some(json!({"name": "Bot"})),
+        )
+        .await;
+    let bot_token = bot.ok(201)["token"].as_str().unwrap().to_owned();
+    let script: Vec<Value> = adjutant_e2e::serde_json::from_str(SCRIPT).unwrap();
+    for step in &script[..2] {
+        app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
+        let token = if step["side"] == "union" { &union } else { &confederate };
+        app.post(token, &campaign, json!({"kind": step["kind"], "body": step["body"]})).await.ok(201);
+    }
+    let forum = Forum::default();
+    let forum_url = forum.start().await;
+    let mut config = bot_config(&app, &bot_token, &forum_url, &campaign);
+    config.map = true;
+    let report = Bot::new(config).unwrap().run_until_idle().await.unwrap();
+    assert_eq!(report.posted, 3, "two deployments and the first turn");
+    let uploads = forum.0.lock().unwrap().uploads.clone();
+    assert_eq!(uploads.len(), 1, "one map for the one turn");
+    let body = &uploads[0];
+    let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"name=\"upload_type\"\r\n\r\ncomposer") && has(b"filename=\"map.png\"") && has(b"\x89PNG\r\n"));
+    let posts = forum.posts();
+    let with_map: Vec<&ForumPost> = posts.iter().filter(|p| p.raw.contains("![Map](upload://map1.png)")).collect();
+    assert_eq!(with_map.len(), 1);
+    assert!(with_map[0].raw.starts_with("**Turn 1"), "{}", with_map[0].raw);
+    let last = with_map[0].raw.lines().last().unwrap();
+    assert!(last.starts_with("<sub>adjutant:outcome:"), "the marker stays last: {last}");
     assert!(feed(&app, &bot_token).await.is_empty());
 }
