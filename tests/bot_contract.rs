@@ -522,6 +522,10 @@ struct ChannelState {
     throttle_next: bool,
     throttled: usize,
     reads: usize,
+    /// Say the rate-limit bucket is empty (`X-RateLimit-Remaining: 0`) in the next answer.
+    empty_bucket_next: bool,
+    /// When each message came.
+    arrivals: Vec<Instant>,
 }
 
 /// A Discord channel's webhook, answering as Discord does (429 with `retry_after` in the body
@@ -550,7 +554,9 @@ async fn execute_webhook(
     state.next_id += 1;
     let id = 1_300_000_000_000_000_000 + state.next_id;
     state.messages.insert(id, content.clone());
-    let headers = [("x-ratelimit-remaining", "4"), ("x-ratelimit-reset-after", "1.5")];
+    state.arrivals.push(Instant::now());
+    let remaining = if std::mem::take(&mut state.empty_bucket_next) { "0" } else { "4" };
+    let headers = [("x-ratelimit-remaining", remaining), ("x-ratelimit-reset-after", "1.0")];
     (headers, Json(json!({"id": id.to_string(), "content": content, "channel_id": "1", "type": 0}))).into_response()
 }
 
@@ -590,13 +596,17 @@ async fn on_discord_each_outcome_once_after_a_429_and_a_crash() {
     };
     let mut outcomes = vec![resolve(&app, &union, &campaign, 0).await, seal(&app, &union, &campaign, ATTACK).await];
 
-    // Discord throttles the first message; the bot waits as asked and goes on.
+    // Discord throttles the first message; the bot waits as asked and goes on. The answer to
+    // the first message says the bucket is empty: the bot waits for it to refill (1 s).
     channel.0.lock().unwrap().throttle_next = true;
+    channel.0.lock().unwrap().empty_bucket_next = true;
     let started = Instant::now();
     let report = Bot::new(config()).unwrap().run_until_idle().await.unwrap();
     assert_eq!((report.posted, report.recovered), (2, 0));
     assert!(started.elapsed() >= Duration::from_millis(950), "the 429's wait was not honoured");
     assert_eq!(channel.0.lock().unwrap().throttled, 1);
+    let arrivals = channel.0.lock().unwrap().arrivals.clone();
+    assert!(arrivals[1] - arrivals[0] >= Duration::from_millis(950), "the empty bucket was not waited out");
 
     // The messages are the outcomes' Discord Markdown, with the player's markup as text.
     let messages: Vec<String> = channel.0.lock().unwrap().messages.values().cloned().collect();
