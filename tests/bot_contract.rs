@@ -485,6 +485,11 @@ async fn the_bot_speaks_discord_as_discord_describes_itself() {
     resolve(&app, &union, &campaign, 0).await;
     seal(&app, &union, &campaign, ATTACK).await;
     let journal = tempfile::tempdir().unwrap();
+    // The journal names a message for the first outcome (as after a crash): the bot reads it
+    // back through the webhook's message endpoint, finds another text there (the mock's
+    // example), and posts the outcome.
+    let first = feed(&app, &bot_token).await[0]["id"].as_str().unwrap().to_owned();
+    std::fs::write(journal.path().join("j"), format!("{first} 1300000000000000001\n")).unwrap();
     let config = BotConfig::discord(&app.base, &bot_token, format!("{}{WEBHOOK}", mock.url), journal.path().join("j"));
     let bot = Bot::new(config).unwrap();
     let report = bot.run_until_idle().await.unwrap();
