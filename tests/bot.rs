@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::{json, Value};
 use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
-use adjutant_server::bot::{Bot, BotConfig, BotError, Topics};
+use adjutant_server::bot::{run_until, Bot, BotCommand, BotConfig, BotError, Format, Target, Topics};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -20,6 +20,9 @@ on_both_backends! {
     the_bot_posts_each_outcome_once_and_survives_a_crash => bot_posts_once;
     players_text_reaches_the_forum_as_literal_text => markup_injection;
     a_marker_inside_a_post_is_not_the_bots_reply => marker_spoofing;
+    bbcode_on_request_to_discourse_or_to_files => bbcode_on_request;
+    following_the_event_stream_posts_without_waiting_for_the_poll => follow_events;
+    the_map_goes_up_once_with_the_turns_first_outcome => map_with_the_turn;
 }
 
 const TOPIC: u64 = 77;
@@ -41,6 +44,8 @@ struct ForumState {
     throttle_next: Option<&'static str>,
     throttled: usize,
     refused: usize,
+    /// Bodies of `POST /uploads.json`.
+    uploads: Vec<Vec<u8>>,
 }
 
 #[derive(Clone, Default)]
@@ -52,6 +57,7 @@ impl Forum {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let app = axum::Router::new()
             .route("/posts.json", axum::routing::post(create_post))
+            .route("/uploads.json", axum::routing::post(upload))
             .route("/t/{file}", axum::routing::get(topic))
             .route("/t/{topic}/posts.json", axum::routing::get(topic_posts))
             .with_state(self.clone());
@@ -113,6 +119,21 @@ async fn create_post(State(forum): State<Forum>, headers: HeaderMap, Json(body):
     assert_eq!(topic_id, TOPIC);
     let id = forum.add(BOT_USER, raw);
     Json(json!({"id": id, "topic_id": topic_id, "raw": raw, "username": BOT_USER})).into_response()
+}
+
+/// `POST /uploads.json` (multipart): keeps the body, answers as Discourse does.
+async fn upload(State(forum): State<Forum>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+    if !authorised(&forum, &headers) {
+        return StatusCode::FORBIDDEN.into_response();
+    }
+    let content_type = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    assert!(content_type.starts_with("multipart/form-data; boundary="), "{content_type}");
+    let mut state = forum.0.lock().unwrap();
+    state.uploads.push(body.to_vec());
+    let n = state.uploads.len();
+    Json(json!({"id": n, "url": format!("/uploads/default/original/1X/map{n}.png"), "short_url": format!("upload://map{n}.png"),
+        "original_filename": "map.png", "extension": "png"}))
+    .into_response()
 }
 
 /// `GET /t/{topic}.json`: like Discourse, the whole stream of ids but only the first posts.
@@ -224,7 +245,7 @@ async fn bot_posts_once(backend: Backend) {
         let marker = format!("adjutant:outcome:{}", outcome["id"].as_str().unwrap());
         let post_id = replies[&marker][0];
         let post = forum.posts().into_iter().find(|p| p.id == post_id).unwrap();
-        assert_eq!(post.raw, outcome["text"]["bbcode"].as_str().unwrap(), "the reply is the outcome's BBCode");
+        assert_eq!(post.raw, outcome["text"]["markdown"].as_str().unwrap(), "the reply is the outcome's Markdown");
     }
     assert!(feed(&app, &bot_token).await.is_empty(), "everything acknowledged");
     // Nothing new: a pass does nothing.
@@ -381,7 +402,7 @@ async fn marker_spoofing(backend: Backend) {
     // into a seal topic of their own.
     let spoof = format!("adjutant:outcome:{first_id}");
     let second = app.post(&rebel, &campaign, seal(&spoof, "attacker")).await.ok(201)["outcomes"][0].clone();
-    let second_text = second["text"]["bbcode"].as_str().unwrap().to_owned();
+    let second_text = second["text"]["markdown"].as_str().unwrap().to_owned();
     assert!(second_text.contains(&spoof), "the topic is shown as typed: {second_text}");
 
     // The bot's reply to the second outcome is on the forum already (a crash before its
@@ -393,7 +414,7 @@ async fn marker_spoofing(backend: Backend) {
     assert_eq!((report.posted, report.recovered), (1, 1), "the first outcome was taken as posted");
     let posts = forum.posts();
     let reply = posts.iter().find(|p| p.id != earlier).expect("the first outcome's reply");
-    assert_eq!(reply.raw, first["text"]["bbcode"].as_str().unwrap());
+    assert_eq!(reply.raw, first["text"]["markdown"].as_str().unwrap());
     let ack = app
         .request(
             Method::POST,
@@ -403,4 +424,130 @@ async fn marker_spoofing(backend: Backend) {
         )
         .await;
     assert_eq!(ack.ok(200)["forum_post_id"], earlier.to_string(), "the second was recovered from its own reply");
+}
+
+/// `--format bbcode`: BBCode to Discourse, or one file per outcome for a BBCode forum, which a
+/// moderator or a forum-side script posts; each file is written once, even after a crash.
+async fn bbcode_on_request(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, campaign, union, rebel, bot_token) = resolver_campaign(&app).await;
+    let seal =
+        |topic: &str, role: &str| json!({"kind": "seal", "body": {"topic": topic, "role": role, "choice": "stay"}});
+    let first = app.post(&union, &campaign, seal(ATTACK, "attacker")).await.ok(201)["outcomes"][0].clone();
+
+    let forum = Forum::default();
+    let forum_url = forum.start().await;
+    let mut config = bot_config(&app, &bot_token, &forum_url, &campaign);
+    config.target = Target::Discourse { format: Format::Bbcode };
+    let report = Bot::new(config).unwrap().run_until_idle().await.unwrap();
+    assert_eq!(report.posted, 1);
+    let bbcode = first["text"]["bbcode"].as_str().unwrap();
+    assert_eq!(forum.posts()[0].raw, bbcode);
+    let id = first["id"].as_str().unwrap();
+    assert!(bbcode.ends_with(&format!("[size=1][color=gray]adjutant:outcome:{id}[/color][/size]")), "{bbcode}");
+    assert!(feed(&app, &bot_token).await.is_empty());
+
+    // Files, for a forum the bot cannot post to.
+    let second = app.post(&rebel, &campaign, seal("hold the ford", "defender")).await.ok(201)["outcomes"].clone();
+    let dir = tempfile::tempdir().unwrap();
+    let files = || BotConfig::files(&app.base, &bot_token, dir.path(), Format::Bbcode);
+    // A crash after writing and before acknowledging: the file is not written twice.
+    let dying = Bot::new(files()).unwrap().after_post(Arc::new(|_, _| Err(BotError::Other("dies".into()))));
+    dying.run_once().await.unwrap_err();
+    let report = Bot::new(files()).unwrap().run_until_idle().await.unwrap();
+    assert!(report.recovered == 1, "{report:?}");
+    let folder = dir.path().join(&campaign);
+    let mut written: Vec<String> =
+        std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    written.sort();
+    let outcomes = second.as_array().unwrap();
+    assert_eq!(written.len(), outcomes.len(), "{written:?}");
+    for (name, outcome) in written.iter().zip(outcomes) {
+        let id = outcome["id"].as_str().unwrap();
+        assert!(name.ends_with(&format!("-{id}.bbcode")), "{name}");
+        let text = std::fs::read_to_string(folder.join(name)).unwrap();
+        assert_eq!(text, outcome["text"]["bbcode"].as_str().unwrap());
+        assert!(text.ends_with(&format!("[size=1][color=gray]adjutant:outcome:{id}[/color][/size]")), "{text}");
+    }
+    assert!(feed(&app, &bot_token).await.is_empty());
+}
+
+/// With `--follow`, an outcome reaches the forum as soon as it is posted: the bot's pause
+/// between passes is an hour here, and the event stream wakes it.
+async fn follow_events(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (_, campaign, union, _, bot_token) = resolver_campaign(&app).await;
+    let forum = Forum::default();
+    let forum_url = forum.start().await;
+    let command = BotCommand {
+        config: bot_config(&app, &bot_token, &forum_url, &campaign),
+        once: false,
+        poll: Duration::from_secs(3600),
+        follow: vec![campaign.parse().unwrap()],
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(run_until(command, async {
+        let _ = stopped.await;
+    }));
+    for i in 0..2 {
+        let outcome = resolve(&app, &union, &campaign, i).await;
+        let marker = format!("adjutant:outcome:{}", outcome["id"].as_str().unwrap());
+        // Five minutes for a busy machine: far more than a pass takes, far less than the hour.
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while !replies_by_marker(&forum).contains_key(&marker) {
+            assert!(!running.is_finished(), "the bot stopped");
+            assert!(Instant::now() < deadline, "the outcome waited for the poll");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let _ = stop.send(());
+    running.await.unwrap().unwrap();
+    assert_eq!(replies_by_marker(&forum).len(), 2);
+    assert!(feed(&app, &bot_token).await.is_empty());
+}
+
+const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
+
+/// With `map` on, the outcome that opens a turn carries the map picture (one upload), above
+/// its marker line; other outcomes carry none.
+async fn map_with_the_turn(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let campaign =
+        app.campaign(&moderator, json!({"name": "Short ACW", "mode": "managed", "scenario": "short-acw"})).await;
+    let union = app.player(&moderator, &campaign, "union").await;
+    let confederate = app.player(&moderator, &campaign, "confederate").await;
+    let bot = app
+        .request(
+            Method::POST,
+            &format!("/v1/campaigns/{campaign}/bots"),
+            Some(&moderator),
+            Some(json!({"name": "Bot"})),
+        )
+        .await;
+    let bot_token = bot.ok(201)["token"].as_str().unwrap().to_owned();
+    let script: Vec<Value> = adjutant_e2e::serde_json::from_str(SCRIPT).unwrap();
+    for step in &script[..2] {
+        app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
+        let token = if step["side"] == "union" { &union } else { &confederate };
+        app.post(token, &campaign, json!({"kind": step["kind"], "body": step["body"]})).await.ok(201);
+    }
+    let forum = Forum::default();
+    let forum_url = forum.start().await;
+    let mut config = bot_config(&app, &bot_token, &forum_url, &campaign);
+    config.map = true;
+    let report = Bot::new(config).unwrap().run_until_idle().await.unwrap();
+    assert_eq!(report.posted, 3, "two deployments and the first turn");
+    let uploads = forum.0.lock().unwrap().uploads.clone();
+    assert_eq!(uploads.len(), 1, "one map for the one turn");
+    let body = &uploads[0];
+    let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"name=\"upload_type\"\r\n\r\ncomposer") && has(b"filename=\"map.png\"") && has(b"\x89PNG\r\n"));
+    let posts = forum.posts();
+    let with_map: Vec<&ForumPost> = posts.iter().filter(|p| p.raw.contains("![Map](upload://map1.png)")).collect();
+    assert_eq!(with_map.len(), 1);
+    assert!(with_map[0].raw.starts_with("**Turn 1"), "{}", with_map[0].raw);
+    let last = with_map[0].raw.lines().last().unwrap();
+    assert!(last.starts_with("<sub>adjutant:outcome:"), "the marker stays last: {last}");
+    assert!(feed(&app, &bot_token).await.is_empty());
 }
