@@ -369,7 +369,7 @@ async fn tokens_issued_by_the_right_people(backend: Backend) {
         let me = me.ok(200)["id"].as_str().unwrap().to_owned();
         let mine = app.get(&format!("/v1/campaigns?moderator={me}")).await;
         let mine = mine.ok(200);
-        assert_eq!(ids(mine), [campaign.clone()]);
+        assert_eq!(ids(mine), std::slice::from_ref(campaign));
         assert_eq!(mine["campaigns"][0]["moderator_id"], me.as_str());
     }
     assert_eq!(ids(app.get("/v1/campaigns").await.ok(200)).len(), 2);

@@ -138,7 +138,8 @@ async fn campaigns(backend: Backend) {
     let rest = store.campaigns(None, Some(ids[2]), 10).await.unwrap();
     assert_eq!(rest.iter().map(|c| c.id).collect::<Vec<_>>(), ids[3..]);
     // One moderator's campaigns, paged the same way, and none of another's.
-    let other = store.create_principal(NewPrincipal { principal: principal(PrincipalKind::Moderator, None), token_hash: [7; 32] })
+    let other = store
+        .create_principal(NewPrincipal { principal: principal(PrincipalKind::Moderator, None), token_hash: [7; 32] })
         .await
         .unwrap();
     let theirs = store.create_campaign(new_campaign(other.id, "theirs")).await.unwrap().id;

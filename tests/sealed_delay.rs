@@ -319,15 +319,37 @@ async fn chain_extension(backend: Backend) {
         let audit = g.app.get(&format!("/v1/campaigns/{}/posts/{seq}/audit", g.campaign)).await;
         assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
     }
+
+    // Offline, from the export alone: every revealed secret leads back to its published chain,
+    // each delay and result number is redone by the replay.
+    use adjutant_server::verify::{verify, Options};
+    let key = g.app.get("/v1/keys").await.ok(200)["keys"][0]["public_key"].as_str().unwrap().to_owned();
+    let export = g.app.client.get(format!("{}/v1/campaigns/{}/export", g.app.base, g.campaign)).send().await.unwrap();
+    let text = export.text().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("export.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let report = verify(&Options { file: file.clone(), keys: vec![key.clone()], forum_texts: None }).unwrap();
+    assert!(report.ok(), "{}", report.text());
+    assert!(report.result_numbers >= 3, "{}", report.text());
+    // The first battle's revealed secret swapped for another in the file: found at its post.
+    let secret = battle(&first)["data"]["sealed_delay"]["secret"].as_str().unwrap().to_owned();
+    assert!(text.contains(&secret));
+    let forged = dir.path().join("forged.jsonl");
+    std::fs::write(&forged, text.replace(&secret, &sha256_hex("another secret"))).unwrap();
+    let report = verify(&Options { file: forged, keys: vec![key], forum_texts: None }).unwrap();
+    assert!(!report.ok());
+    assert!(report.problems.iter().any(|p| p.seq == Some(14)), "{}", report.text());
 }
 
 async fn stored_before(backend: Backend) {
-    // A campaign stored before result times were a setting has none in its settings …
+    // A campaign stored before result times were a setting has none in its settings (and, as
+    // old, a chain that starts from the legacy genesis) …
     let g = game(TestApp::spawn(backend).await, json!({})).await;
     g.app
         .db
-        .execute(&format!(
-            "UPDATE campaigns SET settings = REPLACE(settings, ',\"result_time\":\"post\"', '') WHERE id = '{}';",
+        .execute_on_campaigns(&format!(
+            "UPDATE campaigns SET settings = REPLACE(settings, ',\"result_time\":\"post\"', ''), chain_genesis = 'legacy' WHERE id = '{}';",
             g.campaign
         ))
         .await;

@@ -17,25 +17,32 @@ pub fn applies(campaign: &LoadedCampaign, kind: &str) -> bool {
         && RESULT_FIXING_KINDS.contains(&kind)
 }
 
-/// The stored outcome's data (outcomes are stored as `{"headline", "data"}`).
-fn data_of(outcome: &Outcome) -> Value {
-    serde_json::from_str::<Value>(&outcome.data)
-        .ok()
-        .and_then(|mut v| v.get_mut("data").map(Value::take))
-        .unwrap_or(Value::Null)
+/// A stored outcome's data (outcomes are stored as `{"headline", "data"}`).
+fn data_of(data: &str) -> Value {
+    serde_json::from_str::<Value>(data).ok().and_then(|mut v| v.get_mut("data").map(Value::take)).unwrap_or(Value::Null)
 }
 
 /// The chain secret one post's stored battle outcome revealed, if any.
 pub fn revealed(outcomes: &[Outcome]) -> Option<ChainSecret> {
+    revealed_in(outcomes.iter().map(|o| (o.kind.as_str(), o.data.as_str())))
+}
+
+/// [`revealed`] over outcomes given as (kind, stored data text), as an export holds them.
+pub fn revealed_in<'a>(outcomes: impl IntoIterator<Item = (&'a str, &'a str)>) -> Option<ChainSecret> {
     outcomes
-        .iter()
-        .filter(|o| o.kind == "battle")
-        .find_map(|o| serde_json::from_value::<ChainSecret>(data_of(o).get("sealed_delay")?.clone()).ok())
+        .into_iter()
+        .filter(|(kind, _)| *kind == "battle")
+        .find_map(|(_, data)| serde_json::from_value::<ChainSecret>(data_of(data).get("sealed_delay")?.clone()).ok())
 }
 
 /// Battles among the stored outcomes that reveal no chain secret.
 pub fn unsealed_battles(outcomes: &[Outcome]) -> usize {
-    outcomes.iter().filter(|o| o.kind == "battle" && data_of(o).get("sealed_delay").is_none()).count()
+    unsealed_battles_in(outcomes.iter().map(|o| (o.kind.as_str(), o.data.as_str())))
+}
+
+/// [`unsealed_battles`] over outcomes given as (kind, stored data text).
+pub fn unsealed_battles_in<'a>(outcomes: impl IntoIterator<Item = (&'a str, &'a str)>) -> usize {
+    outcomes.into_iter().filter(|(kind, data)| *kind == "battle" && data_of(data).get("sealed_delay").is_none()).count()
 }
 
 /// What the audit knows of a campaign's chains as it walks the log: the next draw, and each

@@ -20,6 +20,7 @@ use uuid::Uuid;
 use crate::campaign::{decide, kinds, Context, LoadedCampaign, Scenarios, Seal, SealBook, VoidSet};
 use crate::export::{Line, OutcomeRecord, PostRecord, FORMAT};
 use crate::forum::{trailing_marker, witness_of};
+use crate::sealed_delay::{self, ChainTrack};
 use crate::signing::{key_id, parse_public_key, signature_holds};
 
 pub const USAGE: &str = "usage: adjutant verify FILE [--key PUBKEY]... [--forum-texts DIR]
@@ -189,6 +190,8 @@ struct Walk {
     snapshots: BTreeMap<i64, String>,
     void: VoidSet,
     sealed: SealBook,
+    /// A sealed-delay campaign's chains of secrets, as the battles reveal them.
+    chains: Option<ChainTrack>,
     posts: BTreeMap<i64, Seen>,
     outcome_posts: BTreeMap<Uuid, i64>,
     ended: bool,
@@ -213,6 +216,7 @@ impl Walk {
             replayed: None,
             snapshots: BTreeMap::new(),
             void: VoidSet::default(),
+            chains: None,
             sealed: SealBook::default(),
             posts: BTreeMap::new(),
             outcome_posts: BTreeMap::new(),
@@ -324,7 +328,10 @@ impl Walk {
             );
         }
         match LoadedCampaign::load(campaign, &self.scenarios) {
-            Ok(loaded) => self.campaign = Some(loaded),
+            Ok(loaded) => {
+                self.chains = Some(ChainTrack::new(&loaded.settings));
+                self.campaign = Some(loaded);
+            }
             Err(e) => self.report.problem(None, format!("the campaign cannot be loaded: {}", e.problem().detail)),
         }
     }
@@ -472,6 +479,23 @@ impl Walk {
             if let Some(to_seq) = to_seq.filter(|s| *s > 0) {
                 context.rollback_snapshot = self.snapshots.range(..=to_seq).next_back().map(|(s, t)| (*s, t.clone()));
             }
+        }
+        if sealed_delay::applies(campaign, &post.kind) {
+            // The secret the battle revealed must be the next of a published chain: its delay is
+            // then recomputed by the replay below.
+            let outcomes = || stored.iter().map(|o| (o.kind.as_str(), o.data.as_str()));
+            context.chain_secret = sealed_delay::revealed_in(outcomes());
+            if let (Some(secret), Some(chains)) = (&context.chain_secret, &mut self.chains) {
+                for problem in chains.check(secret) {
+                    self.report.problem(Some(seq), problem);
+                }
+            }
+        }
+        let sealed_campaign = campaign.settings.result_time() == adjutant_rules::result_time::ResultTime::SealedDelay;
+        if sealed_campaign
+            && sealed_delay::unsealed_battles_in(stored.iter().map(|o| (o.kind.as_str(), o.data.as_str()))) > 0
+        {
+            self.report.problem(Some(seq), "a battle of this sealed-delay campaign reveals no chain secret");
         }
         let decided = decide(campaign, &tail, &post, &context);
         if post.kind == kinds::SEAL || post.kind == kinds::RESOLVE {

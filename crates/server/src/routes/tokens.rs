@@ -268,17 +268,19 @@ pub struct WhoAmI {
 pub async fn whoami(caller: Caller) -> ApiResult<Json<WhoAmI>> {
     match caller {
         Caller::Anonymous => Err(AppError::Unauthorized("send the token to ask whose it is".into())),
-        Caller::Operator => {
-            Ok(Json(WhoAmI { id: None, kind: "operator".into(), name: "operator".into(), campaign_id: None, side: None }))
-        }
-        Caller::Principal(p) => {
-            Ok(Json(WhoAmI {
+        Caller::Operator => Ok(Json(WhoAmI {
+            id: None,
+            kind: "operator".into(),
+            name: "operator".into(),
+            campaign_id: None,
+            side: None,
+        })),
+        Caller::Principal(p) => Ok(Json(WhoAmI {
             id: Some(p.id),
             kind: p.kind.as_str().into(),
             name: p.name,
             campaign_id: p.campaign_id,
             side: p.side,
-        }))
-        }
+        })),
     }
 }
