@@ -132,7 +132,8 @@ impl Report {
         if self.problems.is_empty() {
             out.push_str("ok: no problems\n");
         } else {
-            out.push_str(&format!("{} problems:\n", self.problems.len()));
+            let n = self.problems.len();
+            out.push_str(&format!("{n} problem{}:\n", if n == 1 { "" } else { "s" }));
             for p in &self.problems {
                 out.push_str(&format!("  {p}\n"));
             }
