@@ -340,6 +340,12 @@ async fn chain_extension(backend: Backend) {
     let report = verify(&Options { file: forged, keys: vec![key], forum_texts: None }).unwrap();
     assert!(!report.ok());
     assert!(report.problems.iter().any(|p| p.seq == Some(14)), "{}", report.text());
+    // A revealed secret placed absurdly far down its chain is refused without walking there.
+    let far = dir.path().join("far.jsonl");
+    assert!(text.contains("\\\"position\\\":1,"), "the first battle's secret is at position 1");
+    std::fs::write(&far, text.replacen("\\\"position\\\":1,", "\\\"position\\\":9000000000000000000,", 1)).unwrap();
+    let report = verify(&Options { file: far, keys: vec![], forum_texts: None }).unwrap();
+    assert!(report.problems.iter().any(|p| p.detail.contains("position")), "{}", report.text());
 }
 
 async fn stored_before(backend: Backend) {

@@ -325,9 +325,34 @@ async fn managed_offline(backend: Backend) {
     let forged_line = json!({"type": "snapshot", "seq": record["seq"], "state": state.to_string()}).to_string();
     std::fs::write(dir.path().join("forged.jsonl"), text.replacen(line, &forged_line, 1)).unwrap();
     let report =
-        verify(&Options { file: dir.path().join("forged.jsonl"), keys: vec![key], forum_texts: None }).unwrap();
+        verify(&Options { file: dir.path().join("forged.jsonl"), keys: vec![key.clone()], forum_texts: None }).unwrap();
     let seq = record["seq"].as_i64().unwrap();
     assert!(problems_of(&report, seq).iter().any(|p| p.contains("stored state differs")), "{}", report.text());
+
+    // A post of a managed campaign passed off as an unrevealed sealed choice (its body withheld,
+    // so the replay would take its stored state on trust): found.
+    let line = text.lines().find(|l| l.starts_with("{\"type\":\"post\"") && l.contains("\"kind\":\"attack\"")).unwrap();
+    let mut record: Value = adjutant_e2e::serde_json::from_str(line).unwrap();
+    record["body"] = Value::Null;
+    record["sealed"] = json!(true);
+    let hidden = dir.path().join("hidden.jsonl");
+    std::fs::write(&hidden, text.replacen(line, &record.to_string(), 1)).unwrap();
+    let report = verify(&Options { file: hidden, keys: vec![key.clone()], forum_texts: None }).unwrap();
+    let seq = record["seq"].as_i64().unwrap();
+    assert!(problems_of(&report, seq).iter().any(|p| p.contains("withheld")), "{}", report.text());
+
+    // A second campaign line before the end, to replay the last post under other settings: found.
+    let campaign_line = text.lines().find(|l| l.starts_with("{\"type\":\"campaign\"")).unwrap();
+    let end_line = text.lines().find(|l| l.starts_with("{\"type\":\"end\"")).unwrap();
+    let twice = dir.path().join("twice.jsonl");
+    std::fs::write(&twice, text.replacen(end_line, &format!("{campaign_line}\n{end_line}"), 1)).unwrap();
+    let report = verify(&Options { file: twice, keys: vec![key.clone()], forum_texts: None }).unwrap();
+    assert!(report.problems.iter().any(|p| p.detail.contains("second campaign line")), "{}", report.text());
+
+    // Without --key the file's own keys are used, and the verdict says what that proves.
+    let report = verify(&Options { file, keys: vec![], forum_texts: None }).unwrap();
+    assert!(report.ok(), "{}", report.text());
+    assert!(report.text().contains("prove nothing until you pass the server's public key"), "{}", report.text());
 }
 
 async fn guards(backend: Backend) {

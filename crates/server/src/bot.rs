@@ -664,15 +664,24 @@ pub struct Upload {
     pub short_url: String,
 }
 
-/// An outcome's text with the map picture above its marker line (which stays the last line).
+/// An outcome's text with the map picture above its witness and marker lines (the marker stays
+/// the last line and the witness the line before it, where `adjutant verify` reads them).
 pub fn with_picture(text: &str, format: Format, upload: &Upload) -> String {
     let text = text.trim_end();
     let (body, marker_line) = text.rsplit_once('\n').unwrap_or(("", text));
+    let (body, tail) = match crate::forum::witness_of(text) {
+        Some(_) => {
+            // From the witness line on, as written (with the blank line Markdown keeps).
+            let at = body.trim_end().rfind('\n').map_or(0, |i| i + 1);
+            (&text[..at], text[at..].to_owned())
+        }
+        None => (body, marker_line.to_owned()),
+    };
     let picture = match format {
         Format::Markdown => format!("![Map]({})", upload.short_url),
         Format::Bbcode => format!("[img]{}[/img]", upload.url),
     };
-    format!("{}\n\n{picture}\n\n{marker_line}", body.trim_end())
+    format!("{}\n\n{picture}\n\n{tail}", body.trim_end())
 }
 
 /// One part of a `multipart/form-data` body: its name, the file name and type for a file, and
@@ -980,6 +989,32 @@ async fn follow_events(adjutant_url: String, token: String, campaign: Uuid, wake
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_map_goes_above_the_witness_and_the_marker() {
+        use crate::forum::{outcome_text, trailing_marker, witness_of, Witness};
+        let id = Uuid::from_u128(9);
+        let witness =
+            Witness { seq: 4, hash: "cd".repeat(32), key_id: Some("ed25519:1".into()), signature: Some("ab".into()) };
+        let text = outcome_text(id, "umpire", "Turn 2 begins", &serde_json::Value::Null, Some(&witness));
+        let upload = Upload { url: "https://forum.example/u/map.png".into(), short_url: "upload://map.png".into() };
+        for (raw, format, picture) in [
+            (&text.markdown, Format::Markdown, "![Map](upload://map.png)"),
+            (&text.bbcode, Format::Bbcode, "[img]https://forum.example/u/map.png[/img]"),
+        ] {
+            let with_map = with_picture(raw, format, &upload);
+            assert_eq!(trailing_marker(&with_map), Some(id), "{with_map}");
+            assert_eq!(witness_of(&with_map), Some(witness.clone()), "{with_map}");
+            let at = with_map.find(picture).expect("the picture is in");
+            assert!(at > with_map.find("Turn 2 begins").unwrap(), "{with_map}");
+            assert!(at < with_map.find("adjutant:post:4").unwrap(), "{with_map}");
+        }
+        // A text without a witness line (written before receipts): the picture above the marker.
+        let plain = outcome_text(id, "umpire", "Turn 2 begins", &serde_json::Value::Null, None);
+        let with_map = with_picture(&plain.markdown, Format::Markdown, &upload);
+        assert_eq!(trailing_marker(&with_map), Some(id));
+        assert!(with_map.contains("![Map](upload://map.png)"));
+    }
 
     #[test]
     fn topics_by_campaign_or_one_for_all() {

@@ -91,6 +91,8 @@ pub struct Report {
     pub head_hash: Option<String>,
     pub notes: Vec<String>,
     pub problems: Vec<Problem>,
+    /// No `--key` was given: receipts were checked against the keys the file itself lists.
+    pub keys_from_file: bool,
 }
 
 impl Report {
@@ -129,7 +131,12 @@ impl Report {
         for note in &self.notes {
             out.push_str(&format!("note: {note}\n"));
         }
-        if self.problems.is_empty() {
+        if self.problems.is_empty() && self.keys_from_file {
+            out.push_str(
+                "ok: no problems, as far as the file goes: its receipts were checked against the keys it lists itself, \
+                 so they prove nothing until you pass the server's public key with --key\n",
+            );
+        } else if self.problems.is_empty() {
             out.push_str("ok: no problems\n");
         } else {
             let n = self.problems.len();
@@ -230,6 +237,13 @@ impl Walk {
             self.report.problem(None, "a line after the export's end line");
         }
         match line {
+            Line::Export(_) if self.header => {
+                self.report.problem(None, "a second header line: an export has one, first");
+            }
+            Line::Campaign(_) if self.campaign.is_some() || self.report.posts > 0 => {
+                self.report
+                    .problem(None, "a second campaign line, or one after the posts: an export has one, before them");
+            }
             Line::Export(header) => {
                 if header.format != FORMAT {
                     self.report.problem(None, format!("format {:?}, not {FORMAT}", header.format));
@@ -244,6 +258,7 @@ impl Walk {
                     }
                 }
                 if self.pinned.is_empty() {
+                    self.report.keys_from_file = true;
                     self.report.notes.push(
                         "no --key given: receipts are checked against the keys the file lists; pass the server's \
                          public key to prove the server signed them"
@@ -453,10 +468,35 @@ impl Walk {
         }
         if !readable {
             // A sealed choice not revealed yet: its hash and receipt are checked, its content
-            // cannot be; the state goes on from what was stored.
-            if let Some(state) = stored_snapshot {
-                self.replayed = Some((seq, state));
+            // cannot be. Only a seal of a resolver campaign is withheld, it changes no state, and
+            // its one outcome says that its side sealed; anything else hidden this way is a
+            // forgery's hiding place.
+            if post.kind != kinds::SEAL || campaign.scenario().is_some() {
+                self.report.problem(
+                    Some(seq),
+                    format!(
+                        "its body is withheld, but only a sealed choice of a resolver campaign not yet revealed is; this is a {} post",
+                        post.kind
+                    ),
+                );
             }
+            if stored_snapshot.is_some() {
+                self.report
+                    .problem(Some(seq), "a state snapshot is stored for a sealed choice, which changes no state");
+            }
+            let says_sealed = |o: &OutcomeRecord| {
+                o.kind == "sealed"
+                    && serde_json::from_str::<serde_json::Value>(&o.data).ok().is_some_and(|v| {
+                        v["data"]["side"].as_str() == post.side.as_deref() && v["data"]["topic"].is_string()
+                    })
+            };
+            if !(stored.len() == 1 && says_sealed(&stored[0])) {
+                self.report.problem(
+                    Some(seq),
+                    "a sealed choice's outcomes are one 'sealed' outcome naming its side and topic",
+                );
+            }
+            self.report.outcomes += stored.len() as i64;
             return;
         }
         let tail = Tail {
