@@ -58,6 +58,8 @@ pub struct AppState {
     pub caches: Arc<cache::Caches>,
     /// Permits of the open event streams (`GET /v1/campaigns/{id}/events`).
     pub streams: Arc<tokio::sync::Semaphore>,
+    /// Permits of the exports being written (`GET /v1/campaigns/{id}/export`).
+    pub exports: Arc<tokio::sync::Semaphore>,
     /// The key that signs receipts, and the retired public keys.
     pub keys: Arc<signing::Keyring>,
 }
@@ -78,6 +80,7 @@ impl AppState {
             limits: Arc::new(rate_limit::Limits::from_config(&config)?),
             config: Arc::new(config),
             streams: routes::events::stream_permits(),
+            exports: Arc::new(tokio::sync::Semaphore::new(routes::export::MAX_EXPORTS)),
         })
     }
 }

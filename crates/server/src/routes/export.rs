@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::campaign::kinds;
-use crate::error::ApiResult;
+use crate::error::{ApiResult, AppError};
 use crate::export::{
     CampaignRecord, EndRecord, ErrorRecord, ExportHeader, Line, OutcomeRecord, PostRecord, ReceiptRecord,
     SnapshotRecord, FORMAT,
@@ -45,6 +45,27 @@ pub async fn list_keys(State(state): State<AppState>) -> Json<KeyList> {
 
 /// Posts read per page while exporting: what the export holds in memory at once.
 const PAGE: i64 = 200;
+/// At most this many exports are written at once, over all campaigns.
+pub const MAX_EXPORTS: usize = 16;
+/// An export whose reader takes no line for this long is abandoned, and its permit freed.
+const STALL: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Hands a line to the client's side of the export, unless it has stopped reading.
+async fn send(tx: &tokio::sync::mpsc::Sender<String>, text: String) -> Result<(), String> {
+    send_within(tx, text, STALL).await
+}
+
+async fn send_within(
+    tx: &tokio::sync::mpsc::Sender<String>,
+    text: String,
+    stall: std::time::Duration,
+) -> Result<(), String> {
+    match tokio::time::timeout(stall, tx.send(text)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) => Err("the client went away".into()),
+        Err(_) => Err("the client stopped reading".into()),
+    }
+}
 
 /// The whole campaign as JSON Lines, streamed: the creation record, every post with its
 /// receipt, every outcome and state snapshot (rollbacks are posts). Public data only: a sealed
@@ -55,9 +76,14 @@ const PAGE: i64 = 200;
     responses((status = 200, description = "JSON Lines, one object a line with a `type`: `export` (format `adjutant-export-v1`, the server's public keys), `campaign` (the creation record, `chain_genesis`, `genesis_hash`), then per post `post` (`body` is the exact text hashed, `receipt`), its `outcome`s (`data` the exact text stored) and its `snapshot`, and last `end` (`posts`, `head_hash`); `error` when the server could not finish",
                content_type = "application/x-ndjson", body = String),
               (status = 404, body = crate::error::Problem, content_type = "application/problem+json"),
-              (status = 429, body = crate::error::Problem, content_type = "application/problem+json")))]
+              (status = 429, body = crate::error::Problem, content_type = "application/problem+json"),
+              (status = 503, description = "too many exports are being written; retry later", body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn export_campaign(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
     let campaign = load_campaign(&state, id).await?;
+    let permit =
+        state.exports.clone().try_acquire_owned().map_err(|_| {
+            AppError::Unavailable(format!("{MAX_EXPORTS} exports are being written; retry in a minute"))
+        })?;
     let void = void_posts(&state, id).await?;
     let revealed = seals(&state, id, &void, i64::MAX).await?.revealed_topics();
     let c = &campaign.campaign;
@@ -84,16 +110,21 @@ pub async fn export_campaign(State(state): State<AppState>, ApiPath(id): ApiPath
     // A small channel: the reader waits for the client, so memory stays at a page or two.
     let (tx, rx) = tokio::sync::mpsc::channel::<String>(4);
     tokio::spawn(async move {
+        let _permit = permit;
         for line in &head {
-            if tx.send(line_text(line)).await.is_err() {
+            if send(&tx, line_text(line)).await.is_err() {
                 return;
             }
         }
         let end = match write_log(&state, id, &revealed, &tx).await {
             Ok(end) => Line::End(end),
-            Err(e) => Line::Error(ErrorRecord { detail: format!("the export stopped: {e}") }),
+            Err(Stop::Reader) => return,
+            Err(Stop::Store(e)) => {
+                tracing::warn!(campaign = %id, error = %e, "an export stopped: the log could not be read");
+                Line::Error(ErrorRecord { detail: "the export stopped: the log could not be read; try again".into() })
+            }
         };
-        let _ = tx.send(line_text(&end)).await;
+        let _ = send(&tx, line_text(&end)).await;
     });
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|text| (Ok::<_, std::convert::Infallible>(text), rx))
@@ -108,12 +139,20 @@ fn line_text(line: &Line) -> String {
 }
 
 /// Sends every post with its outcomes and snapshot, a page at a time.
+/// Why an export stopped before its end line.
+enum Stop {
+    /// The client went away or stopped reading: nothing more to say.
+    Reader,
+    /// The store could not be read: logged, and the client told so in general words.
+    Store(String),
+}
+
 async fn write_log(
     state: &AppState,
     id: Uuid,
     revealed: &std::collections::BTreeSet<String>,
     tx: &tokio::sync::mpsc::Sender<String>,
-) -> Result<EndRecord, String> {
+) -> Result<EndRecord, Stop> {
     let store = &state.store;
     let (mut after, mut outcomes_after, mut snapshots_after) = (0, 0, 0);
     let mut outcomes: VecDeque<adjutant_store::Outcome> = VecDeque::new();
@@ -121,18 +160,18 @@ async fn write_log(
     let (mut outcomes_done, mut snapshots_done) = (false, false);
     let mut end = EndRecord { posts: 0, head_hash: None };
     loop {
-        let posts = store.posts(id, after, PAGE).await.map_err(|e| e.to_string())?;
+        let posts = store.posts(id, after, PAGE).await.map_err(|e| Stop::Store(e.to_string()))?;
         let Some(last) = posts.last() else { break };
         after = last.seq;
         while !outcomes_done && outcomes.back().is_none_or(|o| o.seq <= after) {
-            let page = store.outcomes(id, outcomes_after, PAGE).await.map_err(|e| e.to_string())?;
+            let page = store.outcomes(id, outcomes_after, PAGE).await.map_err(|e| Stop::Store(e.to_string()))?;
             outcomes_done = (page.len() as i64) < PAGE;
             let Some(last) = page.last() else { break };
             outcomes_after = last.position;
             outcomes.extend(page);
         }
         while !snapshots_done && snapshots.back().is_none_or(|(seq, _)| *seq <= after) {
-            let page = store.snapshots(id, snapshots_after, PAGE).await.map_err(|e| e.to_string())?;
+            let page = store.snapshots(id, snapshots_after, PAGE).await.map_err(|e| Stop::Store(e.to_string()))?;
             snapshots_done = (page.len() as i64) < PAGE;
             let Some((last, _)) = page.last() else { break };
             snapshots_after = *last;
@@ -175,7 +214,7 @@ async fn write_log(
                 }
             }
             for line in &lines {
-                tx.send(line_text(line)).await.map_err(|_| "the client went away".to_owned())?;
+                send(tx, line_text(line)).await.map_err(|_| Stop::Reader)?;
             }
             end.posts += 1;
             end.head_hash = Some(post.hash.clone());
@@ -186,16 +225,34 @@ async fn write_log(
         for o in outcomes.drain(..) {
             let line =
                 Line::Outcome(OutcomeRecord { id: o.id, position: o.position, seq: o.seq, kind: o.kind, data: o.data });
-            tx.send(line_text(&line)).await.map_err(|_| "the client went away".to_owned())?;
+            send(tx, line_text(&line)).await.map_err(|_| Stop::Reader)?;
         }
         if outcomes_done {
             break;
         }
-        let page = store.outcomes(id, outcomes_after, PAGE).await.map_err(|e| e.to_string())?;
+        let page = store.outcomes(id, outcomes_after, PAGE).await.map_err(|e| Stop::Store(e.to_string()))?;
         outcomes_done = (page.len() as i64) < PAGE;
         let Some(last) = page.last() else { break };
         outcomes_after = last.position;
         outcomes.extend(page);
     }
     Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::send_within;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn an_export_whose_reader_stops_reading_is_abandoned() {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<String>(1);
+        let stall = Duration::from_millis(20);
+        assert_eq!(send_within(&tx, "one\n".into(), stall).await, Ok(()));
+        // Nobody reads: the next line waits no longer than the stall, and the export ends.
+        assert_eq!(send_within(&tx, "two\n".into(), stall).await, Err("the client stopped reading".into()));
+        assert_eq!(rx.recv().await.as_deref(), Some("one\n"));
+        drop(rx);
+        assert_eq!(send_within(&tx, "three\n".into(), stall).await, Err("the client went away".into()));
+    }
 }
