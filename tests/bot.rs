@@ -53,18 +53,15 @@ struct Forum(Arc<Mutex<ForumState>>);
 
 impl Forum {
     async fn start(&self) -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let app = axum::Router::new()
-            .route("/posts.json", axum::routing::post(create_post))
-            .route("/uploads.json", axum::routing::post(upload))
-            .route("/t/{file}", axum::routing::get(topic))
-            .route("/t/{topic}/posts.json", axum::routing::get(topic_posts))
-            .with_state(self.clone());
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        url
+        adjutant_e2e::serve(
+            axum::Router::new()
+                .route("/posts.json", axum::routing::post(create_post))
+                .route("/uploads.json", axum::routing::post(upload))
+                .route("/t/{file}", axum::routing::get(topic))
+                .route("/t/{topic}/posts.json", axum::routing::get(topic_posts))
+                .with_state(self.clone()),
+        )
+        .await
     }
 
     fn add(&self, username: &str, raw: &str) -> u64 {

@@ -335,17 +335,14 @@ impl Forum {
     }
 
     async fn start(&self) -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let app = axum::Router::new()
-            .route("/posts.json", axum::routing::post(create_post))
-            .route("/t/{file}", axum::routing::get(topic))
-            .route("/t/{topic}/posts.json", axum::routing::get(topic_posts))
-            .with_state(self.clone());
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        url
+        adjutant_e2e::serve(
+            axum::Router::new()
+                .route("/posts.json", axum::routing::post(create_post))
+                .route("/t/{file}", axum::routing::get(topic))
+                .route("/t/{topic}/posts.json", axum::routing::get(topic_posts))
+                .with_state(self.clone()),
+        )
+        .await
     }
 
     fn add(&self, username: &str, raw: &str) -> u64 {
@@ -580,15 +577,13 @@ async fn read_message(
 #[tokio::test(flavor = "multi_thread")]
 async fn on_discord_each_outcome_once_after_a_429_and_a_crash() {
     let channel = Channel::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = axum::Router::new()
-        .route("/webhooks/{id}/{token}", axum::routing::post(execute_webhook))
-        .route("/webhooks/{id}/{token}/messages/{message}", axum::routing::get(read_message))
-        .with_state(channel.clone());
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let base = adjutant_e2e::serve(
+        axum::Router::new()
+            .route("/webhooks/{id}/{token}", axum::routing::post(execute_webhook))
+            .route("/webhooks/{id}/{token}/messages/{message}", axum::routing::get(read_message))
+            .with_state(channel.clone()),
+    )
+    .await;
 
     let app = TestApp::spawn(Backend::Sqlite).await;
     let (campaign, union, _, bot_token) = campaign_with_bot(&app).await;

@@ -18,6 +18,16 @@ use serde_json::{json, Value};
 use sqlx::Connection;
 
 pub use reqwest;
+
+/// Serves a stand-in (a forum, a receiver) on a free loopback port; its base URL.
+pub async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    url
+}
 pub use serde_json;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -49,7 +49,7 @@ pub fn operator_token(config: &Config) -> Result<(Secret, Origin), String> {
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let token = new_token();
-            write_new(&path, &token)?;
+            write_secret_file(&path, &token, "the operator token", "ADJUTANT_ADMIN_TOKEN")?;
             Ok((Secret::new(token), Origin::Made(path)))
         }
         Err(e) => Err(format!("{}: {e}", path.display())),
@@ -71,8 +71,9 @@ pub fn check_strength(source: &str, token: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Writes a new token file that only its owner can read, never over an existing one.
-fn write_new(path: &Path, token: &str) -> Result<(), String> {
+/// Writes a new file of a secret (`what`, e.g. "the operator token") that only its owner can
+/// read, never over an existing one; `instead` says what to set when the folder is not writable.
+pub(crate) fn write_secret_file(path: &Path, text: &str, what: &str, instead: &str) -> Result<(), String> {
     let shown = path.display();
     if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
@@ -84,10 +85,10 @@ fn write_new(path: &Path, token: &str) -> Result<(), String> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let mut file = options.open(path).map_err(|e| {
-        format!("cannot write the operator token to {shown}: {e}; set ADJUTANT_ADMIN_TOKEN or ADJUTANT_DATA_DIR")
-    })?;
-    file.write_all(format!("{token}\n").as_bytes()).and_then(|()| file.sync_all()).map_err(|e| format!("{shown}: {e}"))
+    let mut file = options
+        .open(path)
+        .map_err(|e| format!("cannot write {what} to {shown}: {e}; set {instead} or ADJUTANT_DATA_DIR"))?;
+    file.write_all(format!("{text}\n").as_bytes()).and_then(|()| file.sync_all()).map_err(|e| format!("{shown}: {e}"))
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //! The signed bytes are [`adjutant_rules::chain::receipt_message`].
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use adjutant_store::{Post, Receipt};
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use crate::config::Config;
+use crate::operator::write_secret_file;
 
 /// The file, in the data folder, that holds the key Adjutant made.
 pub const KEY_FILE: &str = "signing-key";
@@ -106,7 +107,12 @@ impl Keyring {
                     Ok(text) => (parse_seed(&path.display().to_string(), &text)?, Origin::File(path)),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                         let key = new_key();
-                        match write_new(&path, &hex::encode(key.to_bytes())) {
+                        match write_secret_file(
+                            &path,
+                            &hex::encode(key.to_bytes()),
+                            "the signing key",
+                            "ADJUTANT_SIGNING_KEY",
+                        ) {
                             Ok(()) => (key, Origin::Made(path)),
                             // Another process made it first: use that one.
                             Err(_) if path.exists() => {
@@ -198,25 +204,6 @@ fn parse_seed(source: &str, text: &str) -> Result<SigningKey, String> {
     Ok(SigningKey::from_bytes(&seed))
 }
 
-/// Writes a new key file that only its owner can read, never over an existing one.
-fn write_new(path: &Path, text: &str) -> Result<(), String> {
-    let shown = path.display();
-    if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path).map_err(|e| {
-        format!("cannot write the signing key to {shown}: {e}; set ADJUTANT_SIGNING_KEY or ADJUTANT_DATA_DIR")
-    })?;
-    file.write_all(format!("{text}\n").as_bytes()).and_then(|()| file.sync_all()).map_err(|e| format!("{shown}: {e}"))
-}
-
 /// Retires the key in the data folder: its public key joins the retired ones, and a new key
 /// signs from the next start on. Returns the old and the new key ids.
 pub fn rotate(config: &Config) -> Result<(String, String), String> {
@@ -240,7 +227,7 @@ pub fn rotate(config: &Config) -> Result<(String, String), String> {
     let new = new_key();
     let staged = config.data_dir.join(format!("{KEY_FILE}.new"));
     let _ = std::fs::remove_file(&staged);
-    write_new(&staged, &hex::encode(new.to_bytes()))?;
+    write_secret_file(&staged, &hex::encode(new.to_bytes()), "the signing key", "ADJUTANT_SIGNING_KEY")?;
     std::fs::rename(&staged, &key_file).map_err(|e| format!("{}: {e}", key_file.display()))?;
     Ok((ring.current_id.clone(), key_id(&new.verifying_key())))
 }
@@ -249,6 +236,7 @@ pub fn rotate(config: &Config) -> Result<(String, String), String> {
 mod tests {
     use super::*;
     use chrono::TimeZone;
+    use std::path::Path;
 
     fn config_in(dir: &Path) -> Config {
         let mut config = Config::defaults();
