@@ -446,7 +446,7 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     let api = app
         .post(&tokens[1], &campaign, json!({"kind": "move", "body": {"unit": "cs-51st-inf", "path": ["0603"]}}))
         .await;
-    let detail = api.problem(422, "side")["detail"].as_str().unwrap().to_owned();
+    let detail = api.problem(422, "body.side")["detail"].as_str().unwrap().to_owned();
     assert!(refusal.contains(&detail), "{refusal:?} should hold {detail:?}");
     assert_eq!(rebel.script("return document.getElementById('move-path').value;").await, "0603");
     assert_eq!(app.db.count("posts").await, 2);

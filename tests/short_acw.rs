@@ -293,7 +293,7 @@ async fn scripted_campaign(backend: Backend) {
 
     // Nothing is accepted once the game is over.
     let late = g.app.post(&g.confederate, &g.campaign, json!({"kind": "end_turn", "body": {}})).await;
-    let problem = late.problem(422, "kind");
+    let problem = late.problem(422, "body.kind");
     assert_eq!(problem["rule"], "game.over");
     let log = g.app.get(&format!("/v1/campaigns/{}/posts?limit=100", g.campaign)).await;
     assert_eq!(log.ok(200)["posts"].as_array().unwrap().len(), g.script.len());
@@ -309,7 +309,7 @@ async fn refusals_change_nothing(backend: Backend) {
         .app
         .post(&g.confederate, &g.campaign, json!({"kind": "move", "body": {"unit": "cs-51st-inf", "path": ["0603"]}}))
         .await;
-    let p = out_of_turn.problem(422, "side");
+    let p = out_of_turn.problem(422, "body.side");
     assert!(p["detail"].as_str().unwrap().contains("turn"), "{p}");
     // Another side's unit.
     let theirs = g
@@ -334,9 +334,9 @@ async fn refusals_change_nothing(backend: Backend) {
         .await
         .problem(422, "body.body.unit");
     // Unknown kind.
-    g.app.post(&g.union, &g.campaign, json!({"kind": "charge", "body": {}})).await.problem(422, "kind");
+    g.app.post(&g.union, &g.campaign, json!({"kind": "charge", "body": {}})).await.problem(422, "body.kind");
     // The moderator does not give orders in a managed campaign.
-    g.app.post(&g.moderator, &g.campaign, json!({"kind": "end_turn", "body": {}})).await.problem(422, "side");
+    g.app.post(&g.moderator, &g.campaign, json!({"kind": "end_turn", "body": {}})).await.problem(422, "body.side");
 
     assert_eq!(g.state().await, before);
     assert_eq!(g.app.db.count("posts").await, 2);

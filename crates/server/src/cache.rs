@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
-use crate::routes::audit::AuditCheckpoint;
+use crate::log::audit::AuditCheckpoint;
 
 /// Campaigns remembered per cache; beyond it, a cache starts over (a bound on memory, not a
 /// policy: the work is redone at most once per campaign).

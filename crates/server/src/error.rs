@@ -5,6 +5,8 @@
 
 use adjutant_rules::Refusal;
 use adjutant_store::StoreError;
+
+use crate::log::{LogError, Refusal as PostRefusal, RefusalKind};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -150,10 +152,8 @@ impl From<Refusal> for AppError {
 impl From<StoreError> for AppError {
     fn from(err: StoreError) -> Self {
         match err {
-            StoreError::Refused(inner) => match inner.downcast::<AppError>() {
-                Ok(app) => *app,
-                Err(other) => AppError::Internal(other.to_string()),
-            },
+            // A refused post comes back as a `LogError`; a refusal reaching here was never told why.
+            StoreError::Refused(inner) => AppError::Internal(inner.to_string()),
             StoreError::KeyReused => AppError::Client {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 field: Some("Idempotency-Key".into()),
@@ -171,6 +171,41 @@ impl From<StoreError> for AppError {
             }
             StoreError::Unavailable(what) => AppError::Unavailable(what),
             StoreError::Database(what) => AppError::Internal(what),
+        }
+    }
+}
+
+/// The log's answers, at the edge: a post's field `f` is the request's `body.f`.
+impl From<LogError> for AppError {
+    fn from(err: LogError) -> Self {
+        match err {
+            LogError::Refused(PostRefusal { kind, field, rule, detail }) => {
+                let field = format!("body.{field}");
+                match kind {
+                    RefusalKind::Invalid => AppError::unprocessable(field, rule, detail),
+                    RefusalKind::Forbidden => AppError::Forbidden { rule, detail },
+                    RefusalKind::Conflict => AppError::conflict(field, rule, detail),
+                    RefusalKind::QuotaSpent { retry_after_secs } => {
+                        AppError::TooManyRequests { field, rule, detail, retry_after_secs }
+                    }
+                }
+            }
+            LogError::Busy => AppError::Unavailable(err.to_string()),
+            LogError::Store(e) => e.into(),
+            LogError::Broken(what) => AppError::Internal(what),
+        }
+    }
+}
+
+/// A campaign setting refused, at the edge: `prefix` says where the request holds the settings
+/// (`body.settings.`, `query.`).
+impl crate::campaign::SettingRefused {
+    pub fn at(self, prefix: &str, status: StatusCode) -> AppError {
+        AppError::Client {
+            status,
+            field: Some(format!("{prefix}{}", self.setting)),
+            rule: self.rule.into(),
+            detail: self.detail,
         }
     }
 }

@@ -56,18 +56,42 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
     })
 }
 
-/// For a field holding a nested object: refuses the array form serde would also accept.
+/// For a field holding a nested object: refuses the array form serde would also accept for a
+/// struct, and keeps the path of a field at fault inside the object (`settings.result_time`).
 pub fn optional_object<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
 where
     D: serde::Deserializer<'de>,
-    T: DeserializeOwned,
+    T: serde::Deserialize<'de>,
 {
-    use serde::Deserialize;
-    match Option::<serde_json::Value>::deserialize(deserializer)? {
-        None | Some(serde_json::Value::Null) => Ok(None),
-        Some(value) if value.is_object() => T::deserialize(value).map(Some).map_err(serde::de::Error::custom),
-        Some(_) => Err(serde::de::Error::custom("expected a JSON object")),
+    use serde::de::value::MapAccessDeserializer;
+    use serde::de::{MapAccess, Visitor};
+    use std::marker::PhantomData;
+
+    struct Object<T>(PhantomData<T>);
+    impl<'de, T: serde::Deserialize<'de>> Visitor<'de> for Object<T> {
+        type Value = Option<T>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D2: serde::Deserializer<'de>>(self, deserializer: D2) -> Result<Self::Value, D2::Error> {
+            deserializer.deserialize_map(self)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            T::deserialize(MapAccessDeserializer::new(map)).map(Some)
+        }
     }
+    deserializer.deserialize_option(Object(PhantomData))
 }
 
 fn body_rejection(rejection: BytesRejection) -> AppError {

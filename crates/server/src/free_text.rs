@@ -70,19 +70,20 @@ impl utoipa::PartialSchema for Line {
 impl utoipa::ToSchema for Line {}
 
 fn refuse(field: &str, rule: &str, what: &str, max: usize) -> AppError {
-    AppError::unprocessable(
-        field,
-        rule,
-        format!(
-            "{what} has 1 to {max} characters on one line, with no control characters (newlines included) \
-             and no space at either end"
-        ),
+    AppError::unprocessable(field, rule, one_line_detail(what, max))
+}
+
+/// What a refused line of free text is told.
+pub fn one_line_detail(what: &str, max: usize) -> String {
+    format!(
+        "{what} has 1 to {max} characters on one line, with no control characters (newlines included) \
+         and no space at either end"
     )
 }
 
 /// Whether `text` is one line of 1 to `max` characters with no space at either end: what
 /// [`ONE_LINE_PATTERN`] says.
-fn is_one_line(text: &str, max: usize) -> bool {
+pub fn is_one_line(text: &str, max: usize) -> bool {
     let count = text.chars().count();
     (1..=max).contains(&count) && !text.chars().any(forbidden) && !text.starts_with(' ') && !text.ends_with(' ')
 }

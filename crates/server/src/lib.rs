@@ -1,7 +1,9 @@
 //! Adjutant's HTTP service.
 //!
-//! request → extractor (auth, JSON) → handler → `adjutant_rules` (decide) → store (persist) →
-//! response. The rules never call the store; the store never decides a rule.
+//! request → extractor (auth, JSON) → handler (`routes`) → the campaign log (`log`: decide with
+//! `adjutant_rules`, chain, sign) → store (persist) → response. The rules never call the store;
+//! the store never decides a rule; nothing below the routes speaks HTTP. docs/ARCHITECTURE.md
+//! walks a post through each step.
 
 pub mod auth;
 pub mod bot;
@@ -15,6 +17,7 @@ pub mod extract;
 pub mod forum;
 pub mod free_text;
 pub mod listener;
+pub mod log;
 pub mod net_guard;
 pub mod openapi;
 pub mod openapi_problems;
@@ -65,6 +68,19 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The campaign log, to append posts to.
+    pub fn log(&self) -> log::append::Log<'_> {
+        log::append::Log {
+            store: &*self.store,
+            clock: &*self.clock,
+            keys: &self.keys,
+            quotas: log::append::Quotas {
+                notes_per_day: self.config.notes_per_player_per_day,
+                seals_per_day: self.config.seals_per_player_per_day,
+            },
+        }
+    }
+
     pub fn new(config: Config, store: Arc<dyn Store>, clock: Arc<dyn ServerClock>) -> Result<Self, String> {
         let scenarios = campaign::Scenarios::load(&config.scenarios_dir)?;
         let webhook_allow = Arc::new(net_guard::Allowlist::parse(&config.webhook_allow)?);

@@ -4,17 +4,19 @@
 
 use std::collections::BTreeMap;
 
-use adjutant_rules::result_time::{is_secret_text, position_of, ChainSecret, ResultTime};
-use adjutant_store::Outcome;
+use adjutant_rules::result_time::{self, is_secret_text, position_of, ChainSecret, ResultTime};
+use adjutant_store::{Outcome, Store};
 use serde_json::Value;
 
-use crate::campaign::{CampaignSettings, LoadedCampaign, RESULT_FIXING_KINDS};
+use crate::campaign::{CampaignSettings, LoadedCampaign};
+use crate::log::kinds::{OutcomeKind, RESULT_FIXING_ORDERS};
+use crate::log::{LogError, LogResult};
 
 /// Whether the post's result time is the stamp plus a sealed delay.
 pub fn applies(campaign: &LoadedCampaign, kind: &str) -> bool {
-    campaign.settings.result_time() == ResultTime::SealedDelay
+    campaign.settings.result_time == ResultTime::SealedDelay
         && campaign.scenario().is_some()
-        && RESULT_FIXING_KINDS.contains(&kind)
+        && RESULT_FIXING_ORDERS.contains(&kind)
 }
 
 /// A stored outcome's data (outcomes are stored as `{"headline", "data"}`).
@@ -31,7 +33,7 @@ pub fn revealed(outcomes: &[Outcome]) -> Option<ChainSecret> {
 pub fn revealed_in<'a>(outcomes: impl IntoIterator<Item = (&'a str, &'a str)>) -> Option<ChainSecret> {
     outcomes
         .into_iter()
-        .filter(|(kind, _)| *kind == "battle")
+        .filter(|(kind, _)| OutcomeKind::of(kind) == OutcomeKind::Battle)
         .find_map(|(_, data)| serde_json::from_value::<ChainSecret>(data_of(data).get("sealed_delay")?.clone()).ok())
 }
 
@@ -42,7 +44,47 @@ pub fn unsealed_battles(outcomes: &[Outcome]) -> usize {
 
 /// [`unsealed_battles`] over outcomes given as (kind, stored data text).
 pub fn unsealed_battles_in<'a>(outcomes: impl IntoIterator<Item = (&'a str, &'a str)>) -> usize {
-    outcomes.into_iter().filter(|(kind, data)| *kind == "battle" && data_of(data).get("sealed_delay").is_none()).count()
+    outcomes
+        .into_iter()
+        .filter(|(kind, data)| {
+            OutcomeKind::of(kind) == OutcomeKind::Battle && data_of(data).get("sealed_delay").is_none()
+        })
+        .count()
+}
+
+/// A new chain's top secret `s_K`: 256 bits from the operating system's generator.
+pub fn new_top_secret() -> String {
+    let mut random = [0u8; 32];
+    rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut random);
+    result_time::top_secret(random)
+}
+
+/// The chain secret the campaign's next battle uses: draw k = battles so far (void posts'
+/// included: a revealed secret is never used again) + 1. When that is a chain's last secret, the
+/// next chain's top secret is kept now, so the draw can publish its `s_0`.
+pub async fn next_secret(store: &dyn Store, campaign: &LoadedCampaign) -> LogResult<ChainSecret> {
+    let id = campaign.campaign.id;
+    let broken = |what: &str| LogError::Broken(format!("sealed-delay campaign {id}: {what}"));
+    let Some(published) = &campaign.settings.result_chain else {
+        return Err(broken("it has no result_chain"));
+    };
+    let length = published.length.max(1);
+    let draw = store.count_outcomes_of_kind(id, OutcomeKind::Battle.as_str()).await? as u64 + 1;
+    let (chain, position) = position_of(draw, length);
+    let secrets = store.campaign_secrets(id).await?;
+    let kept = |n: u64| secrets.iter().find(|(c, _)| *c as u64 == n).map(|(_, s)| s.clone());
+    // Chain 0 is kept at creation, each next one before the draw that publishes its s_0.
+    let top = kept(chain).ok_or_else(|| broken(&format!("no kept secret for chain {chain}")))?;
+    let next_top = match (position == length, kept(chain + 1)) {
+        (false, _) => None,
+        (true, Some(next)) => Some(next),
+        (true, None) => Some(store.keep_campaign_secret(id, chain as i64 + 1, &new_top_secret()).await?),
+    };
+    let secret = ChainSecret::from_top(draw, length, &top, next_top.as_deref());
+    if chain == 0 && secret.commitment != published.commitment {
+        return Err(broken("the kept secret does not lead to the published s_0"));
+    }
+    Ok(secret)
 }
 
 /// What the audit knows of a campaign's chains as it walks the log: the next draw, and each

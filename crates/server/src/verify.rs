@@ -11,16 +11,18 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use adjutant_rules::chain::{genesis_rule, Link, GENESIS};
-use adjutant_store::{Campaign, Post, Tail};
+use adjutant_rules::chain::genesis_rule;
+use adjutant_store::{Campaign, Post};
 use chrono::{DateTime, Utc};
 use ed25519_dalek::VerifyingKey;
 use uuid::Uuid;
 
-use crate::campaign::{decide, kinds, Context, LoadedCampaign, Scenarios, Seal, SealBook, VoidSet};
+use crate::campaign::{LoadedCampaign, Scenarios};
 use crate::export::{Line, OutcomeRecord, PostRecord, FORMAT};
 use crate::forum::{trailing_marker, witness_of};
-use crate::sealed_delay::{self, ChainTrack};
+use crate::log::chain::{link_hash, ChainCheck};
+use crate::log::kinds::{OutcomeKind, PostKind};
+use crate::log::replay::{Replay, Stored};
 use crate::signing::{key_id, parse_public_key, signature_holds};
 
 pub const USAGE: &str = "usage: adjutant verify FILE [--key PUBKEY]... [--forum-texts DIR]
@@ -189,17 +191,13 @@ struct Walk {
     header: bool,
     campaign: Option<LoadedCampaign>,
     scenarios: Scenarios,
-    expected_prev: String,
-    expected_seq: i64,
-    signed_before: bool,
+    /// The hash chain, from the campaign line's genesis on.
+    chain: Option<ChainCheck>,
     /// The post whose outcomes and snapshot are being read.
     pending: Option<(Post, bool, Vec<OutcomeRecord>, Option<String>)>,
-    replayed: Option<(i64, String)>,
+    /// The rules' replay of the log, from the campaign line on.
+    replay: Option<Replay>,
     snapshots: BTreeMap<i64, String>,
-    void: VoidSet,
-    sealed: SealBook,
-    /// A sealed-delay campaign's chains of secrets, as the battles reveal them.
-    chains: Option<ChainTrack>,
     posts: BTreeMap<i64, Seen>,
     outcome_posts: BTreeMap<Uuid, i64>,
     ended: bool,
@@ -217,15 +215,10 @@ impl Walk {
             scenarios: Scenarios::load(Path::new("/nonexistent/adjutant-verify")).unwrap_or_else(|_| {
                 Scenarios::load(Path::new("")).unwrap_or_else(|e| panic!("built-in scenarios: {e}"))
             }),
-            expected_prev: GENESIS.to_owned(),
-            expected_seq: 1,
-            signed_before: false,
+            chain: None,
             pending: None,
-            replayed: None,
+            replay: None,
             snapshots: BTreeMap::new(),
-            void: VoidSet::default(),
-            chains: None,
-            sealed: SealBook::default(),
             posts: BTreeMap::new(),
             outcome_posts: BTreeMap::new(),
             ended: false,
@@ -323,32 +316,31 @@ impl Walk {
             created_at,
             chain_genesis: record.chain_genesis,
         };
-        self.expected_prev = if campaign.chain_genesis == genesis_rule::LEGACY {
+        if campaign.chain_genesis == genesis_rule::LEGACY {
             self.report.notes.push(
                 "the campaign was created before its creation record was hashed: its chain starts from 64 zeros, \
                  and its settings are not bound by the chain"
                     .into(),
             );
-            GENESIS.to_owned()
-        } else {
-            let ids = (campaign.id.to_string(), campaign.moderator_id.to_string());
-            crate::campaign::creation_record(&campaign, &ids).genesis()
-        };
-        if self.expected_prev != record.genesis_hash {
+        }
+        let chain = ChainCheck::from_genesis(&campaign);
+        if chain.head() != record.genesis_hash {
             self.report.problem(
                 None,
                 format!(
                     "the creation record hashes to {} but the file says the genesis is {}",
-                    self.expected_prev, record.genesis_hash
+                    chain.head(),
+                    record.genesis_hash
                 ),
             );
         }
+        self.chain = Some(chain);
         match LoadedCampaign::load(campaign, &self.scenarios) {
             Ok(loaded) => {
-                self.chains = Some(ChainTrack::new(&loaded.settings));
+                self.replay = Some(Replay::new(&loaded));
                 self.campaign = Some(loaded);
             }
-            Err(e) => self.report.problem(None, format!("the campaign cannot be loaded: {}", e.problem().detail)),
+            Err(e) => self.report.problem(None, format!("the campaign cannot be loaded: {e}")),
         }
     }
 
@@ -365,19 +357,7 @@ impl Walk {
         let Some(campaign) = &self.campaign else { return };
         self.report.posts += 1;
         self.report.head_hash = Some(record.hash.clone());
-        if seq != self.expected_seq {
-            self.report.problem(Some(seq), format!("sequence number out of order (expected {})", self.expected_seq));
-        }
         self.report.links += 1;
-        if record.prev_hash != self.expected_prev {
-            let what = if seq == 1 {
-                "the genesis (the hash of the campaign's creation record)"
-            } else {
-                "the previous post's hash"
-            };
-            self.report
-                .problem(Some(seq), format!("prev_hash {} is not {what} {}", record.prev_hash, self.expected_prev));
-        }
         let stamp = match DateTime::parse_from_rfc3339(&record.stamp) {
             Ok(t) => t.with_timezone(&Utc),
             Err(e) => {
@@ -401,60 +381,38 @@ impl Walk {
                 .map(|r| adjutant_store::Receipt { key_id: r.key_id.clone(), signature: r.signature.clone() }),
         };
         let readable = record.body.is_some();
-        if readable {
-            let campaign_id = post.campaign_id.to_string();
-            let author = post.author_id.to_string();
-            let recomputed = Link {
-                prev_hash: &post.prev_hash,
-                campaign_id: &campaign_id,
-                seq,
-                stamp,
-                author_id: &author,
-                side: post.side.as_deref(),
-                kind: &post.kind,
-                body: &post.body,
-            }
-            .hash();
+        // A withheld body cannot be hashed: its hash is taken as stored, its link and receipt
+        // are still checked.
+        let recomputed = if readable {
             self.report.hashes += 1;
-            if recomputed != post.hash {
-                self.report.problem(
-                    Some(seq),
-                    format!("stored hash {} but the post's fields hash to {recomputed}: it was changed", post.hash),
-                );
-            }
+            link_hash(&post, &post.prev_hash)
         } else {
             self.report.sealed += 1;
+            post.hash.clone()
+        };
+        if post.receipt.is_some() {
+            self.report.signatures += 1;
         }
-        match &post.receipt {
-            Some(receipt) => {
-                self.report.signatures += 1;
-                match self.key(&receipt.key_id) {
-                    None => self.report.problem(
-                        Some(seq),
-                        format!("its receipt is signed by key {}, which is not trusted", receipt.key_id),
-                    ),
-                    Some(key) => {
-                        if !signature_holds(&key, &crate::signing::receipt_message(&post), &receipt.signature) {
-                            self.report.problem(
-                                Some(seq),
-                                "its receipt's signature does not match its campaign, seq, stamp and hash: the post was changed after the server signed it",
-                            );
-                        }
-                    }
-                }
+        let key = post.receipt.as_ref().map(|r| self.key(&r.key_id));
+        let signature = || {
+            let receipt = post.receipt.as_ref()?;
+            match key.flatten() {
+                None => Some(format!("its receipt is signed by key {}, which is not trusted", receipt.key_id)),
+                Some(key) => (!signature_holds(&key, &crate::signing::receipt_message(&post), &receipt.signature)).then(|| {
+                    "its receipt's signature does not match its campaign, seq, stamp and hash: the post was changed after the server signed it".to_owned()
+                }),
             }
-            None if campaign.campaign.chain_genesis != genesis_rule::LEGACY || self.signed_before => {
-                self.report.problem(Some(seq), "it has no receipt, though the server signs every post")
-            }
-            None => {}
+        };
+        let mut chain = self.chain.take();
+        let problems = chain.as_mut().map(|c| c.next(&post, &recomputed, signature)).unwrap_or_default();
+        self.chain = chain;
+        for problem in problems {
+            self.report.problem(Some(seq), problem.to_string());
         }
-        self.signed_before |= post.receipt.is_some();
         self.posts.insert(
             seq,
             Seen { hash: post.hash.clone(), signature: post.receipt.as_ref().map(|r| r.signature.clone()) },
         );
-        self.expected_prev = post.hash.clone();
-        self.expected_seq = seq + 1;
         self.pending = Some((post, readable, Vec::new(), None));
     }
 
@@ -471,7 +429,7 @@ impl Walk {
             // cannot be. Only a seal of a resolver campaign is withheld, it changes no state, and
             // its one outcome says that its side sealed; anything else hidden this way is a
             // forgery's hiding place.
-            if post.kind != kinds::SEAL || campaign.scenario().is_some() {
+            if PostKind::of(&post.kind) != PostKind::Seal || campaign.scenario().is_some() {
                 self.report.problem(
                     Some(seq),
                     format!(
@@ -485,7 +443,7 @@ impl Walk {
                     .problem(Some(seq), "a state snapshot is stored for a sealed choice, which changes no state");
             }
             let says_sealed = |o: &OutcomeRecord| {
-                o.kind == "sealed"
+                OutcomeKind::of(&o.kind) == OutcomeKind::Sealed
                     && serde_json::from_str::<serde_json::Value>(&o.data).ok().is_some_and(|v| {
                         v["data"]["side"].as_str() == post.side.as_deref() && v["data"]["topic"].is_string()
                     })
@@ -499,106 +457,24 @@ impl Walk {
             self.report.outcomes += stored.len() as i64;
             return;
         }
-        let tail = Tail {
-            next_seq: seq,
-            prev_hash: Some(post.prev_hash.clone()),
-            prev_stamp: None,
-            snapshot: self.replayed.clone(),
-            next_position: 0,
+        let Some(replay) = &mut self.replay else { return };
+        let rollback_snapshot = Replay::needs(campaign, &post)
+            .rollback_snapshot
+            .and_then(|to_seq| self.snapshots.range(..=to_seq).next_back().map(|(s, t)| (*s, t.clone())));
+        let outcomes = Stored {
+            outcomes: stored.iter().map(|o| (o.kind.as_str(), o.data.as_str())).collect(),
+            snapshot: stored_snapshot.as_deref(),
         };
-        let mut context = Context::default();
-        let rollback_to = (post.kind == kinds::ROLLBACK).then(|| {
-            serde_json::from_str::<serde_json::Value>(&post.body)
-                .ok()
-                .and_then(|b| b.get("to_seq").and_then(serde_json::Value::as_i64))
-        });
-        if post.kind == kinds::SEAL || post.kind == kinds::RESOLVE {
-            context.seals = std::mem::take(&mut self.sealed);
+        let before = replay.counts;
+        for found in replay.post(campaign, &post, &outcomes, rollback_snapshot.as_ref()) {
+            self.report.problem(Some(found.seq), found.detail);
         }
-        if let Some(to_seq) = rollback_to {
-            context.void = std::mem::take(&mut self.void);
-            if let Some(to_seq) = to_seq.filter(|s| *s > 0) {
-                context.rollback_snapshot = self.snapshots.range(..=to_seq).next_back().map(|(s, t)| (*s, t.clone()));
-            }
-        }
-        if sealed_delay::applies(campaign, &post.kind) {
-            // The secret the battle revealed must be the next of a published chain: its delay is
-            // then recomputed by the replay below.
-            let outcomes = || stored.iter().map(|o| (o.kind.as_str(), o.data.as_str()));
-            context.chain_secret = sealed_delay::revealed_in(outcomes());
-            if let (Some(secret), Some(chains)) = (&context.chain_secret, &mut self.chains) {
-                for problem in chains.check(secret) {
-                    self.report.problem(Some(seq), problem);
-                }
-            }
-        }
-        let sealed_campaign = campaign.settings.result_time() == adjutant_rules::result_time::ResultTime::SealedDelay;
-        if sealed_campaign
-            && sealed_delay::unsealed_battles_in(stored.iter().map(|o| (o.kind.as_str(), o.data.as_str()))) > 0
-        {
-            self.report.problem(Some(seq), "a battle of this sealed-delay campaign reveals no chain secret");
-        }
-        let decided = decide(campaign, &tail, &post, &context);
-        if post.kind == kinds::SEAL || post.kind == kinds::RESOLVE {
-            self.sealed = std::mem::take(&mut context.seals);
-        }
-        if rollback_to.is_some() {
-            self.void = std::mem::take(&mut context.void);
-        }
-        match decided {
-            Ok(effects) => {
-                self.report.outcomes += stored.len() as i64;
-                let same = effects.outcomes.len() == stored.len()
-                    && effects
-                        .outcomes
-                        .iter()
-                        .zip(&stored)
-                        .all(|(new, old)| new.kind == old.kind && new.data == old.data);
-                if !same {
-                    self.report.problem(
-                        Some(seq),
-                        "the stored outcomes differ from what the rules give when the post is replayed",
-                    );
-                }
-                for o in &effects.outcomes {
-                    match o.kind.as_str() {
-                        "battle" => self.report.result_numbers += 1,
-                        "reinforcement_roll" => self.report.reinforcement_rolls += 1,
-                        "resolution" => {
-                            self.report.dice += serde_json::from_str::<serde_json::Value>(&o.data)
-                                .ok()
-                                .and_then(|d| d["data"]["dice"].as_array().map(|a| a.len() as i64))
-                                .unwrap_or(0)
-                        }
-                        _ => {}
-                    }
-                }
-                match (&effects.snapshot, &stored_snapshot) {
-                    (Some(new), Some(old)) => {
-                        self.report.snapshots += 1;
-                        if new != old {
-                            self.report.problem(Some(seq), "the stored state differs from the replayed state");
-                        }
-                    }
-                    (Some(_), None) => self.report.problem(Some(seq), "no state snapshot was stored"),
-                    (None, Some(_)) => {
-                        self.report.problem(Some(seq), "a snapshot was stored for a post that changes nothing")
-                    }
-                    (None, None) => {}
-                }
-                if let Some(new) = effects.snapshot {
-                    self.replayed = Some((seq, new));
-                }
-            }
-            Err(e) => self.report.problem(Some(seq), format!("the rules refuse this post: {}", e.problem().detail)),
-        }
-        if let Some(to_seq) = rollback_to.flatten() {
-            self.void.insert(to_seq + 1..seq);
-            self.sealed.void(to_seq + 1..seq);
-        }
-        if let Some(seal) = Seal::of(&post) {
-            self.sealed.insert(seal);
-        }
+        let after = replay.counts;
+        self.report.outcomes += after.outcomes - before.outcomes;
+        self.report.snapshots += after.snapshots - before.snapshots;
+        self.report.result_numbers += after.result_numbers - before.result_numbers;
+        self.report.reinforcement_rolls += after.reinforcement_rolls - before.reinforcement_rolls;
+        self.report.dice += after.dice - before.dice;
     }
 
     fn finish(&mut self) {

@@ -401,3 +401,41 @@ pub struct PostPage {
     /// Pass as `after` for the next page; absent when this page is the end of the log so far.
     pub next_after: Option<i64>,
 }
+
+/// One thing the whole-campaign audit found wrong.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema)]
+pub struct Difference {
+    pub seq: i64,
+    /// `chain`, `receipt`, `outcomes`, `snapshot` or `rules`.
+    pub check: String,
+    pub detail: String,
+}
+
+/// The whole campaign replayed through the rules.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema)]
+pub struct CampaignAudit {
+    pub campaign_id: Uuid,
+    /// Posts replayed and chain links verified.
+    pub posts: i64,
+    /// Stored outcomes compared with the rules' outcomes.
+    pub outcomes: i64,
+    /// Stored state snapshots compared with the replayed state.
+    pub snapshots: i64,
+    /// Result numbers recomputed (one per battle) and reinforcement rolls recomputed.
+    pub result_numbers: i64,
+    pub reinforcement_rolls: i64,
+    /// Dice rerolled from resolver posts' streams.
+    pub dice: i64,
+    /// Posts voided by rollbacks (still replayed and checked as they were when written).
+    pub void_posts: i64,
+    /// The hash of the last post: quote it to pin the log as it is now.
+    pub head_hash: Option<String>,
+    pub differences: Vec<Difference>,
+    pub ok: bool,
+    /// Posts replayed by this request. A repeat audit replays only the posts added since this
+    /// server last verified the campaign, and trusts the prefix it verified then (within the
+    /// server's life: a restart, or `?fresh=true`, replays everything).
+    #[serde(default)]
+    pub replayed_now: i64,
+    pub elapsed_ms: u64,
+}

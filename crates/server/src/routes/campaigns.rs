@@ -28,7 +28,7 @@ pub fn router() -> Router<AppState> {
 pub async fn load_campaign(state: &AppState, id: Uuid) -> ApiResult<LoadedCampaign> {
     let campaign =
         state.store.campaign(id).await?.ok_or_else(|| AppError::not_found("path.id", format!("no campaign {id}")))?;
-    LoadedCampaign::load(campaign, &state.scenarios)
+    Ok(LoadedCampaign::load(campaign, &state.scenarios)?)
 }
 
 /// Creates a campaign (moderators).
@@ -43,7 +43,7 @@ pub async fn create_campaign(
     let name = check_name("body.name", &req.name)?;
     let mode = campaign_mode(&req)?;
     let mut settings = req.settings.unwrap_or_default();
-    settings.clock_of()?;
+    settings.clock_of().map_err(|e| e.at("body.settings.", StatusCode::UNPROCESSABLE_ENTITY))?;
     // A new campaign records the rules it is played under (version 1 only when asked for).
     settings.rules_version.get_or_insert(adjutant_rules::short_acw::RULES_VERSION);
     if settings.result_chain.is_some() {
@@ -53,7 +53,7 @@ pub async fn create_campaign(
             "the server draws a sealed-delay campaign's hash chain itself: leave out `result_chain`",
         ));
     }
-    let sealed = settings.result_time() == ResultTime::SealedDelay;
+    let sealed = settings.result_time == ResultTime::SealedDelay;
     if sealed && mode != "managed" {
         return Err(AppError::unprocessable(
             "body.settings.result_time",
@@ -92,7 +92,7 @@ pub async fn create_campaign(
         // The chain's top secret is kept where the API never reads it, before the campaign
         // exists; its s_0 is published in the campaign's settings.
         let length = state.config.sealed_delay_chain_length;
-        let top = state.store.keep_campaign_secret(id, 0, &new_top_secret()).await?;
+        let top = state.store.keep_campaign_secret(id, 0, &crate::sealed_delay::new_top_secret()).await?;
         settings.result_chain = Some(ResultChain { commitment: result_time::walk_down(&top, length), length });
     }
     let campaign = Campaign {
@@ -110,13 +110,6 @@ pub async fn create_campaign(
     };
     let campaign = state.store.create_campaign(campaign).await?;
     Ok((StatusCode::CREATED, Json(CampaignView::of(&LoadedCampaign::load(campaign, &state.scenarios)?))))
-}
-
-/// A new chain's top secret `s_K`: 256 bits from the operating system's generator.
-pub fn new_top_secret() -> String {
-    let mut random = [0u8; 32];
-    rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut random);
-    result_time::top_secret(random)
 }
 
 /// The campaign's mode, from what the request names: a ruleset makes a resolver campaign, a
@@ -186,7 +179,7 @@ pub async fn list_campaigns(
     let campaigns = state.store.campaigns(q.moderator, q.after, limit).await?;
     let next_after = (campaigns.len() as i64 == limit).then(|| campaigns.last().map(|c| c.id)).flatten();
     let campaigns =
-        campaigns.into_iter().map(|c| LoadedCampaign::load(c, &state.scenarios)).collect::<ApiResult<Vec<_>>>()?;
+        campaigns.into_iter().map(|c| LoadedCampaign::load(c, &state.scenarios)).collect::<Result<Vec<_>, _>>()?;
     Ok(Json(CampaignList { campaigns: campaigns.iter().map(CampaignView::of).collect(), next_after }))
 }
 

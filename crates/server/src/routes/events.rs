@@ -24,7 +24,7 @@ use crate::campaign::LoadedCampaign;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiPath, ApiQuery};
 use crate::routes::campaigns::load_campaign;
-use crate::routes::posts::{redact, void_posts};
+use crate::routes::posts::redact;
 use crate::views::PostView;
 use crate::AppState;
 
@@ -174,13 +174,14 @@ impl Reader {
         if posts.is_empty() {
             return Ok(false);
         }
-        let void = void_posts(&self.state, id).await?;
+        let log = crate::log::read::view_for(&*self.state.store, id, &posts).await?;
+        let void = log.void();
         let mut views = Vec::with_capacity(posts.len());
         for post in &posts {
             let outcomes = self.state.store.outcomes_of_post(id, post.seq).await?;
             views.push(PostView::of(&self.campaign, post, &outcomes, void.contains(&post.seq)));
         }
-        redact(&self.state, id, &void, &mut views).await?;
+        redact(&log, &mut views);
         for view in &views {
             let data = serde_json::to_string(view).map_err(|e| AppError::Internal(e.to_string()))?;
             self.queue.push_back(Event::default().event("post").id(view.seq.to_string()).data(data));

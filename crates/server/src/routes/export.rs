@@ -15,15 +15,14 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::campaign::kinds;
 use crate::error::{ApiResult, AppError};
 use crate::export::{
     CampaignRecord, EndRecord, ErrorRecord, ExportHeader, Line, OutcomeRecord, PostRecord, ReceiptRecord,
     SnapshotRecord, FORMAT,
 };
 use crate::extract::ApiPath;
+use crate::log::kinds::PostKind;
 use crate::routes::campaigns::load_campaign;
-use crate::routes::posts::{seals, void_posts};
 use crate::signing::PublicKey;
 use crate::AppState;
 
@@ -84,8 +83,8 @@ pub async fn export_campaign(State(state): State<AppState>, ApiPath(id): ApiPath
         state.exports.clone().try_acquire_owned().map_err(|_| {
             AppError::Unavailable(format!("{MAX_EXPORTS} exports are being written; retry in a minute"))
         })?;
-    let void = void_posts(&state, id).await?;
-    let revealed = seals(&state, id, &void, i64::MAX).await?.revealed_topics();
+    let log = crate::log::read::view_before(&*state.store, id, i64::MAX).await?;
+    let revealed = log.seals().revealed_topics();
     let c = &campaign.campaign;
     let head = vec![
         Line::Export(ExportHeader {
@@ -178,7 +177,7 @@ async fn write_log(
             snapshots.extend(page);
         }
         for post in &posts {
-            let hidden = post.kind == kinds::SEAL && {
+            let hidden = PostKind::of(&post.kind) == PostKind::Seal && {
                 let body: Value = serde_json::from_str(&post.body).unwrap_or(Value::Null);
                 !revealed.contains(body.get("topic").and_then(Value::as_str).unwrap_or_default())
             };

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use adjutant_rules::fairness::{self, Attack, PlayerFairness, PostTiming, ResultSpread};
+use adjutant_rules::result_time::ResultTime;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -20,8 +21,8 @@ use uuid::Uuid;
 
 use crate::error::{ApiResult, AppError};
 use crate::extract::ApiPath;
+use crate::log::kinds::OutcomeKind;
 use crate::routes::campaigns::load_campaign;
-use crate::routes::posts::void_posts;
 use crate::views::OutcomeView;
 use crate::AppState;
 
@@ -65,7 +66,7 @@ pub async fn fairness_report(State(state): State<AppState>, ApiPath(id): ApiPath
     let bytes = match state.caches.at_head(id, "fairness", &head) {
         Some(bytes) => bytes,
         None => {
-            let report = fairness_of(&state, id, &campaign.settings.result_time).await?;
+            let report = fairness_of(&state, id, campaign.settings.result_time).await?;
             let bytes = serde_json::to_vec(&report).map_err(|e| AppError::Internal(e.to_string()))?;
             state.caches.remember_at_head(id, "fairness", &head, bytes)
         }
@@ -74,8 +75,8 @@ pub async fn fairness_report(State(state): State<AppState>, ApiPath(id): ApiPath
 }
 
 /// The report, computed from the whole log.
-pub async fn fairness_of(state: &AppState, id: Uuid, result_time: &str) -> ApiResult<FairnessReport> {
-    let void = void_posts(state, id).await?;
+pub async fn fairness_of(state: &AppState, id: Uuid, result_time: ResultTime) -> ApiResult<FairnessReport> {
+    let void = crate::log::read::void_posts(&*state.store, id).await?;
 
     let mut stamps: HashMap<i64, DateTime<Utc>> = HashMap::new();
     let mut all_stamps = Vec::new();
@@ -97,7 +98,8 @@ pub async fn fairness_of(state: &AppState, id: Uuid, result_time: &str) -> ApiRe
         let page = state.store.outcomes(id, after, 1000).await?;
         let Some(last) = page.last() else { break };
         after = last.position;
-        for outcome in page.iter().filter(|o| o.kind == "battle" && !void.contains(&o.seq)) {
+        for outcome in page.iter().filter(|o| OutcomeKind::of(&o.kind) == OutcomeKind::Battle && !void.contains(&o.seq))
+        {
             let view = OutcomeView::of(outcome, None);
             let numbers = &view.data["numbers"];
             let (Some(victory), Some(result)) = (numbers["victory"].as_u64(), numbers["result"].as_u64()) else {
@@ -114,7 +116,7 @@ pub async fn fairness_of(state: &AppState, id: Uuid, result_time: &str) -> ApiRe
     }
     let players =
         by_side.iter().map(|(side, (attacks, stamps))| fairness::player_fairness(side, attacks, stamps)).collect();
-    let mode_note = if result_time == "sealed_delay" {
+    let mode_note = if result_time == ResultTime::SealedDelay {
         " This campaign's result times are sealed: each battle's result number is the seed's rule on its stamp plus a \
          delay from the campaign's hash chain, so the seconds posts were sent at do not choose result numbers; wins \
          far above expectation would point elsewhere (a leaked chain secret, a broken rule)."
@@ -124,7 +126,10 @@ pub async fn fairness_of(state: &AppState, id: Uuid, result_time: &str) -> ApiRe
     };
     Ok(FairnessReport {
         campaign_id: id,
-        result_time: result_time.to_owned(),
+        result_time: serde_json::to_value(result_time)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
         battles: results.len(),
         players,
         result_spread: fairness::result_spread(&results),

@@ -14,9 +14,9 @@ use uuid::Uuid;
 use crate::campaign::Game;
 use crate::error::ApiResult;
 use crate::extract::ApiPath;
+use crate::log::kinds::OutcomeKind;
 use crate::routes::campaigns::load_campaign;
 use crate::routes::game::current_state;
-use crate::routes::posts::void_posts;
 use crate::views::{stamp_numbers, OutcomeView};
 use crate::AppState;
 
@@ -67,7 +67,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
          <title>{title} — Adjutant</title><link rel=\"stylesheet\" href=\"/assets/page.css\"></head>\
          <body data-campaign=\"{id}\"><header><h1>{title}</h1><p class=\"what\">{what} · clock {} ({}), decimals {}–{} of √N{}</p></header><main>",
         escape(&campaign.settings.time_zone),
-        escape(&campaign.settings.clock),
+        campaign.settings.clock,
         campaign.settings.first_digit,
         campaign.settings.first_digit + 1,
         match &campaign.settings.result_chain {
@@ -100,7 +100,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
     let total = last_seq(&state, id).await?;
     let from = (total - SHOWN).max(0);
     let posts = state.store.posts(id, from, SHOWN).await?;
-    let void = void_posts(&state, id).await?;
+    let void = crate::log::read::void_posts(&*state.store, id).await?;
     html.push_str(&format!(
         "<section id=\"log\"><h2>The log</h2><p id=\"audit-status\" class=\"pending\">Checking every number…</p>\
          <p class=\"links\">{total} posts · <a href=\"/v1/campaigns/{id}/audit?fresh=true\">audit the whole campaign afresh</a> · \
@@ -124,7 +124,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
             kind = escape(&post.kind),
             void_badge = if is_void { " <span class=\"badge\">void</span>" } else { "" },
             stamp = stamp_text(post.stamp),
-            label = if outcomes.iter().any(|o| o.kind == "battle" && o.data.contains("\"sealed_delay\"")) {
+            label = if outcomes.iter().any(|o| OutcomeKind::of(&o.kind) == OutcomeKind::Battle && o.data.contains("\"sealed_delay\"")) {
                 "the stamp's own number (the battle's, after the sealed delay, is below)"
             } else {
                 "result number"

@@ -97,7 +97,7 @@ pub async fn create_player(
         kind: PrincipalKind::Player,
         name,
         campaign_id: Some(id),
-        side: Some(side.into()),
+        side: Some(side.key().into()),
         created_by: Some(moderator.id),
         created_at: Utc::now(),
     };

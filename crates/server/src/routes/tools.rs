@@ -6,6 +6,7 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use crate::campaign::ClockSetting;
 use crate::error::{ApiResult, AppError};
 use crate::extract::ApiQuery;
 use crate::AppState;
@@ -176,16 +177,17 @@ pub async fn sealed_delay(ApiQuery(q): ApiQuery<SealedDelayQuery>) -> ApiResult<
         })?;
     let settings = crate::campaign::CampaignSettings {
         time_zone: q.time_zone.clone().unwrap_or_else(|| "UTC".into()),
-        clock: q.clock.clone().unwrap_or_else(|| "24h".into()),
+        clock: match q.clock.as_deref() {
+            None | Some("24h") => ClockSetting::H24,
+            Some("12h") => ClockSetting::H12,
+            Some(_) => {
+                return Err(AppError::bad_request("query.clock", "campaign.clock", "the clock is `24h` or `12h`"))
+            }
+        },
         first_digit: q.first_digit.unwrap_or(9),
         ..Default::default()
     };
-    let clock = settings.clock_of().map_err(|e| match e {
-        AppError::Client { field, rule, detail, .. } => {
-            AppError::bad_request(field.unwrap_or_default().replace("body.settings.", "query."), rule, detail)
-        }
-        other => other,
-    })?;
+    let clock = settings.clock_of().map_err(|e| e.at("query.", axum::http::StatusCode::BAD_REQUEST))?;
     let secret = ChainSecret {
         draw: 1,
         chain: 0,

@@ -1,0 +1,236 @@
+//! The append: a post is stamped, chained, signed and decided inside the store's write
+//! transaction, and written with its outcomes, or not at all.
+
+use std::sync::Mutex;
+
+use adjutant_rules::Side;
+use adjutant_store::{AppendRequest, Appended, Decision, Post, Principal, PrincipalKind, Store, StoreError, Tail};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::chain::link_hash;
+use super::decide::decide;
+use super::error::{FieldPath, LogError, LogResult, Refusal, RefusalKind};
+use super::kinds::PostKind;
+use super::read::ReadContext;
+use crate::campaign::LoadedCampaign;
+use crate::clock::ServerClock;
+use crate::signing::Keyring;
+
+/// How many times a post whose context went stale is decided again before the author is told
+/// to retry.
+const ATTEMPTS: u32 = 16;
+
+/// A player's daily quotas (0: no limit). Moderators have none.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Quotas {
+    pub notes_per_day: u32,
+    pub seals_per_day: u32,
+}
+
+/// What the log needs to take posts.
+pub struct Log<'a> {
+    pub store: &'a dyn Store,
+    pub clock: &'a dyn ServerClock,
+    pub keys: &'a Keyring,
+    pub quotas: Quotas,
+}
+
+/// A post as its author asks for it.
+pub struct NewPost<'a> {
+    pub author: &'a Principal,
+    /// The side the author plays (a player), or none (the moderator, as umpire).
+    pub side: Option<Side>,
+    pub kind: &'a str,
+    /// The body as sent (a JSON object).
+    pub body: &'a Value,
+    /// The author's key for this post: the same key and post give back the post stored.
+    pub idempotency_key: String,
+}
+
+impl NewPost<'_> {
+    /// The post's shape, before anything is read: a kind that is a word, a body that is an object.
+    pub fn check(&self) -> LogResult<()> {
+        if !PostKind::well_formed(self.kind) {
+            return Err(Refusal::invalid(
+                FieldPath::post("kind"),
+                "post.kind",
+                "a post kind is a lower-case word such as `move` or `attack`",
+            )
+            .into());
+        }
+        if !self.body.is_object() {
+            return Err(Refusal::invalid(FieldPath::post("body"), "post.body", "the body is a JSON object").into());
+        }
+        Ok(())
+    }
+}
+
+/// Why the store's write stopped short, told back by the `decide` callback.
+enum Stop {
+    Refused(LogError),
+    /// The log grew between reading the post's context and writing it: decide again.
+    MovedOn,
+}
+
+/// The store's sign that `decide` declined; the reason is in [`Stop`].
+#[derive(Debug)]
+struct Declined;
+
+impl std::fmt::Display for Declined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the post was not written")
+    }
+}
+
+impl std::error::Error for Declined {}
+
+impl Log<'_> {
+    /// Appends `new` to `campaign`'s log. The server stamps it inside the write transaction;
+    /// nothing the author sends sets the time.
+    pub async fn append(&self, campaign: &LoadedCampaign, new: NewPost<'_>) -> LogResult<Appended> {
+        let id = campaign.campaign.id;
+        new.check()?;
+        // Canonical JSON: serde_json's map keeps keys sorted, and `to_string` writes no white space.
+        let asked = serde_json::to_string(new.body).map_err(|e| LogError::Broken(e.to_string()))?;
+        let side = new.side.map(Side::key);
+        let request_hash = hex::encode(Sha256::digest(format!("{id}\n{}\n{}\n{asked}", new.kind, side.unwrap_or("-"))));
+        let body = if PostKind::of(new.kind) == PostKind::Seal { salted(new.body)? } else { asked };
+        let over_quota = self.quota_spent(id, new.author, new.kind).await?;
+        let genesis = crate::campaign::genesis(&campaign.campaign);
+        let request = AppendRequest {
+            campaign_id: id,
+            author_id: new.author.id,
+            idempotency_key: new.idempotency_key.clone(),
+            request_hash,
+        };
+
+        for _ in 0..ATTEMPTS {
+            // Posts whose verdict reads further back than the tail read it before the write
+            // transaction, after the head: if the log moves on meanwhile, they are decided again.
+            let needs = super::decide::Needs::of(campaign, new.kind, new.body);
+            let as_of = match needs.any() {
+                true => Some(self.store.head(id).await?.map_or(0, |post| post.seq)),
+                false => None,
+            };
+            let read = ReadContext::read(self.store, campaign, new.kind, new.body, i64::MAX, async {
+                crate::sealed_delay::next_secret(self.store, campaign).await.map(Some)
+            })
+            .await?;
+            let stop = Mutex::new(None);
+            let decide_post = |tail: &Tail| -> Result<Decision, adjutant_store::BoxError> {
+                let refuse = |why: Stop| {
+                    *stop.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                    Box::new(Declined) as adjutant_store::BoxError
+                };
+                // Refused here, not before: a retry of a post stored before is replayed, never
+                // refused for the quota it spent itself.
+                if let Some(refusal) = &over_quota {
+                    return Err(refuse(Stop::Refused(refusal.clone().into())));
+                }
+                if as_of.is_some_and(|as_of| tail.next_seq != as_of + 1) {
+                    return Err(refuse(Stop::MovedOn));
+                }
+                let post = self.new_post(campaign, tail, &genesis, &new, side, &body);
+                let effects = decide(campaign, tail, &post, &read.context()).map_err(|e| refuse(Stop::Refused(e)))?;
+                Ok(Decision { post, outcomes: effects.outcomes, snapshot: effects.snapshot })
+            };
+            let written = self.store.append_post(request.clone(), &decide_post).await;
+            let stopped = stop.lock().unwrap_or_else(|e| e.into_inner()).take();
+            match (written, stopped) {
+                (Err(StoreError::Refused(_)), Some(Stop::MovedOn)) => continue,
+                (Err(StoreError::Refused(_)), Some(Stop::Refused(e))) => return Err(e),
+                (Ok(appended), _) => return same_campaign(appended, id),
+                (Err(e), _) => return Err(e.into()),
+            }
+        }
+        Err(LogError::Busy)
+    }
+
+    /// The post at the end of the log: stamped now (never before the last post's stamp, even
+    /// if the machine's clock is stepped back), chained and signed. Signed before it is
+    /// written, so no post is stored unsigned.
+    fn new_post(
+        &self,
+        campaign: &LoadedCampaign,
+        tail: &Tail,
+        genesis: &str,
+        new: &NewPost<'_>,
+        side: Option<&str>,
+        body: &str,
+    ) -> Post {
+        let now = self.clock.now();
+        let stamp: DateTime<Utc> = tail.prev_stamp.map_or(now, |prev| now.max(prev));
+        let mut post = Post {
+            campaign_id: campaign.campaign.id,
+            seq: tail.next_seq,
+            stamp,
+            author_id: new.author.id,
+            side: side.map(str::to_owned),
+            kind: new.kind.to_owned(),
+            body: body.to_owned(),
+            prev_hash: tail.prev_hash.clone().unwrap_or_else(|| genesis.to_owned()),
+            hash: String::new(),
+            receipt: None,
+        };
+        post.hash = link_hash(&post, &post.prev_hash);
+        post.receipt = Some(self.keys.sign(&post));
+        post
+    }
+
+    /// A player's notes and seals per campaign per UTC day are limited, counted from the log:
+    /// the refusal when this post would go past the limit.
+    async fn quota_spent(&self, campaign_id: uuid::Uuid, author: &Principal, kind: &str) -> LogResult<Option<Refusal>> {
+        let limit = match PostKind::of(kind) {
+            PostKind::Note => self.quotas.notes_per_day,
+            PostKind::Seal => self.quotas.seals_per_day,
+            _ => return Ok(None),
+        };
+        if limit == 0 || author.kind != PrincipalKind::Player {
+            return Ok(None);
+        }
+        let now = self.clock.now();
+        let day_start = now.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
+        let made = self.store.count_posts_by_author(campaign_id, author.id, kind, day_start).await?;
+        if made < i64::from(limit) {
+            return Ok(None);
+        }
+        let next_day = day_start + chrono::Duration::days(1);
+        Ok(Some(Refusal {
+            kind: RefusalKind::QuotaSpent {
+                retry_after_secs: u64::try_from((next_day - now).num_seconds()).unwrap_or(0).max(1),
+            },
+            field: FieldPath::post("kind"),
+            rule: format!("quota.{kind}s_per_day"),
+            detail: format!(
+                "a player makes at most {limit} {kind} posts per campaign per day (UTC); the count starts again at midnight"
+            ),
+        }))
+    }
+}
+
+/// An idempotency key names one post of one campaign.
+fn same_campaign(appended: Appended, campaign_id: uuid::Uuid) -> LogResult<Appended> {
+    let (Appended::New(post, _) | Appended::Replayed(post, _)) = &appended;
+    if post.campaign_id != campaign_id {
+        return Err(StoreError::KeyReused.into());
+    }
+    Ok(appended)
+}
+
+/// A sealed choice gets 128 random bits of salt, so its public hash does not give it away.
+fn salted(body: &Value) -> LogResult<String> {
+    if body.get("salt").is_some() {
+        return Err(
+            Refusal::invalid(FieldPath::body("salt"), "seal.salt", "the server salts sealed choices itself").into()
+        );
+    }
+    let mut salt = [0u8; 16];
+    rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut salt);
+    let mut body = body.clone();
+    if let Some(map) = body.as_object_mut() {
+        map.insert("salt".into(), Value::String(hex::encode(salt)));
+    }
+    serde_json::to_string(&body).map_err(|e| LogError::Broken(e.to_string()))
+}

@@ -1,0 +1,377 @@
+//! What a post decides: the rules' verdict on it, given the log before it. Pure: no store, no
+//! clock, no HTTP. The live append, the per-post audit, the whole-campaign replay and the
+//! offline verifier all decide a post here, with the context [`Needs`] says it reads.
+
+use adjutant_rules::resolver;
+use adjutant_rules::result_time::ChainSecret;
+use adjutant_rules::short_acw::{self, GameState, Scenario};
+use adjutant_rules::DiceStream;
+use adjutant_store::{NewOutcome, Post, Tail};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::bodies::{ResolveBody, RollbackBody, SealBody, SealRole, UmpireBody};
+use super::error::{FieldPath, LogError, LogResult, Refusal};
+use super::kinds::{PostKind, UMPIRE_ORDERS};
+use super::view::{body_value, LogView};
+use crate::campaign::{parse_side, Game, LoadedCampaign};
+use crate::free_text::{forbidden, is_one_line, one_line_detail, LINE_MAX};
+
+/// What a post decides besides being stored.
+#[derive(Debug, Default)]
+pub struct Effects {
+    pub outcomes: Vec<NewOutcome>,
+    pub snapshot: Option<String>,
+}
+
+/// Everything `decide` needs that is not in the tail.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The log before the post: void posts, standing seals.
+    pub view: &'a LogView,
+    /// For a rollback: the snapshot at or before the post rolled back to.
+    pub rollback_snapshot: Option<&'a (i64, String)>,
+    /// In a `sealed_delay` campaign, for a post that may fix a result: the chain secret it
+    /// uses (the server's next one when the post is made; the one its outcome revealed when it
+    /// is audited).
+    pub chain_secret: Option<&'a ChainSecret>,
+}
+
+/// What a post's verdict reads from further back in the log than the tail. The one place that
+/// says so: the live append reads what this names before its write, the audit and the replay
+/// rebuild it from the stored log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Needs {
+    /// The fold of the log before the post (void posts, seals).
+    pub view: bool,
+    /// The state snapshot at or before this post (a rollback's target).
+    pub rollback_snapshot: Option<i64>,
+    /// A sealed-delay chain secret.
+    pub chain_secret: bool,
+}
+
+impl Needs {
+    /// What a post of `kind` with `body` reads, in `campaign`.
+    pub fn of(campaign: &LoadedCampaign, kind: &str, body: &Value) -> Self {
+        let view = match PostKind::of(kind) {
+            PostKind::Rollback | PostKind::Seal => true,
+            PostKind::Resolve => body.get("sealed").is_some(),
+            _ => false,
+        };
+        let rollback_snapshot = (PostKind::of(kind) == PostKind::Rollback)
+            .then(|| body.get("to_seq").and_then(Value::as_i64))
+            .flatten()
+            .filter(|to_seq| *to_seq > 0);
+        Self { view, rollback_snapshot, chain_secret: crate::sealed_delay::applies(campaign, kind) }
+    }
+
+    /// Whether the context must be read before the write transaction (and checked still
+    /// current inside it).
+    pub fn any(&self) -> bool {
+        self.view || self.rollback_snapshot.is_some() || self.chain_secret
+    }
+}
+
+fn outcome(kind: &str, headline: &str, data: &Value) -> NewOutcome {
+    NewOutcome {
+        id: Uuid::new_v4(),
+        kind: kind.to_owned(),
+        data: json!({"headline": headline, "data": data}).to_string(),
+    }
+}
+
+/// Reads a body stored at `at` in the post (canonical JSON) into `T`, naming the field at fault.
+fn body_of<T: serde::de::DeserializeOwned>(at: &FieldPath, text: &str) -> LogResult<T> {
+    let value: Value = serde_json::from_str(text).map_err(|e| LogError::Broken(format!("a stored body: {e}")))?;
+    read_at(at, value)
+}
+
+fn read_at<T: serde::de::DeserializeOwned>(at: &FieldPath, value: Value) -> LogResult<T> {
+    if !value.is_object() {
+        return Err(Refusal::invalid(at.clone(), "request.json_schema", "the body is a JSON object").into());
+    }
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let path = err.path().to_string();
+        Refusal::invalid(at.inside(&path), "request.json_schema", err.into_inner().to_string()).into()
+    })
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> LogResult<String> {
+    serde_json::to_string(value).map_err(|e| LogError::Broken(e.to_string()))
+}
+
+/// Applies a post to its campaign: the rules' verdict on it, given the tail of the log.
+pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Context) -> LogResult<Effects> {
+    match PostKind::of(&post.kind) {
+        PostKind::Note => return Ok(Effects::default()),
+        PostKind::Rollback => return rollback(campaign, post, context),
+        PostKind::Seal => return seal(campaign, post, context),
+        _ => {}
+    }
+    let order_body = FieldPath::post("body");
+    match &campaign.game {
+        Game::Managed { scenario, settings } => {
+            let state = campaign
+                .state_from(tail.snapshot.as_ref().map(|(_, text)| text.as_str()))?
+                .unwrap_or_else(|| GameState::new(scenario));
+            if PostKind::of(&post.kind) == PostKind::Umpire {
+                return umpire(scenario, settings, &state, post);
+            }
+            let body = body_value(post);
+            let order = short_acw::Order {
+                seq: post.seq as u64,
+                side: post.side.as_deref().and_then(parse_side),
+                kind: &post.kind,
+                body: &body,
+                stamp: post.stamp,
+                settings,
+                sealed: context.chain_secret.map(|secret| short_acw::SealedDraw { secret, post_hash: &post.hash }),
+            };
+            let applied = short_acw::apply(scenario, &state, &order).map_err(|r| Refusal::of_rules(&order_body, r))?;
+            Ok(Effects {
+                outcomes: applied.outcomes.iter().map(|o| outcome(&o.kind, &o.headline, &o.data)).collect(),
+                snapshot: Some(to_json(&applied.state)?),
+            })
+        }
+        Game::Resolver { ruleset, rules_version } => {
+            if PostKind::of(&post.kind) != PostKind::Resolve {
+                return Err(Refusal::invalid(
+                    FieldPath::post("kind"),
+                    "post.kind",
+                    format!(
+                        "a resolver campaign takes `resolve`, `note` and (moderators) `rollback` posts, not `{}`",
+                        post.kind
+                    ),
+                )
+                .into());
+            }
+            let mut body: ResolveBody = body_of(&order_body, &post.body)?;
+            if let Some(topic) = &body.sealed {
+                fill_sealed_choices(&mut body.inputs, topic, context)?;
+            }
+            let dice = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
+            let resolution = resolver::resolve_under(*ruleset, *rules_version, &body.action, &body.inputs, dice)
+                .map_err(|r| Refusal::of_rules(&order_body, r))?;
+            let data = serde_json::to_value(&resolution).map_err(|e| LogError::Broken(e.to_string()))?;
+            Ok(Effects { outcomes: vec![outcome("resolution", &resolution.headline, &data)], snapshot: None })
+        }
+    }
+}
+
+/// A line of free text in a post's body: refused unless it is one line of 1 to `LINE_MAX`
+/// characters.
+fn check_line(field: FieldPath, rule: &str, what: &str, text: &str) -> LogResult<()> {
+    if is_one_line(text, LINE_MAX) {
+        Ok(())
+    } else {
+        Err(Refusal::invalid(field, rule, one_line_detail(what, LINE_MAX)).into())
+    }
+}
+
+fn umpire(scenario: &Scenario, settings: &short_acw::Settings, state: &GameState, post: &Post) -> LogResult<Effects> {
+    if post.side.is_some() {
+        return Err(Refusal::forbidden("umpire.moderator_only", "only the campaign's moderator umpires").into());
+    }
+    let body: UmpireBody = body_of(&FieldPath::post("body"), &post.body)?;
+    let Some(side) = parse_side(&body.side) else {
+        return Err(Refusal::invalid(
+            FieldPath::body("side"),
+            "campaign.sides",
+            "the side is `union` or `confederate` (`federal` and `yankee` are read as `union`, `rebel` as `confederate`)",
+        )
+        .into());
+    };
+    if !UMPIRE_ORDERS.contains(&body.kind.as_str()) {
+        return Err(Refusal::invalid(
+            FieldPath::body("kind"),
+            "umpire.kind",
+            format!("a moderator answers only {}", UMPIRE_ORDERS.join(", ")),
+        )
+        .into());
+    }
+    check_line(
+        FieldPath::body("reason"),
+        "umpire.reason",
+        "an umpire's answer records its reason, which",
+        &body.reason,
+    )?;
+    if !state.awaiting.iter().any(|a| a.side == side && a.kind == body.kind) {
+        return Err(Refusal::invalid(
+            FieldPath::body("kind"),
+            "umpire.not_awaited",
+            format!("the game is not waiting for a {} from the {}", body.kind, body.side),
+        )
+        .into());
+    }
+    let order = short_acw::Order {
+        seq: post.seq as u64,
+        side: Some(side),
+        kind: &body.kind,
+        body: &body.body,
+        stamp: post.stamp,
+        settings,
+        sealed: None,
+    };
+    // The answer's own body is the order's: the rules' fields sit inside `body.body`.
+    let applied =
+        short_acw::apply(scenario, state, &order).map_err(|r| Refusal::of_rules(&FieldPath::body("body"), r))?;
+    let mut outcomes = vec![outcome(
+        "umpire",
+        &format!("The moderator answers the {} for the {}: {}", body.kind, body.side, body.reason.trim()),
+        &json!({"side": side, "kind": body.kind, "reason": body.reason.trim()}),
+    )];
+    outcomes.extend(applied.outcomes.iter().map(|o| outcome(&o.kind, &o.headline, &o.data)));
+    Ok(Effects { outcomes, snapshot: Some(to_json(&applied.state)?) })
+}
+
+fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<Effects> {
+    if matches!(campaign.game, Game::Managed { .. }) {
+        return Err(Refusal::invalid(
+            FieldPath::post("kind"),
+            "post.kind",
+            "sealed choices are for resolver campaigns; the Short ACW Campaign asks its questions itself",
+        )
+        .into());
+    }
+    if post.side.is_none() {
+        return Err(Refusal::forbidden("seal.players_only", "a sealed choice is a player's").into());
+    }
+    let body: SealBody = body_of(&FieldPath::post("body"), &post.body)?;
+    let topic = body.topic.as_str();
+    if topic.is_empty() || topic.len() > 80 || topic.trim() != topic || topic.chars().any(forbidden) {
+        return Err(Refusal::invalid(
+            FieldPath::body("topic"),
+            "seal.topic",
+            "a topic has 1 to 80 characters, with no space at either end",
+        )
+        .into());
+    }
+    if body.choice.trim().is_empty() || body.choice.len() > 40 || body.choice.chars().any(forbidden) {
+        return Err(Refusal::invalid(
+            FieldPath::body("choice"),
+            "seal.choice",
+            "a choice has 1 to 40 characters on one line",
+        )
+        .into());
+    }
+    let on_topic = context.view.seals().on_topic(topic);
+    if on_topic.iter().any(|s| s.body.role == body.role) {
+        return Err(Refusal::conflict(
+            FieldPath::body("role"),
+            "seal.once",
+            format!("the {} choice on {topic:?} is already sealed", body.role.name()),
+        )
+        .into());
+    }
+    // The two choices of a topic are the two sides': one side cannot seal both, nor the
+    // other side's role once that side has sealed its own.
+    if on_topic.iter().any(|s| s.side == post.side) {
+        return Err(Refusal::forbidden(
+            "seal.other_side",
+            format!("your side has already sealed a choice on {topic:?}; the other choice is the other side's"),
+        )
+        .into());
+    }
+    let side = post.side.clone().unwrap_or_default();
+    let mut outcomes = vec![outcome(
+        "sealed",
+        &format!("The {side} player has sealed the {} choice on {topic}.", body.role.name()),
+        &json!({"topic": topic, "role": body.role, "side": side}),
+    )];
+    if let Some(other) = on_topic.iter().find(|s| s.body.role == body.role.other() && s.side != post.side) {
+        let (attacker, defender) = match body.role {
+            SealRole::Attacker => (&body, &other.body),
+            SealRole::Defender => (&other.body, &body),
+        };
+        outcomes.push(outcome(
+            "revealed",
+            &format!(
+                "Both choices on {topic} are in: the attacker {}, the defender {}.",
+                attacker.choice, defender.choice
+            ),
+            &json!({"topic": topic, "attacker_choice": attacker.choice, "defender_choice": defender.choice,
+                    "sealed_posts": [other.seq, post.seq]}),
+        ));
+    }
+    Ok(Effects { outcomes, snapshot: None })
+}
+
+fn fill_sealed_choices(inputs: &mut Value, topic: &str, context: &Context) -> LogResult<()> {
+    let Some((attacker, defender)) =
+        context.view.seals().pair(topic).map(|(a, d)| (a.body.choice.clone(), d.body.choice.clone()))
+    else {
+        return Err(Refusal::invalid(
+            FieldPath::body("sealed"),
+            "seal.both_in",
+            format!("both the attacker's and the defender's choices on {topic:?} must be sealed first"),
+        )
+        .into());
+    };
+    let Some(map) = inputs.as_object_mut() else {
+        return Err(
+            Refusal::invalid(FieldPath::body("inputs"), "resolver.inputs", "the inputs are a JSON object").into()
+        );
+    };
+    for key in ["attacker_choice", "defender_choice"] {
+        if map.contains_key(key) {
+            return Err(Refusal::invalid(
+                FieldPath::body(&format!("inputs.{key}")),
+                "seal.from_seals",
+                "with `sealed`, the choices come from the sealed posts, not the inputs",
+            )
+            .into());
+        }
+    }
+    map.insert("attacker_choice".into(), Value::String(attacker));
+    map.insert("defender_choice".into(), Value::String(defender));
+    Ok(())
+}
+
+fn rollback(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<Effects> {
+    if post.side.is_some() {
+        return Err(
+            Refusal::forbidden("rollback.moderator_only", "only the campaign's moderator can roll it back").into()
+        );
+    }
+    let body: RollbackBody = body_of(&FieldPath::post("body"), &post.body)?;
+    check_line(FieldPath::body("reason"), "rollback.reason", "a rollback records its reason, which", &body.reason)?;
+    if body.to_seq < 0 || body.to_seq >= post.seq - 1 {
+        return Err(Refusal::invalid(
+            FieldPath::body("to_seq"),
+            "rollback.to_seq",
+            format!("roll back to an earlier post: 0 to {} (0 voids every post)", post.seq - 2),
+        )
+        .into());
+    }
+    let void = context.view.void();
+    if void.contains(&body.to_seq) {
+        return Err(Refusal::invalid(
+            FieldPath::body("to_seq"),
+            "rollback.void_target",
+            format!("post {} is already void; roll back to a post that stands", body.to_seq),
+        )
+        .into());
+    }
+    let voided: Vec<i64> = void.gaps(body.to_seq + 1..post.seq);
+    let snapshot = match campaign.scenario() {
+        Some(scenario) => {
+            let state = match context.rollback_snapshot {
+                Some((_, text)) => campaign.state_from(Some(text))?,
+                None => Some(GameState::new(scenario)),
+            };
+            Some(to_json(&state)?)
+        }
+        None => None,
+    };
+    let headline = format!(
+        "The moderator rolled the campaign back to post {}: {} void. Reason: {}",
+        body.to_seq,
+        match voided.len() {
+            1 => "1 post".to_owned(),
+            n => format!("{n} posts"),
+        },
+        body.reason.trim()
+    );
+    let data = json!({"to_seq": body.to_seq, "reason": body.reason.trim(), "voided": voided});
+    Ok(Effects { outcomes: vec![outcome("rollback", &headline, &data)], snapshot })
+}

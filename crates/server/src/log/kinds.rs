@@ -1,0 +1,114 @@
+//! The kinds of post and of outcome, typed. The store keeps them as text; the log reads them
+//! into these once.
+
+/// What a post is: one of the kinds every campaign takes, or one of the game's own orders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PostKind {
+    /// A remark in the log; it changes nothing.
+    Note,
+    /// A moderator's correction: posts after `to_seq` are void.
+    Rollback,
+    /// A resolver action.
+    Resolve,
+    /// A secret choice, revealed once the other side's choice on the same topic is in.
+    Seal,
+    /// The moderator answers for a side the game is waiting on.
+    Umpire,
+    /// An order of a managed game (`move`, `attack`, …), decided by the rules, which name it.
+    Order,
+}
+
+impl PostKind {
+    /// The kinds with a name of their own (every other kind is an [`PostKind::Order`]).
+    pub const NAMED: [PostKind; 5] =
+        [PostKind::Note, PostKind::Rollback, PostKind::Resolve, PostKind::Seal, PostKind::Umpire];
+
+    /// The kind of a post stored or sent as `kind`.
+    pub fn of(kind: &str) -> Self {
+        Self::NAMED.into_iter().find(|k| k.as_str() == kind).unwrap_or(PostKind::Order)
+    }
+
+    /// The name of a kind with one (an order's name is the post's own).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PostKind::Note => "note",
+            PostKind::Rollback => "rollback",
+            PostKind::Resolve => "resolve",
+            PostKind::Seal => "seal",
+            PostKind::Umpire => "umpire",
+            PostKind::Order => "order",
+        }
+    }
+
+    /// A post kind as a client may send it: a lower-case word with underscores.
+    pub fn well_formed(kind: &str) -> bool {
+        (1..=40).contains(&kind.len())
+            && kind.starts_with(|c: char| c.is_ascii_lowercase())
+            && kind.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    }
+}
+
+/// The Short ACW orders that may fight a battle, and so fix a result number.
+pub const RESULT_FIXING_ORDERS: [&str; 2] = ["attack", "resolve_attack"];
+
+/// The answers a moderator may give for a side that does not give them.
+pub const UMPIRE_ORDERS: [&str; 3] = ["casualty_order", "retreat", "cavalry_option"];
+
+/// What the rules decided, as the feed and the audit name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutcomeKind {
+    /// A fought battle (one per draw of a sealed-delay chain).
+    Battle,
+    ReinforcementRoll,
+    /// A resolver action's dice and tables.
+    Resolution,
+    Rollback,
+    Umpire,
+    Sealed,
+    Revealed,
+    /// Any other outcome of the managed game's rules.
+    Other,
+}
+
+impl OutcomeKind {
+    const NAMED: [(OutcomeKind, &'static str); 7] = [
+        (OutcomeKind::Battle, "battle"),
+        (OutcomeKind::ReinforcementRoll, "reinforcement_roll"),
+        (OutcomeKind::Resolution, "resolution"),
+        (OutcomeKind::Rollback, "rollback"),
+        (OutcomeKind::Umpire, "umpire"),
+        (OutcomeKind::Sealed, "sealed"),
+        (OutcomeKind::Revealed, "revealed"),
+    ];
+
+    pub fn of(kind: &str) -> Self {
+        Self::NAMED.iter().find(|(_, name)| *name == kind).map_or(OutcomeKind::Other, |(k, _)| *k)
+    }
+
+    /// The stored name of a named kind (`Other` has none of its own: empty).
+    pub fn as_str(self) -> &'static str {
+        Self::NAMED.iter().find(|(k, _)| *k == self).map_or("", |(_, name)| name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_read_back_as_they_are_written() {
+        for kind in PostKind::NAMED {
+            assert_eq!(PostKind::of(kind.as_str()), kind);
+        }
+        assert_eq!(PostKind::of("attack"), PostKind::Order);
+        assert_eq!(PostKind::of("order"), PostKind::Order);
+        for (kind, name) in OutcomeKind::NAMED {
+            assert_eq!(OutcomeKind::of(name), kind);
+            assert_eq!(kind.as_str(), name);
+        }
+        assert_eq!(OutcomeKind::of("movement"), OutcomeKind::Other);
+        assert!(
+            PostKind::well_formed("resolve_attack") && !PostKind::well_formed("Move") && !PostKind::well_formed("")
+        );
+    }
+}

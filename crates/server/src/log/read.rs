@@ -1,0 +1,83 @@
+//! Reading the log back from the store: the fold as it stood before a post, and what a post's
+//! verdict reads from further back than the tail ([`Needs`]).
+
+use adjutant_rules::result_time::ChainSecret;
+use adjutant_store::{Post, Store};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::decide::Needs;
+use super::error::LogResult;
+use super::kinds::PostKind;
+use super::view::{LogView, VoidSet};
+use crate::campaign::LoadedCampaign;
+
+/// The fold of the campaign's log before post `before` (`i64::MAX`: all of it). Reads only the
+/// posts that change the view (rollbacks and seals), so it costs what they number.
+pub async fn view_before(store: &dyn Store, campaign_id: Uuid, before: i64) -> LogResult<LogView> {
+    view_of(store, campaign_id, before, &LogView::KINDS).await
+}
+
+/// The fold of the posts of `kinds` before post `before`: with rollbacks only, the void posts
+/// and no seals, for a reader that shows no sealed choice.
+pub async fn view_of(store: &dyn Store, campaign_id: Uuid, before: i64, kinds: &[PostKind]) -> LogResult<LogView> {
+    let mut posts: Vec<Post> = Vec::new();
+    for kind in kinds {
+        posts.extend(store.posts_of_kind(campaign_id, kind.as_str()).await?.into_iter().filter(|p| p.seq < before));
+    }
+    posts.sort_by_key(|p| p.seq);
+    Ok(LogView::of(&posts))
+}
+
+/// The fold a reader of `posts` needs: the seals only when one of them is a seal (to hide it
+/// until both choices are in).
+pub async fn view_for(store: &dyn Store, campaign_id: Uuid, posts: &[Post]) -> LogResult<LogView> {
+    let seal = posts.iter().any(|p| PostKind::of(&p.kind) == PostKind::Seal);
+    view_of(store, campaign_id, i64::MAX, if seal { &LogView::KINDS } else { &[PostKind::Rollback] }).await
+}
+
+/// The posts the campaign's rollbacks made void, now. Reads the rollbacks only.
+pub async fn void_posts(store: &dyn Store, campaign_id: Uuid) -> LogResult<VoidSet> {
+    Ok(view_of(store, campaign_id, i64::MAX, &[PostKind::Rollback]).await?.void().clone())
+}
+
+/// What a post's verdict reads besides the tail, as read from the store.
+#[derive(Debug, Default)]
+pub struct ReadContext {
+    pub view: LogView,
+    pub rollback_snapshot: Option<(i64, String)>,
+    pub chain_secret: Option<ChainSecret>,
+}
+
+impl ReadContext {
+    /// The context a post of `kind` with `body` reads, with the log as it stands before post
+    /// `before`; `chain_secret` gives the sealed-delay secret when [`Needs`] asks for it (the
+    /// server's next one for a new post, the revealed one for a stored post).
+    pub async fn read(
+        store: &dyn Store,
+        campaign: &LoadedCampaign,
+        kind: &str,
+        body: &Value,
+        before: i64,
+        chain_secret: impl std::future::Future<Output = LogResult<Option<ChainSecret>>>,
+    ) -> LogResult<Self> {
+        let id = campaign.campaign.id;
+        let needs = Needs::of(campaign, kind, body);
+        let view = if needs.view { view_before(store, id, before).await? } else { LogView::default() };
+        let rollback_snapshot = match needs.rollback_snapshot {
+            Some(to_seq) => store.snapshot_at(id, to_seq).await?,
+            None => None,
+        };
+        let chain_secret = if needs.chain_secret { chain_secret.await? } else { None };
+        Ok(Self { view, rollback_snapshot, chain_secret })
+    }
+
+    /// Lent to `decide`.
+    pub fn context(&self) -> super::decide::Context<'_> {
+        super::decide::Context {
+            view: &self.view,
+            rollback_snapshot: self.rollback_snapshot.as_ref(),
+            chain_secret: self.chain_secret.as_ref(),
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The replay: a stored post decided again, with the context the fold gives, and compared with
+//! what was stored for it. The whole-campaign audit, the per-post audit and the offline
+//! verifier replay posts here; the live append decided them with the same `decide` and the same
+//! context rule.
+
+use adjutant_rules::result_time::ResultTime;
+use adjutant_store::{Post, Tail};
+use serde_json::Value;
+
+use super::decide::{decide, Context, Needs};
+use super::kinds::OutcomeKind;
+use super::view::{body_value, LogView};
+use crate::campaign::LoadedCampaign;
+use crate::sealed_delay::{self, ChainTrack};
+
+/// Something a replay found wrong with a post.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub seq: i64,
+    /// `outcomes`, `snapshot`, `rules` or `sealed_delay`.
+    pub check: &'static str,
+    pub detail: String,
+}
+
+/// What a replay counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Stored outcomes compared.
+    pub outcomes: i64,
+    /// Stored snapshots compared.
+    pub snapshots: i64,
+    pub result_numbers: i64,
+    pub reinforcement_rolls: i64,
+    pub dice: i64,
+}
+
+/// What was stored for a post: its outcomes as (kind, data text), and its state snapshot.
+pub struct Stored<'a> {
+    pub outcomes: Vec<(&'a str, &'a str)>,
+    pub snapshot: Option<&'a str>,
+}
+
+/// A replay of a log, post by post.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    view: LogView,
+    /// The state after the last post that changed it, and that post.
+    state: Option<(i64, String)>,
+    /// A sealed-delay campaign's chains, as its battles reveal them (a replay from post 1 only:
+    /// the order of draws is known from the start).
+    chains: Option<ChainTrack>,
+    pub counts: Counts,
+}
+
+impl Replay {
+    /// From post 1.
+    pub fn new(campaign: &LoadedCampaign) -> Self {
+        Self { chains: Some(ChainTrack::new(&campaign.settings)), ..Self::at(LogView::default(), None) }
+    }
+
+    /// One post on its own, after the posts folded into `view`, with the state `state` they
+    /// left (the per-post audit). The order of a sealed-delay campaign's draws is not checked.
+    pub fn at(view: LogView, state: Option<(i64, String)>) -> Self {
+        Self { view, state, chains: None, counts: Counts::default() }
+    }
+
+    /// What `post`'s verdict reads besides the tail: the replay has the view; a rollback's
+    /// snapshot it must be given ([`Replay::post`]).
+    pub fn needs(campaign: &LoadedCampaign, post: &Post) -> Needs {
+        Needs::of(campaign, &post.kind, &body_value(post))
+    }
+
+    pub fn view(&self) -> &LogView {
+        &self.view
+    }
+
+    /// Replays the next post of the log, compares what the rules give with `stored`, and folds
+    /// the post in. `rollback_snapshot` is the stored state at or before the post a rollback
+    /// rolls back to (checked against the replay when that post was replayed).
+    pub fn post(
+        &mut self,
+        campaign: &LoadedCampaign,
+        post: &Post,
+        stored: &Stored<'_>,
+        rollback_snapshot: Option<&(i64, String)>,
+    ) -> Vec<Finding> {
+        let mut found = Vec::new();
+        let mut find = |check: &'static str, detail: String| found.push(Finding { seq: post.seq, check, detail });
+        let tail = Tail {
+            next_seq: post.seq,
+            prev_hash: Some(post.prev_hash.clone()),
+            prev_stamp: None,
+            snapshot: self.state.clone(),
+            next_position: 0,
+        };
+        // The secret the stored battle revealed must be the next of a published chain: its delay
+        // is then recomputed by the rules below.
+        let secret = Self::needs(campaign, post)
+            .chain_secret
+            .then(|| sealed_delay::revealed_in(stored.outcomes.iter().copied()))
+            .flatten();
+        if let (Some(secret), Some(chains)) = (&secret, &mut self.chains) {
+            for problem in chains.check(secret) {
+                find("sealed_delay", problem);
+            }
+        }
+        if campaign.settings.result_time == ResultTime::SealedDelay
+            && sealed_delay::unsealed_battles_in(stored.outcomes.iter().copied()) > 0
+        {
+            find("sealed_delay", "a battle of this sealed-delay campaign reveals no chain secret".into());
+        }
+        let context = Context { view: &self.view, rollback_snapshot, chain_secret: secret.as_ref() };
+        match decide(campaign, &tail, post, &context) {
+            Ok(effects) => {
+                self.counts.outcomes += stored.outcomes.len() as i64;
+                let same = effects.outcomes.len() == stored.outcomes.len()
+                    && effects
+                        .outcomes
+                        .iter()
+                        .zip(&stored.outcomes)
+                        .all(|(new, (kind, data))| new.kind == *kind && new.data == *data);
+                if !same {
+                    find("outcomes", "the stored outcomes differ from what the rules give".into());
+                }
+                for o in &effects.outcomes {
+                    match OutcomeKind::of(&o.kind) {
+                        OutcomeKind::Battle => self.counts.result_numbers += 1,
+                        OutcomeKind::ReinforcementRoll => self.counts.reinforcement_rolls += 1,
+                        OutcomeKind::Resolution => {
+                            self.counts.dice += serde_json::from_str::<Value>(&o.data)
+                                .ok()
+                                .and_then(|d| d["data"]["dice"].as_array().map(|a| a.len() as i64))
+                                .unwrap_or(0)
+                        }
+                        _ => {}
+                    }
+                }
+                match (&effects.snapshot, stored.snapshot) {
+                    (Some(new), Some(old)) => {
+                        self.counts.snapshots += 1;
+                        if new != old {
+                            find("snapshot", "the stored state differs from the replayed state".into());
+                        }
+                    }
+                    (Some(_), None) => find("snapshot", "no state snapshot was stored".into()),
+                    (None, Some(_)) => find("snapshot", "a snapshot was stored for a post that changes nothing".into()),
+                    (None, None) => {}
+                }
+                if let Some(new) = effects.snapshot {
+                    self.state = Some((post.seq, new));
+                }
+            }
+            Err(e) => find("rules", format!("the rules refuse this stored post: {e}")),
+        }
+        self.view.apply(post);
+        found
+    }
+}
