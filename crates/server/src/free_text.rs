@@ -105,29 +105,21 @@ pub fn check_line(field: &str, rule: &str, what: &str, text: &str, max: usize) -
 }
 
 /// Every string in a post's body (keys included), at any depth, is one line: a note, a seal,
-/// a reason, a resolver's names. `field` names the body (`body.body`); the refusal names the
-/// string's own path.
-pub fn check_json(field: &str, value: &Value) -> ApiResult<()> {
-    let bad = |path: &str| {
-        AppError::unprocessable(
-            path,
-            "text.one_line",
-            "text in a post is one line: no control characters (newlines included)",
-        )
-    };
+/// a reason, a resolver's names. The path below `value` (`""`, `.inputs.names[1]`) of the first
+/// string, or key, that is not.
+pub fn multi_line_at(value: &Value) -> Option<String> {
     match value {
-        Value::String(s) if s.chars().any(forbidden) => Err(bad(field)),
+        Value::String(s) if s.chars().any(forbidden) => Some(String::new()),
         Value::Array(items) => {
-            items.iter().enumerate().try_for_each(|(i, item)| check_json(&format!("{field}[{i}]"), item))
+            items.iter().enumerate().find_map(|(i, item)| multi_line_at(item).map(|p| format!("[{i}]{p}")))
         }
-        Value::Object(map) => map.iter().try_for_each(|(key, item)| {
-            let path = format!("{field}.{key}");
+        Value::Object(map) => map.iter().find_map(|(key, item)| {
             if key.chars().any(forbidden) {
-                return Err(bad(field));
+                return Some(String::new());
             }
-            check_json(&path, item)
+            multi_line_at(item).map(|p| format!(".{key}{p}"))
         }),
-        _ => Ok(()),
+        _ => None,
     }
 }
 
@@ -155,9 +147,12 @@ mod tests {
             assert!(check_name("body.name", bad).is_err(), "{bad:?}");
         }
         assert!(check_line("body.body.reason", "rollback.reason", "a reason", "typo\nCheck: 1", LINE_MAX).is_err());
-        assert!(check_json("body.body", &json!({"topic": "a", "inputs": {"names": ["x", "y\nz"]}})).is_err());
-        assert!(check_json("body.body", &json!({"a\nb": 1})).is_err());
-        assert!(check_json("body.body", &json!({"topic": "a [b] @c", "n": [1, 2, {"k": "v"}]})).is_ok());
+        assert_eq!(
+            multi_line_at(&json!({"topic": "a", "inputs": {"names": ["x", "y\nz"]}})).as_deref(),
+            Some(".inputs.names[1]")
+        );
+        assert_eq!(multi_line_at(&json!({"a\nb": 1})).as_deref(), Some(""));
+        assert_eq!(multi_line_at(&json!({"topic": "a [b] @c", "n": [1, 2, {"k": "v"}]})), None);
     }
 
     #[test]

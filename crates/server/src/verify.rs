@@ -362,6 +362,12 @@ impl Walk {
             Ok(t) => t.with_timezone(&Utc),
             Err(e) => {
                 self.report.problem(Some(seq), format!("stamp {:?}: {e}", record.stamp));
+                // Its place in the chain is still checked, and the chain goes on from its hash.
+                let found =
+                    self.chain.as_mut().map(|c| c.skip(seq, &record.prev_hash, &record.hash)).unwrap_or_default();
+                for problem in found {
+                    self.report.problem(Some(seq), problem.to_string());
+                }
                 return;
             }
         };

@@ -50,7 +50,8 @@ pub struct NewPost<'a> {
 }
 
 impl NewPost<'_> {
-    /// The post's shape, before anything is read: a kind that is a word, a body that is an object.
+    /// The post's shape, before anything is read: a kind that is a word, a body that is an
+    /// object whose every string is one line.
     pub fn check(&self) -> LogResult<()> {
         if !PostKind::well_formed(self.kind) {
             return Err(Refusal::invalid(
@@ -62,6 +63,14 @@ impl NewPost<'_> {
         }
         if !self.body.is_object() {
             return Err(Refusal::invalid(FieldPath::post("body"), "post.body", "the body is a JSON object").into());
+        }
+        if let Some(path) = crate::free_text::multi_line_at(self.body) {
+            return Err(Refusal::invalid(
+                FieldPath::body(&path),
+                "text.one_line",
+                "text in a post is one line: no control characters (newlines included)",
+            )
+            .into());
         }
         Ok(())
     }

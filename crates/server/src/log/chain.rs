@@ -104,17 +104,7 @@ impl ChainCheck {
         recomputed: &str,
         signature: impl FnOnce() -> Option<String>,
     ) -> Vec<LinkProblem> {
-        let mut problems = Vec::new();
-        if post.seq != self.expected_seq {
-            problems.push(LinkProblem::OutOfOrder { expected: self.expected_seq });
-        }
-        if post.prev_hash != self.expected_prev {
-            problems.push(LinkProblem::BrokenLink {
-                prev_hash: post.prev_hash.clone(),
-                expected: self.expected_prev.clone(),
-                first: self.expected_seq == 1,
-            });
-        }
+        let mut problems = self.skip(post.seq, &post.prev_hash, &post.hash);
         if recomputed != post.hash {
             problems.push(LinkProblem::Changed { stored: post.hash.clone(), recomputed: recomputed.to_owned() });
         }
@@ -126,8 +116,6 @@ impl ChainCheck {
             Some(_) => problems.extend(signature().map(LinkProblem::Receipt)),
         }
         self.signed_before |= post.receipt.is_some();
-        self.expected_prev = post.hash.clone();
-        self.expected_seq = post.seq + 1;
         problems
     }
 
@@ -141,9 +129,23 @@ impl ChainCheck {
         self.expected_seq - 1
     }
 
-    /// Whether a post checked so far carried a receipt.
-    pub fn signed_before(&self) -> bool {
-        self.signed_before
+    /// A post whose fields cannot be read (its stamp is not a time): only its place in the
+    /// chain is checked, and the chain goes on from its stored hash.
+    pub fn skip(&mut self, seq: i64, prev_hash: &str, hash: &str) -> Vec<LinkProblem> {
+        let mut problems = Vec::new();
+        if seq != self.expected_seq {
+            problems.push(LinkProblem::OutOfOrder { expected: self.expected_seq });
+        }
+        if prev_hash != self.expected_prev {
+            problems.push(LinkProblem::BrokenLink {
+                prev_hash: prev_hash.to_owned(),
+                expected: self.expected_prev.clone(),
+                first: self.expected_seq == 1,
+            });
+        }
+        self.expected_prev = hash.to_owned();
+        self.expected_seq = seq + 1;
+        problems
     }
 }
 

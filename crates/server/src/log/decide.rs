@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::bodies::{ResolveBody, RollbackBody, SealBody, SealRole, UmpireBody};
 use super::error::{FieldPath, LogError, LogResult, Refusal};
-use super::kinds::{PostKind, UMPIRE_ORDERS};
+use super::kinds::{OutcomeKind, PostKind, UMPIRE_ORDERS};
 use super::view::{body_value, LogView};
 use crate::campaign::{parse_side, Game, LoadedCampaign};
 use crate::free_text::{forbidden, is_one_line, one_line_detail, LINE_MAX};
@@ -108,7 +108,6 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
         PostKind::Seal => return seal(campaign, post, context),
         _ => {}
     }
-    let order_body = FieldPath::post("body");
     match &campaign.game {
         Game::Managed { scenario, settings } => {
             let state = campaign
@@ -127,7 +126,8 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
                 settings,
                 sealed: context.chain_secret.map(|secret| short_acw::SealedDraw { secret, post_hash: &post.hash }),
             };
-            let applied = short_acw::apply(scenario, &state, &order).map_err(|r| Refusal::of_rules(&order_body, r))?;
+            let applied =
+                short_acw::apply(scenario, &state, &order).map_err(|r| Refusal::of_rules(&FieldPath::root(), r))?;
             Ok(Effects {
                 outcomes: applied.outcomes.iter().map(|o| outcome(&o.kind, &o.headline, &o.data)).collect(),
                 snapshot: Some(to_json(&applied.state)?),
@@ -145,15 +145,18 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
                 )
                 .into());
             }
-            let mut body: ResolveBody = body_of(&order_body, &post.body)?;
+            let mut body: ResolveBody = body_of(&FieldPath::post("body"), &post.body)?;
             if let Some(topic) = &body.sealed {
                 fill_sealed_choices(&mut body.inputs, topic, context)?;
             }
             let dice = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
             let resolution = resolver::resolve_under(*ruleset, *rules_version, &body.action, &body.inputs, dice)
-                .map_err(|r| Refusal::of_rules(&order_body, r))?;
+                .map_err(|r| Refusal::of_rules(&FieldPath::root(), r))?;
             let data = serde_json::to_value(&resolution).map_err(|e| LogError::Broken(e.to_string()))?;
-            Ok(Effects { outcomes: vec![outcome("resolution", &resolution.headline, &data)], snapshot: None })
+            Ok(Effects {
+                outcomes: vec![outcome(OutcomeKind::Resolution.as_str(), &resolution.headline, &data)],
+                snapshot: None,
+            })
         }
     }
 }
@@ -212,11 +215,11 @@ fn umpire(scenario: &Scenario, settings: &short_acw::Settings, state: &GameState
         settings,
         sealed: None,
     };
-    // The answer's own body is the order's: the rules' fields sit inside `body.body`.
+    // The answer is the order, inside the post's body: the rules' `body.x` is the post's `body.body.x`.
     let applied =
-        short_acw::apply(scenario, state, &order).map_err(|r| Refusal::of_rules(&FieldPath::body("body"), r))?;
+        short_acw::apply(scenario, state, &order).map_err(|r| Refusal::of_rules(&FieldPath::post("body"), r))?;
     let mut outcomes = vec![outcome(
-        "umpire",
+        OutcomeKind::Umpire.as_str(),
         &format!("The moderator answers the {} for the {}: {}", body.kind, body.side, body.reason.trim()),
         &json!({"side": side, "kind": body.kind, "reason": body.reason.trim()}),
     )];
@@ -274,7 +277,7 @@ fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<
     }
     let side = post.side.clone().unwrap_or_default();
     let mut outcomes = vec![outcome(
-        "sealed",
+        OutcomeKind::Sealed.as_str(),
         &format!("The {side} player has sealed the {} choice on {topic}.", body.role.name()),
         &json!({"topic": topic, "role": body.role, "side": side}),
     )];
@@ -284,7 +287,7 @@ fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<
             SealRole::Defender => (&other.body, &body),
         };
         outcomes.push(outcome(
-            "revealed",
+            OutcomeKind::Revealed.as_str(),
             &format!(
                 "Both choices on {topic} are in: the attacker {}, the defender {}.",
                 attacker.choice, defender.choice
@@ -373,5 +376,5 @@ fn rollback(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogRes
         body.reason.trim()
     );
     let data = json!({"to_seq": body.to_seq, "reason": body.reason.trim(), "voided": voided});
-    Ok(Effects { outcomes: vec![outcome("rollback", &headline, &data)], snapshot })
+    Ok(Effects { outcomes: vec![outcome(OutcomeKind::Rollback.as_str(), &headline, &data)], snapshot })
 }

@@ -15,28 +15,24 @@ impl FieldPath {
         Self(path.into())
     }
 
+    /// The post as a whole: the root every other path is below.
+    pub fn root() -> Self {
+        Self(String::new())
+    }
+
     /// The post's body, or a path inside it (`to_seq`, `inputs.attacker`).
     pub fn body(path: &str) -> Self {
         Self::inside(&Self::post("body"), path)
     }
 
-    /// A path `path` below `self` (`.` or the empty path: `self`).
+    /// A path `path` below `self` (`.` or the empty path: `self`; a leading `.` is the same as none).
     pub fn inside(&self, path: &str) -> Self {
+        let path = path.strip_prefix('.').unwrap_or(path);
         match path {
-            "" | "." => self.clone(),
+            "" => self.clone(),
+            p if self.0.is_empty() => Self(p.to_owned()),
             p if p.starts_with('[') => Self(format!("{}{p}", self.0)),
             p => Self(format!("{}.{p}", self.0)),
-        }
-    }
-
-    /// A field the rules named in an order whose body sits at `order_body` in the post: the
-    /// rules name an order's body `body` (`body.units[2]`) and the order's other fields by
-    /// themselves (`side`, `kind`). A player's order is the post itself (`order_body` is
-    /// `body`); an umpire's answer is the order inside the post's `body.body`.
-    pub fn of_rules(order_body: &FieldPath, rules_field: &str) -> Self {
-        match rules_field.strip_prefix("body") {
-            Some(rest) if rest.is_empty() || rest.starts_with(['.', '[']) => Self(format!("{}{rest}", order_body.0)),
-            _ => Self::post(rules_field),
         }
     }
 
@@ -86,9 +82,12 @@ impl Refusal {
         Self { kind: RefusalKind::Conflict, field, rule: rule.into(), detail: detail.into() }
     }
 
-    /// The rules' refusal of an order whose body sits at `order_body` in the post.
-    pub fn of_rules(order_body: &FieldPath, r: adjutant_rules::Refusal) -> Self {
-        Self::invalid(FieldPath::of_rules(order_body, &r.field), r.rule, r.detail)
+    /// The rules' refusal of an order that sits at `order` in the post: the rules name the
+    /// order's fields (`kind`, `side`, `body.units[2]`), so a player's order (the post itself,
+    /// [`FieldPath::root`]) keeps them, and an umpire's answer (the order in the post's `body`)
+    /// has them below `body`.
+    pub fn of_rules(order: &FieldPath, r: adjutant_rules::Refusal) -> Self {
+        Self::invalid(order.inside(&r.field), r.rule, r.detail)
     }
 }
 
@@ -124,16 +123,19 @@ mod tests {
 
     #[test]
     fn the_rules_fields_land_where_the_order_sits_in_the_post() {
-        let post_body = FieldPath::post("body");
-        let umpired = FieldPath::body("body");
-        assert_eq!(FieldPath::of_rules(&post_body, "body.units[2]").as_str(), "body.units[2]");
-        assert_eq!(FieldPath::of_rules(&umpired, "body.units[2]").as_str(), "body.body.units[2]");
-        assert_eq!(FieldPath::of_rules(&umpired, "body").as_str(), "body.body");
-        assert_eq!(FieldPath::of_rules(&umpired, "body[0]").as_str(), "body.body[0]");
-        // Only the segment `body` is the order's body; a field merely starting with the letters is not.
-        assert_eq!(FieldPath::of_rules(&umpired, "bodyguard").as_str(), "bodyguard");
-        assert_eq!(FieldPath::of_rules(&umpired, "side").as_str(), "side");
+        let field = |order: &FieldPath, name: &str| {
+            Refusal::of_rules(order, adjutant_rules::Refusal::new(name, "r", "d")).field.as_str().to_owned()
+        };
+        let own = FieldPath::root();
+        let umpired = FieldPath::post("body");
+        assert_eq!(field(&own, "body.units[2]"), "body.units[2]");
+        assert_eq!(field(&own, "side"), "side");
+        assert_eq!(field(&umpired, "body.units[2]"), "body.body.units[2]");
+        assert_eq!(field(&umpired, "kind"), "body.kind");
+        assert_eq!(field(&umpired, "side"), "body.side");
         assert_eq!(FieldPath::body(".").as_str(), "body");
         assert_eq!(FieldPath::body("inputs.x").as_str(), "body.inputs.x");
+        assert_eq!(FieldPath::body(".inputs[1]").as_str(), "body.inputs[1]");
+        assert_eq!(FieldPath::post("body").inside("[0]").as_str(), "body[0]");
     }
 }

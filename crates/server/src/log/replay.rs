@@ -13,12 +13,36 @@ use super::view::{body_value, LogView};
 use crate::campaign::LoadedCampaign;
 use crate::sealed_delay::{self, ChainTrack};
 
+/// What a replay checks of a post.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// The stored outcomes are the rules' outcomes.
+    Outcomes,
+    /// The stored state is the replayed state.
+    Snapshot,
+    /// The rules take the stored post at all.
+    Rules,
+    /// A sealed-delay battle reveals the next secret of a published chain.
+    SealedDelay,
+}
+
+impl Check {
+    /// The audit's name for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Check::Outcomes => "outcomes",
+            Check::Snapshot => "snapshot",
+            Check::Rules => "rules",
+            Check::SealedDelay => "sealed_delay",
+        }
+    }
+}
+
 /// Something a replay found wrong with a post.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub seq: i64,
-    /// `outcomes`, `snapshot`, `rules` or `sealed_delay`.
-    pub check: &'static str,
+    pub check: Check,
     pub detail: String,
 }
 
@@ -85,7 +109,7 @@ impl Replay {
         rollback_snapshot: Option<&(i64, String)>,
     ) -> Vec<Finding> {
         let mut found = Vec::new();
-        let mut find = |check: &'static str, detail: String| found.push(Finding { seq: post.seq, check, detail });
+        let mut find = |check: Check, detail: String| found.push(Finding { seq: post.seq, check, detail });
         let tail = Tail {
             next_seq: post.seq,
             prev_hash: Some(post.prev_hash.clone()),
@@ -101,13 +125,13 @@ impl Replay {
             .flatten();
         if let (Some(secret), Some(chains)) = (&secret, &mut self.chains) {
             for problem in chains.check(secret) {
-                find("sealed_delay", problem);
+                find(Check::SealedDelay, problem);
             }
         }
         if campaign.settings.result_time == ResultTime::SealedDelay
             && sealed_delay::unsealed_battles_in(stored.outcomes.iter().copied()) > 0
         {
-            find("sealed_delay", "a battle of this sealed-delay campaign reveals no chain secret".into());
+            find(Check::SealedDelay, "a battle of this sealed-delay campaign reveals no chain secret".into());
         }
         let context = Context { view: &self.view, rollback_snapshot, chain_secret: secret.as_ref() };
         match decide(campaign, &tail, post, &context) {
@@ -120,7 +144,7 @@ impl Replay {
                         .zip(&stored.outcomes)
                         .all(|(new, (kind, data))| new.kind == *kind && new.data == *data);
                 if !same {
-                    find("outcomes", "the stored outcomes differ from what the rules give".into());
+                    find(Check::Outcomes, "the stored outcomes differ from what the rules give".into());
                 }
                 for o in &effects.outcomes {
                     match OutcomeKind::of(&o.kind) {
@@ -139,18 +163,20 @@ impl Replay {
                     (Some(new), Some(old)) => {
                         self.counts.snapshots += 1;
                         if new != old {
-                            find("snapshot", "the stored state differs from the replayed state".into());
+                            find(Check::Snapshot, "the stored state differs from the replayed state".into());
                         }
                     }
-                    (Some(_), None) => find("snapshot", "no state snapshot was stored".into()),
-                    (None, Some(_)) => find("snapshot", "a snapshot was stored for a post that changes nothing".into()),
+                    (Some(_), None) => find(Check::Snapshot, "no state snapshot was stored".into()),
+                    (None, Some(_)) => {
+                        find(Check::Snapshot, "a snapshot was stored for a post that changes nothing".into())
+                    }
                     (None, None) => {}
                 }
                 if let Some(new) = effects.snapshot {
                     self.state = Some((post.seq, new));
                 }
             }
-            Err(e) => find("rules", format!("the rules refuse this stored post: {e}")),
+            Err(e) => find(Check::Rules, format!("the rules refuse this stored post: {e}")),
         }
         self.view.apply(post);
         found

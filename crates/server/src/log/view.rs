@@ -14,8 +14,6 @@ use super::kinds::PostKind;
 pub struct LogView {
     void: VoidSet,
     seals: SealBook,
-    /// The last post folded in.
-    through: i64,
 }
 
 impl LogView {
@@ -48,7 +46,6 @@ impl LogView {
             }
             _ => {}
         }
-        self.through = self.through.max(post.seq);
     }
 
     pub fn void(&self) -> &VoidSet {
@@ -59,9 +56,11 @@ impl LogView {
         &self.seals
     }
 
-    /// The last post folded in (0: none).
-    pub fn through(&self) -> i64 {
-        self.through
+    /// Whether a reader is kept from a post's body: a sealed choice whose topic does not have
+    /// both choices in among the standing seals. Its hash is public; its choice and salt are not.
+    pub fn hides(&self, kind: &str, body: &Value) -> bool {
+        PostKind::of(kind) == PostKind::Seal
+            && self.seals.pair(body.get("topic").and_then(Value::as_str).unwrap_or_default()).is_none()
     }
 }
 
@@ -117,15 +116,6 @@ pub struct VoidSet {
 }
 
 impl VoidSet {
-    /// The void posts of a log's rollbacks, each given as (`to_seq`, its own seq).
-    pub fn of_rollbacks(rollbacks: impl IntoIterator<Item = (i64, i64)>) -> Self {
-        let mut void = VoidSet::default();
-        for (to_seq, seq) in rollbacks {
-            void.insert(to_seq + 1..seq);
-        }
-        void
-    }
-
     pub fn contains(&self, seq: &i64) -> bool {
         work(1);
         self.ranges.range(..=*seq).next_back().is_some_and(|(_, end)| seq < end)
@@ -285,7 +275,10 @@ mod tests {
         let disjoint: Vec<(i64, i64)> = (0..N).map(|i| (3 * i + 1, 3 * i + 3)).collect();
         for rollbacks in [all_back, disjoint] {
             let start = work_done();
-            let void = VoidSet::of_rollbacks(rollbacks.iter().copied());
+            let mut void = VoidSet::default();
+            for (to_seq, seq) in &rollbacks {
+                void.insert(to_seq + 1..*seq);
+            }
             let last = rollbacks.last().map_or(0, |r| r.1);
             let void_count = (1..=last).filter(|s| void.contains(s)).count();
             assert!(void_count > 0);

@@ -12,8 +12,8 @@ use uuid::Uuid;
 use crate::campaign::LoadedCampaign;
 use crate::error::ApiResult;
 use crate::extract::ApiPath;
-use crate::log::audit::{check_next, replay_from, replay_post, walk_chain, ChainWalk};
-use crate::log::chain::{link_hash, ChainCheck};
+use crate::log::audit::{chain_up_to, replay_from, replay_post, Prefix};
+use crate::log::replay::Check;
 use crate::routes::campaigns::load_campaign;
 use crate::routes::posts::load_post;
 use crate::sealed_delay;
@@ -92,22 +92,6 @@ pub struct ChainAudit {
     pub checked_now: i64,
 }
 
-/// A verified start of the chain: posts 1 to `seq`, the hash of post `seq`, and the broken
-/// links found in it.
-#[derive(Debug, Clone)]
-pub struct Prefix {
-    pub seq: i64,
-    pub hash: String,
-    pub problems: Vec<String>,
-}
-
-impl Prefix {
-    /// Nothing verified yet: the chain starts from the campaign's genesis.
-    fn genesis(campaign: &adjutant_store::Campaign) -> Self {
-        Self { seq: 0, hash: crate::campaign::genesis(campaign), problems: Vec::new() }
-    }
-}
-
 /// The longest start of the chain this server verified before: by a whole-campaign audit or
 /// by a per-post audit.
 fn verified_prefix(state: &AppState, campaign_id: Uuid) -> Option<Prefix> {
@@ -121,70 +105,6 @@ fn verified_prefix(state: &AppState, campaign_id: Uuid) -> Option<Prefix> {
         (Some(a), Some(w)) => Some(if w.seq > a.seq { w } else { a }),
         (a, w) => a.or(w),
     }
-}
-
-/// The chain checked up to `post`. Goes on from the prefix verified before (trusted within this
-/// server's life, as the whole-campaign audit trusts it) and remembers how far it got when
-/// every link held; when the prefix already reaches the post, only the post and its link to the
-/// one before are checked. `fresh` walks from post 1.
-async fn chain_up_to(
-    state: &AppState,
-    campaign: &adjutant_store::Campaign,
-    post: &Post,
-    fresh: bool,
-) -> ApiResult<ChainWalk> {
-    let id = post.campaign_id;
-    let prefix = if fresh { None } else { verified_prefix(state, id) };
-    match prefix {
-        Some(prefix) if prefix.seq >= post.seq => {
-            // Already verified: the post's own hash and its link to the previous post, again.
-            let mut problems: Vec<String> =
-                prefix.problems.into_iter().filter(|p| problem_seq(p).is_some_and(|seq| seq <= post.seq)).collect();
-            let mut checked = 1;
-            let mut check = match post.seq {
-                1 => ChainCheck::from_genesis(campaign),
-                seq => match state.store.posts(id, seq - 2, 1).await?.into_iter().find(|b| b.seq == seq - 1) {
-                    Some(before) => {
-                        checked += 1;
-                        let mut check = ChainCheck::after(campaign, seq - 2, before.prev_hash.clone(), false);
-                        problems.extend(check_next(
-                            &state.keys,
-                            &mut check,
-                            &before,
-                            &link_hash(&before, &before.prev_hash),
-                        ));
-                        check
-                    }
-                    None => {
-                        problems.push(format!("post {}: the post before it is missing", post.seq));
-                        ChainCheck::after(campaign, seq - 1, post.prev_hash.clone(), false)
-                    }
-                },
-            };
-            if prefix.seq == post.seq && prefix.hash != post.hash {
-                problems.push(format!("post {}: its hash is not the one verified before", post.seq));
-            }
-            let recomputed = link_hash(post, &post.prev_hash);
-            problems.extend(check_next(&state.keys, &mut check, post, &recomputed));
-            let mut seen = std::collections::HashSet::new();
-            problems.retain(|p| seen.insert(p.clone()));
-            Ok(ChainWalk { problems, last_recomputed: Some(recomputed), checked })
-        }
-        prefix => {
-            let from = prefix.unwrap_or_else(|| Prefix::genesis(campaign));
-            let walk = walk_chain(&*state.store, &state.keys, campaign, (from.seq, from.hash, from.problems), post.seq)
-                .await?;
-            if walk.problems.is_empty() && walk.last_recomputed.as_deref() == Some(post.hash.as_str()) {
-                state.caches.remember_chain(id, post.seq, post.hash.clone());
-            }
-            Ok(walk)
-        }
-    }
-}
-
-/// The post a problem is about (`post N: ...`).
-fn problem_seq(problem: &str) -> Option<i64> {
-    problem.strip_prefix("post ")?.split(':').next()?.parse().ok()
 }
 
 /// Recomputes everything a post gave and checks the hash chain up to it.
@@ -248,14 +168,19 @@ pub async fn audit_of(
         block_0,
     };
 
-    let walk = chain_up_to(state, &campaign.campaign, post, fresh).await?;
+    let prefix = if fresh { None } else { verified_prefix(state, post.campaign_id) };
+    let walked = prefix.as_ref().is_none_or(|p| p.seq < post.seq);
+    let walk = chain_up_to(&*state.store, &state.keys, &campaign.campaign, post, prefix).await?;
+    if walked && walk.problems.is_empty() && walk.last_recomputed.as_deref() == Some(post.hash.as_str()) {
+        state.caches.remember_chain(post.campaign_id, post.seq, post.hash.clone());
+    }
     let chain_ok = walk.problems.is_empty();
     problems.splice(0..0, walk.problems);
     let recomputed_hash = walk.last_recomputed.unwrap_or_default();
 
     let found = replay_post(&*state.store, campaign, post, stored_outcomes).await?;
     // A battle that reveals no secret is the sealed delay's problem, told above.
-    let outcomes_match = !found.iter().any(|f| f.check != "sealed_delay");
+    let outcomes_match = !found.iter().any(|f| f.check != Check::SealedDelay);
     if !outcomes_match {
         problems.push(format!(
             "post {}: the stored outcomes or state differ from what the rules give when the post is replayed",
@@ -285,7 +210,6 @@ pub async fn audit_of(
     })
 }
 
-/// What `decide` saw when the post was first written, rebuilt from the log.
 /// A sealed-delay battle's working, from the secret its stored outcome revealed: each step
 /// added to `steps`, each failed check to `problems`.
 fn sealed_audit(
@@ -397,9 +321,4 @@ pub async fn audit_incrementally(state: &AppState, campaign: &LoadedCampaign) ->
     let (audit, checkpoint) = replay_from(&*state.store, &state.keys, campaign, known.as_deref()).await?;
     state.caches.remember_audit(id, checkpoint);
     Ok(audit)
-}
-
-/// The whole log replayed from post 1.
-pub async fn replay_campaign(state: &AppState, campaign: &LoadedCampaign) -> ApiResult<CampaignAudit> {
-    Ok(replay_from(&*state.store, &state.keys, campaign, None).await?.0)
 }

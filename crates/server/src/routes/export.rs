@@ -11,7 +11,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -21,7 +20,6 @@ use crate::export::{
     SnapshotRecord, FORMAT,
 };
 use crate::extract::ApiPath;
-use crate::log::kinds::PostKind;
 use crate::routes::campaigns::load_campaign;
 use crate::signing::PublicKey;
 use crate::AppState;
@@ -84,7 +82,6 @@ pub async fn export_campaign(State(state): State<AppState>, ApiPath(id): ApiPath
             AppError::Unavailable(format!("{MAX_EXPORTS} exports are being written; retry in a minute"))
         })?;
     let log = crate::log::read::view_before(&*state.store, id, i64::MAX).await?;
-    let revealed = log.seals().revealed_topics();
     let c = &campaign.campaign;
     let head = vec![
         Line::Export(ExportHeader {
@@ -115,7 +112,7 @@ pub async fn export_campaign(State(state): State<AppState>, ApiPath(id): ApiPath
                 return;
             }
         }
-        let end = match write_log(&state, id, &revealed, &tx).await {
+        let end = match write_log(&state, id, &log, &tx).await {
             Ok(end) => Line::End(end),
             Err(Stop::Reader) => return,
             Err(Stop::Store(e)) => {
@@ -149,7 +146,7 @@ enum Stop {
 async fn write_log(
     state: &AppState,
     id: Uuid,
-    revealed: &std::collections::BTreeSet<String>,
+    log: &crate::log::view::LogView,
     tx: &tokio::sync::mpsc::Sender<String>,
 ) -> Result<EndRecord, Stop> {
     let store = &state.store;
@@ -177,10 +174,7 @@ async fn write_log(
             snapshots.extend(page);
         }
         for post in &posts {
-            let hidden = PostKind::of(&post.kind) == PostKind::Seal && {
-                let body: Value = serde_json::from_str(&post.body).unwrap_or(Value::Null);
-                !revealed.contains(body.get("topic").and_then(Value::as_str).unwrap_or_default())
-            };
+            let hidden = log.hides(&post.kind, &crate::log::view::body_value(post));
             let mut lines = vec![Line::Post(PostRecord {
                 seq: post.seq,
                 stamp: stamp_text(post.stamp),
