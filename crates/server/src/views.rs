@@ -1,6 +1,8 @@
 //! What the API sends and receives.
 
 use adjutant_rules::dice::stamp_text;
+use adjutant_rules::fairness::{PlayerFairness, PostTiming, ResultSpread};
+use adjutant_rules::result_time::SealedDelay;
 use adjutant_rules::{ReinforcementRoll, ResultNumber};
 use adjutant_store::{Campaign, Outcome, Post};
 use serde::{Deserialize, Serialize};
@@ -10,6 +12,7 @@ use uuid::Uuid;
 
 use crate::campaign::{CampaignSettings, LoadedCampaign, SIDES};
 use crate::forum::{outcome_text, ForumText};
+use crate::signing::PublicKey;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -438,4 +441,115 @@ pub struct CampaignAudit {
     #[serde(default)]
     pub replayed_now: i64,
     pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PostAudit {
+    pub campaign_id: Uuid,
+    pub seq: i64,
+    pub stamp: String,
+    /// The campaign clock the stamp was read on.
+    pub time_zone: String,
+    pub clock: String,
+    /// Every number from the stamp, recomputed now.
+    pub numbers: StampNumbers,
+    /// How to redo the result number by hand.
+    pub steps: Vec<String>,
+    pub dice_stream: DiceStreamAudit,
+    pub chain: ChainAudit,
+    /// For a battle of a `sealed_delay` campaign: the delay that moved its result time, from the
+    /// chain secret its outcome revealed, and the result number of that time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_delay: Option<SealedDelayAudit>,
+    /// Whether the stored outcomes equal what the rules give now.
+    pub outcomes_match: bool,
+    /// Every difference found; empty when the post checks out.
+    pub problems: Vec<String>,
+    /// True when there are no problems.
+    pub ok: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SealedDelayAudit {
+    /// Every number of the delay: the draw, the revealed secret `s_k` and `s_{k-1}`, the post
+    /// hash, the digest, its first 8 bytes, the delay, the stamp and the result time.
+    #[schema(value_type = Object)]
+    pub working: SealedDelay,
+    /// The result time on the campaign's clock and its result number (the seed's rule).
+    pub result_time_numbers: StampNumbers,
+    /// Shell commands that redo each step (`sha256sum`, `bc`).
+    pub commands: Vec<String>,
+    /// True when the revealed secret leads back to the published `s_0`.
+    pub links_to_published: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DiceStreamAudit {
+    /// The text whose SHA-256 blocks give the post's dice.
+    pub text: String,
+    /// SHA-256(text + "/0") in hex: the first 32 bytes of the stream.
+    pub block_0: String,
+    /// A shell command that prints block 0.
+    pub command: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ChainAudit {
+    /// Posts 1 to this one were checked.
+    pub checked_through: i64,
+    pub stored_hash: String,
+    pub recomputed_hash: String,
+    /// True when every link up to this post holds.
+    pub ok: bool,
+    /// Posts read and checked by this request: the chain is checked from the prefix this server
+    /// verified before (trusted within its life; `?fresh=true` walks from post 1), and when that
+    /// prefix reaches this post, only the post and the one before it are checked again.
+    #[serde(default)]
+    pub checked_now: i64,
+}
+
+/// One event of the stream, as a client's event-stream parser reads it.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct PostEvent {
+    /// Always `post`.
+    #[schema(pattern = "^post$")]
+    pub event: String,
+    /// The post's sequence number: send it back as `Last-Event-ID` to resume after it.
+    #[schema(pattern = "^[0-9]+$")]
+    pub id: String,
+    /// The post as JSON, as `GET /v1/campaigns/{id}/posts/{seq}` shows it (`PostView`).
+    #[schema(content_media_type = "application/json")]
+    pub data: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FairnessReport {
+    pub campaign_id: Uuid,
+    /// The campaign's `result_time`: `post` (a battle's result number is its attack's stamp, so
+    /// wins above expectation or bunched seconds may be aimed) or `sealed_delay` (the stamp plus a
+    /// delay the poster could not know: post seconds no longer choose result numbers).
+    #[schema(example = "post")]
+    pub result_time: String,
+    /// Battles counted (void posts left out).
+    pub battles: usize,
+    /// One report per side: attacker wins observed against expected (Σ (victory+1)/100, exact
+    /// Poisson-binomial p-value), the spread of its result numbers against uniform, and the
+    /// seconds its result-fixing posts were sent at.
+    #[schema(value_type = Vec<Object>)]
+    pub players: Vec<PlayerFairness>,
+    /// All result numbers of the campaign against uniform 0–99.
+    #[schema(value_type = Object)]
+    pub result_spread: ResultSpread,
+    /// Every post's second-of-minute and millisecond mod 6 against uniform.
+    #[schema(value_type = Object)]
+    pub post_timing: PostTiming,
+    /// How to read it.
+    pub method: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct KeyList {
+    /// The key signing new receipts first, then retired keys (they verify older receipts).
+    pub keys: Vec<PublicKey>,
 }

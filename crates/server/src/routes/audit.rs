@@ -5,8 +5,7 @@ use adjutant_store::Post;
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use serde::Deserialize;
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
@@ -17,79 +16,13 @@ use crate::log::replay::Check;
 use crate::routes::campaigns::load_campaign;
 use crate::routes::posts::load_post;
 use crate::sealed_delay;
-use crate::views::{stamp_numbers, CampaignAudit, StampNumbers};
+use crate::views::{stamp_numbers, CampaignAudit, ChainAudit, DiceStreamAudit, PostAudit, SealedDelayAudit};
 use crate::AppState;
-use adjutant_rules::result_time::SealedDelay;
 
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/v1/campaigns/{id}/posts/{seq}/audit", get(audit_post))
         .route("/v1/campaigns/{id}/audit", get(audit_campaign))
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct PostAudit {
-    pub campaign_id: Uuid,
-    pub seq: i64,
-    pub stamp: String,
-    /// The campaign clock the stamp was read on.
-    pub time_zone: String,
-    pub clock: String,
-    /// Every number from the stamp, recomputed now.
-    pub numbers: StampNumbers,
-    /// How to redo the result number by hand.
-    pub steps: Vec<String>,
-    pub dice_stream: DiceStreamAudit,
-    pub chain: ChainAudit,
-    /// For a battle of a `sealed_delay` campaign: the delay that moved its result time, from the
-    /// chain secret its outcome revealed, and the result number of that time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sealed_delay: Option<SealedDelayAudit>,
-    /// Whether the stored outcomes equal what the rules give now.
-    pub outcomes_match: bool,
-    /// Every difference found; empty when the post checks out.
-    pub problems: Vec<String>,
-    /// True when there are no problems.
-    pub ok: bool,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct SealedDelayAudit {
-    /// Every number of the delay: the draw, the revealed secret `s_k` and `s_{k-1}`, the post
-    /// hash, the digest, its first 8 bytes, the delay, the stamp and the result time.
-    #[schema(value_type = Object)]
-    pub working: SealedDelay,
-    /// The result time on the campaign's clock and its result number (the seed's rule).
-    pub result_time_numbers: StampNumbers,
-    /// Shell commands that redo each step (`sha256sum`, `bc`).
-    pub commands: Vec<String>,
-    /// True when the revealed secret leads back to the published `s_0`.
-    pub links_to_published: bool,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct DiceStreamAudit {
-    /// The text whose SHA-256 blocks give the post's dice.
-    pub text: String,
-    /// SHA-256(text + "/0") in hex: the first 32 bytes of the stream.
-    pub block_0: String,
-    /// A shell command that prints block 0.
-    pub command: String,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ChainAudit {
-    /// Posts 1 to this one were checked.
-    pub checked_through: i64,
-    pub stored_hash: String,
-    pub recomputed_hash: String,
-    /// True when every link up to this post holds.
-    pub ok: bool,
-    /// Posts read and checked by this request: the chain is checked from the prefix this server
-    /// verified before (trusted within its life; `?fresh=true` walks from post 1), and when that
-    /// prefix reaches this post, only the post and the one before it are checked again.
-    #[serde(default)]
-    pub checked_now: i64,
 }
 
 /// The longest start of the chain this server verified before: by a whole-campaign audit or

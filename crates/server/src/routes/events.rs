@@ -25,7 +25,7 @@ use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiPath, ApiQuery};
 use crate::routes::campaigns::load_campaign;
 use crate::routes::posts::redact;
-use crate::views::PostView;
+use crate::views::{PostEvent, PostView};
 use crate::AppState;
 
 /// At most this many streams are open at once, over all campaigns.
@@ -44,21 +44,6 @@ pub fn stream_permits() -> Arc<Semaphore> {
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/v1/campaigns/{id}/events", get(campaign_events))
-}
-
-/// One event of the stream, as a client's event-stream parser reads it.
-#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-#[allow(dead_code)]
-pub struct PostEvent {
-    /// Always `post`.
-    #[schema(pattern = "^post$")]
-    pub event: String,
-    /// The post's sequence number: send it back as `Last-Event-ID` to resume after it.
-    #[schema(pattern = "^[0-9]+$")]
-    pub id: String,
-    /// The post as JSON, as `GET /v1/campaigns/{id}/posts/{seq}` shows it (`PostView`).
-    #[schema(content_media_type = "application/json")]
-    pub data: String,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

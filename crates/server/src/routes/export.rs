@@ -10,8 +10,6 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::{ApiResult, AppError};
@@ -21,17 +19,11 @@ use crate::export::{
 };
 use crate::extract::ApiPath;
 use crate::routes::campaigns::load_campaign;
-use crate::signing::PublicKey;
+use crate::views::KeyList;
 use crate::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/v1/keys", get(list_keys)).route("/v1/campaigns/{id}/export", get(export_campaign))
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct KeyList {
-    /// The key signing new receipts first, then retired keys (they verify older receipts).
-    pub keys: Vec<PublicKey>,
 }
 
 /// The server's public keys: every post's receipt is an Ed25519 signature by one of them.
