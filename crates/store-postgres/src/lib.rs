@@ -173,19 +173,11 @@ impl AppendSteps for Append {
         .fetch_optional(&mut *self.0)
         .await
         .map_err(map_err)?;
-        let Some(row) = row else { return Ok(None) };
-        let row = Cols(&row);
-        Ok(Some(KnownKey {
-            campaign_id: row.uuid("campaign_id")?,
-            request_hash: row.text("request_hash")?,
-            seq: row.int("seq")?,
-        }))
+        row.as_ref().map(|row| decode(row, row::known_key)).transpose()
     }
 
-    async fn post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Post> {
-        select_post(&mut *self.0, campaign_id, seq)
-            .await?
-            .ok_or_else(|| StoreError::Database(format!("no post {seq} for a known idempotency key")))
+    async fn post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
+        select_post(&mut *self.0, campaign_id, seq).await
     }
 
     async fn outcomes_of_post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
@@ -198,9 +190,7 @@ impl AppendSteps for Append {
             .fetch_optional(&mut *self.0)
             .await
             .map_err(map_err)?;
-        let Some(row) = row else { return Ok(None) };
-        let row = Cols(&row);
-        Ok(Some(LastPost { seq: row.int("seq")?, hash: row.text("hash")?, stamp: row.time("stamp")? }))
+        row.as_ref().map(|row| decode(row, row::last_post)).transpose()
     }
 
     async fn snapshot_at(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {

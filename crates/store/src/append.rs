@@ -34,8 +34,7 @@ pub struct LastPost {
 pub trait AppendSteps: Send {
     /// The record of `key` used by `principal_id` before, if any.
     async fn known_key(&mut self, principal_id: Uuid, key: &str) -> Result<Option<KnownKey>>;
-    /// A post that exists (the one a known key made).
-    async fn post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Post>;
+    async fn post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>>;
     /// The outcomes of one post, in position order.
     async fn outcomes_of_post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>>;
     async fn last_post(&mut self, campaign_id: Uuid) -> Result<Option<LastPost>>;
@@ -63,7 +62,12 @@ pub async fn append<S: AppendSteps>(mut steps: S, request: AppendRequest, decide
         if known.request_hash != request.request_hash {
             return Err(StoreError::KeyReused);
         }
-        let post = steps.post(known.campaign_id, known.seq).await?;
+        let post = steps.post(known.campaign_id, known.seq).await?.ok_or_else(|| {
+            StoreError::Database(format!(
+                "idempotency key {:?} names post {}, which is missing",
+                request.idempotency_key, known.seq
+            ))
+        })?;
         let outcomes = steps.outcomes_of_post(known.campaign_id, known.seq).await?;
         return Ok(Appended::Replayed(post, outcomes));
     }

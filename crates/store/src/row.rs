@@ -8,6 +8,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::append::{KnownKey, LastPost};
 use crate::{
     Acknowledgement, Campaign, ClaimedDelivery, DeliveryLogEntry, Outcome, Post, Principal, PrincipalKind, Receipt,
     Result, StoreError, Webhook,
@@ -101,6 +102,20 @@ pub fn post(row: &dyn Columns) -> Result<Post> {
             _ => None,
         },
     })
+}
+
+/// An idempotency key's record.
+pub fn known_key(row: &dyn Columns) -> Result<KnownKey> {
+    Ok(KnownKey {
+        campaign_id: row.uuid("campaign_id")?,
+        request_hash: row.text("request_hash")?,
+        seq: row.int("seq")?,
+    })
+}
+
+/// The last post as the tail needs it; its stamp is read from the column `stamp`.
+pub fn last_post(row: &dyn Columns) -> Result<LastPost> {
+    Ok(LastPost { seq: row.int("seq")?, hash: row.text("hash")?, stamp: row.time("stamp")? })
 }
 
 pub fn outcome(row: &dyn Columns) -> Result<Outcome> {
