@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use adjutant_store::append::{append, AppendSteps, KnownKey, LastPost};
-use adjutant_store::row::{self, bad_column, Columns};
+use adjutant_store::row::{self, bad_column, Columns, OUTCOME_COLUMNS};
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, Decide, DeliveryAttempt, DeliveryLogEntry,
     DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, Store, StoreError, Webhook,
@@ -100,7 +100,6 @@ fn decode_all<T>(rows: &[PgRow], read: fn(&dyn Columns) -> Result<T>) -> Result<
 
 const POST_COLUMNS: &str =
     "campaign_id, seq, stamp, author_id, side, kind, body, prev_hash, hash, receipt_key_id, receipt_signature";
-const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
 
 /// The Standard Webhooks body of each outcome of one post, for each active webhook of its campaign.
 const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id, payload)

@@ -11,7 +11,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use adjutant_store::append::{append, AppendSteps, KnownKey, LastPost};
-use adjutant_store::row::{self, bad_column, Columns};
+use adjutant_store::row::{self, bad_column, Columns, OUTCOME_COLUMNS};
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, Decide, DeliveryAttempt, DeliveryLogEntry,
     DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, Store, StoreError, Webhook,
@@ -130,7 +130,6 @@ const POST_COLUMNS: &str =
 /// The columns of a post as `row::post` reads them.
 const POST_SELECT: &str = "campaign_id, seq, stamp_ms AS stamp, author_id, side, kind, body, prev_hash, hash, \
      receipt_key_id, receipt_signature";
-const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
 
 /// The Standard Webhooks body of each outcome of one post, for each active webhook of its campaign.
 // `INDEXED BY`: without statistics SQLite would walk the campaign's outcomes (or posts) in

@@ -118,6 +118,9 @@ pub fn last_post(row: &dyn Columns) -> Result<LastPost> {
     Ok(LastPost { seq: row.int("seq")?, hash: row.text("hash")?, stamp: row.time("stamp")? })
 }
 
+/// The columns of an outcome, named and typed alike on both backends, in the order of an insert.
+pub const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
+
 pub fn outcome(row: &dyn Columns) -> Result<Outcome> {
     Ok(Outcome {
         id: row.uuid("id")?,
