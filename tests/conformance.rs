@@ -20,6 +20,7 @@ on_both_backends! {
     concurrent_appends_never_skip_or_repeat => concurrent_appends;
     the_same_key_sent_concurrently_stores_one_post => concurrent_same_key;
     outcomes_snapshots_and_acknowledgements => outcomes_and_snapshots;
+    a_range_of_posts_has_its_outcomes_read_at_once => outcomes_of_posts;
     the_log_cannot_be_rewritten => append_only;
     tokens_are_revoked_and_rotated_in_their_own_row => revocation;
     webhooks_are_rotated_and_disabled_with_their_log_kept => webhook_lifecycle;
@@ -281,6 +282,48 @@ async fn outcomes_and_snapshots(backend: Backend) {
     assert_eq!(store.acknowledge(again).await.unwrap(), ack, "the first acknowledgement stands");
     let pending = store.pending_outcomes(&bot, 10).await.unwrap();
     assert_eq!(pending.iter().map(|o| o.position).collect::<Vec<_>>(), [2, 3, 4]);
+}
+
+async fn outcomes_of_posts(backend: Backend) {
+    let (_db, store, moderator, campaign, player) = setup(backend).await;
+    // Another campaign's posts, written in between, share seqs with this one's and must not show.
+    let other = store.create_campaign(new_campaign(moderator.id, "Other")).await.unwrap();
+    let mut other_player = principal(PrincipalKind::Player, Some(other.id));
+    other_player.created_by = Some(moderator.id);
+    let other_player =
+        store.create_principal(NewPrincipal { principal: other_player, token_hash: [5; 32] }).await.unwrap();
+    // Posts 1..=6 with 2, 0, 1, 3, 0, 2 outcomes.
+    for (i, count) in [2, 0, 1, 3, 0, 2].into_iter().enumerate() {
+        let decide = writer(campaign.id, player.id, count, false);
+        store.append_post(request(&campaign, &player, &format!("k{i}"), "h"), &decide).await.unwrap();
+        let decide = writer(other.id, other_player.id, 1, false);
+        store.append_post(request(&other, &other_player, &format!("k{i}"), "h"), &decide).await.unwrap();
+    }
+    let positions =
+        |outcomes: &[adjutant_store::Outcome]| outcomes.iter().map(|o| (o.seq, o.position)).collect::<Vec<_>>();
+
+    // The whole log: every outcome of the campaign, in position order.
+    let all = store.outcomes_of_posts(campaign.id, 0, 6).await.unwrap();
+    assert_eq!(all, store.outcomes(campaign.id, 0, 100).await.unwrap());
+    assert_eq!(positions(&all), [(1, 1), (1, 2), (3, 3), (4, 4), (4, 5), (4, 6), (6, 7), (6, 8)]);
+    // A page: after is exclusive, through inclusive; the same as asking post by post.
+    let page = store.outcomes_of_posts(campaign.id, 2, 4).await.unwrap();
+    assert_eq!(positions(&page), [(3, 3), (4, 4), (4, 5), (4, 6)]);
+    let mut one_by_one = Vec::new();
+    for seq in 3..=4 {
+        one_by_one.extend(store.outcomes_of_post(campaign.id, seq).await.unwrap());
+    }
+    assert_eq!(page, one_by_one);
+    // Posts without outcomes, an empty range and a range past the log's end.
+    assert!(store.outcomes_of_posts(campaign.id, 4, 5).await.unwrap().is_empty());
+    assert!(store.outcomes_of_posts(campaign.id, 3, 3).await.unwrap().is_empty());
+    assert!(store.outcomes_of_posts(campaign.id, 6, 100).await.unwrap().is_empty());
+    assert_eq!(positions(&store.outcomes_of_posts(campaign.id, 5, i64::MAX).await.unwrap()), [(6, 7), (6, 8)]);
+    // The other campaign: one outcome a post, its own positions.
+    assert_eq!(
+        positions(&store.outcomes_of_posts(other.id, 0, 6).await.unwrap()),
+        (1..=6).map(|n| (n, n)).collect::<Vec<_>>()
+    );
 }
 
 async fn append_only(backend: Backend) {

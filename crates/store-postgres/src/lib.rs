@@ -6,14 +6,16 @@
 
 use std::time::Duration;
 
+use adjutant_store::append::{append, AppendSteps, KnownKey, LastPost};
+use adjutant_store::row::{self, bad_column, Columns, OUTCOME_COLUMNS};
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, Decide, DeliveryAttempt, DeliveryLogEntry,
-    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, Store, StoreError, Tail, Webhook,
+    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, Store, StoreError, Webhook,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
-use sqlx::{ConnectOptions, PgConnection, Row};
+use sqlx::{ConnectOptions, PgExecutor, Postgres, Row, Transaction};
 use tracing::instrument;
 use uuid::Uuid;
 
@@ -61,82 +63,43 @@ fn map_err(err: sqlx::Error) -> StoreError {
     }
 }
 
-fn principal_from(row: &PgRow) -> Result<Principal> {
-    let kind: String = row.get("kind");
-    Ok(Principal {
-        id: row.get("id"),
-        kind: PrincipalKind::parse(&kind).ok_or_else(|| StoreError::Database(format!("bad principal kind {kind}")))?,
-        name: row.get("name"),
-        campaign_id: row.get("campaign_id"),
-        side: row.get("side"),
-        created_by: row.get("created_by"),
-        created_at: row.get("created_at"),
-    })
-}
+/// A row read in domain types: PostgreSQL has the types themselves.
+struct Cols<'r>(&'r PgRow);
 
-fn campaign_from(row: &PgRow) -> Campaign {
-    Campaign {
-        id: row.get("id"),
-        name: row.get("name"),
-        moderator_id: row.get("moderator_id"),
-        mode: row.get("mode"),
-        scenario: row.get("scenario"),
-        scenario_text: row.get("scenario_text"),
-        ruleset: row.get("ruleset"),
-        settings: row.get("settings"),
-        created_at: row.get("created_at"),
-        chain_genesis: row.get("chain_genesis"),
+impl Cols<'_> {
+    fn get<'r, T: sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>>(&'r self, column: &str) -> Result<T> {
+        self.0.try_get(column).map_err(|e| bad_column(column, e))
     }
 }
 
-fn post_from(row: &PgRow) -> Post {
-    Post {
-        campaign_id: row.get("campaign_id"),
-        seq: row.get("seq"),
-        stamp: row.get("stamp"),
-        author_id: row.get("author_id"),
-        side: row.get("side"),
-        kind: row.get("kind"),
-        body: row.get("body"),
-        prev_hash: row.get("prev_hash"),
-        hash: row.get("hash"),
-        receipt: match (
-            row.get::<Option<String>, _>("receipt_key_id"),
-            row.get::<Option<String>, _>("receipt_signature"),
-        ) {
-            (Some(key_id), Some(signature)) => Some(adjutant_store::Receipt { key_id, signature }),
-            _ => None,
-        },
+impl Columns for Cols<'_> {
+    fn opt_text(&self, column: &str) -> Result<Option<String>> {
+        self.get(column)
+    }
+    fn opt_int(&self, column: &str) -> Result<Option<i64>> {
+        self.get(column)
+    }
+    fn opt_int32(&self, column: &str) -> Result<Option<i32>> {
+        self.get(column)
+    }
+    fn opt_uuid(&self, column: &str) -> Result<Option<Uuid>> {
+        self.get(column)
+    }
+    fn opt_time(&self, column: &str) -> Result<Option<DateTime<Utc>>> {
+        self.get(column)
     }
 }
 
-fn outcome_from(row: &PgRow) -> Outcome {
-    Outcome {
-        id: row.get("id"),
-        campaign_id: row.get("campaign_id"),
-        position: row.get("position"),
-        seq: row.get("seq"),
-        kind: row.get("kind"),
-        data: row.get("data"),
-    }
+fn decode<T>(row: &PgRow, read: fn(&dyn Columns) -> Result<T>) -> Result<T> {
+    read(&Cols(row))
 }
 
-fn webhook_from(row: &PgRow) -> Webhook {
-    Webhook {
-        id: row.get("id"),
-        campaign_id: row.get("campaign_id"),
-        url: row.get("url"),
-        secret: row.get("secret"),
-        created_by: row.get("created_by"),
-        created_at: row.get("created_at"),
-        disabled_at: row.get("disabled_at"),
-        disabled_reason: row.get("disabled_reason"),
-    }
+fn decode_all<T>(rows: &[PgRow], read: fn(&dyn Columns) -> Result<T>) -> Result<Vec<T>> {
+    rows.iter().map(|row| read(&Cols(row))).collect()
 }
 
 const POST_COLUMNS: &str =
     "campaign_id, seq, stamp, author_id, side, kind, body, prev_hash, hash, receipt_key_id, receipt_signature";
-const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
 
 /// The Standard Webhooks body of each outcome of one post, for each active webhook of its campaign.
 const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id, payload)
@@ -154,22 +117,170 @@ const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id,
      WHERE o.campaign_id = $2 AND o.seq = $3
      ORDER BY o.position, w.created_at, w.id";
 
-async fn post_and_outcomes(conn: &mut PgConnection, campaign: Uuid, seq: i64) -> Result<(Post, Vec<Outcome>)> {
+async fn select_post<'e>(db: impl PgExecutor<'e>, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
     let row = sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND seq = $2"))
-        .bind(campaign)
+        .bind(campaign_id)
         .bind(seq)
-        .fetch_one(&mut *conn)
+        .fetch_optional(db)
         .await
         .map_err(map_err)?;
-    let outcomes = sqlx::query(&format!(
-        "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND seq = $2 ORDER BY position"
+    row.as_ref().map(|row| decode(row, row::post)).transpose()
+}
+
+/// The outcomes of posts `after < seq <= through`, in position order.
+async fn select_outcomes_of_posts<'e>(
+    db: impl PgExecutor<'e>,
+    campaign_id: Uuid,
+    after: i64,
+    through: i64,
+) -> Result<Vec<Outcome>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND seq > $2 AND seq <= $3 ORDER BY position"
     ))
-    .bind(campaign)
-    .bind(seq)
-    .fetch_all(&mut *conn)
+    .bind(campaign_id)
+    .bind(after)
+    .bind(through)
+    .fetch_all(db)
     .await
     .map_err(map_err)?;
-    Ok((post_from(&row), outcomes.iter().map(outcome_from).collect()))
+    decode_all(&rows, row::outcome)
+}
+
+async fn select_snapshot_at<'e>(db: impl PgExecutor<'e>, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
+    let row =
+        sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1")
+            .bind(campaign_id)
+            .bind(seq)
+            .fetch_optional(db)
+            .await
+            .map_err(map_err)?;
+    row.as_ref().map(|row| decode(row, row::snapshot)).transpose()
+}
+
+/// An append's steps, inside a transaction that holds the campaign's row lock (`FOR UPDATE`):
+/// appends to one campaign take turns, across replicas too.
+struct Append(Transaction<'static, Postgres>);
+
+#[async_trait]
+impl AppendSteps for Append {
+    async fn known_key(&mut self, principal_id: Uuid, key: &str) -> Result<Option<KnownKey>> {
+        let row = sqlx::query(
+            "SELECT campaign_id, request_hash, seq FROM idempotency_keys WHERE principal_id = $1 AND key = $2",
+        )
+        .bind(principal_id)
+        .bind(key)
+        .fetch_optional(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        row.as_ref().map(|row| decode(row, row::known_key)).transpose()
+    }
+
+    async fn post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
+        select_post(&mut *self.0, campaign_id, seq).await
+    }
+
+    async fn outcomes_of_post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
+        select_outcomes_of_posts(&mut *self.0, campaign_id, seq - 1, seq).await
+    }
+
+    async fn last_post(&mut self, campaign_id: Uuid) -> Result<Option<LastPost>> {
+        let row = sqlx::query("SELECT seq, hash, stamp FROM posts WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1")
+            .bind(campaign_id)
+            .fetch_optional(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        row.as_ref().map(|row| decode(row, row::last_post)).transpose()
+    }
+
+    async fn snapshot_at(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
+        select_snapshot_at(&mut *self.0, campaign_id, seq).await
+    }
+
+    async fn last_position(&mut self, campaign_id: Uuid) -> Result<i64> {
+        sqlx::query_scalar(
+            "SELECT COALESCE((SELECT position FROM outcomes WHERE campaign_id = $1 ORDER BY position DESC LIMIT 1), 0)::BIGINT",
+        )
+            .bind(campaign_id)
+            .fetch_one(&mut *self.0)
+            .await
+            .map_err(map_err)
+    }
+
+    async fn insert_post(&mut self, campaign_id: Uuid, post: &Post) -> Result<()> {
+        sqlx::query(&format!(
+            "INSERT INTO posts ({POST_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+        ))
+        .bind(campaign_id)
+        .bind(post.seq)
+        .bind(post.stamp)
+        .bind(post.author_id)
+        .bind(&post.side)
+        .bind(&post.kind)
+        .bind(&post.body)
+        .bind(&post.prev_hash)
+        .bind(&post.hash)
+        .bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
+        .bind(post.receipt.as_ref().map(|r| r.signature.as_str()))
+        .execute(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()> {
+        sqlx::query(&format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"))
+            .bind(outcome.id)
+            .bind(outcome.campaign_id)
+            .bind(outcome.position)
+            .bind(outcome.seq)
+            .bind(&outcome.kind)
+            .bind(&outcome.data)
+            .execute(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn enqueue_deliveries(&mut self, campaign_id: Uuid, seq: i64, timestamp: &str) -> Result<()> {
+        sqlx::query(OUTBOX_INSERT)
+            .bind(timestamp)
+            .bind(campaign_id)
+            .bind(seq)
+            .execute(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn insert_snapshot(&mut self, campaign_id: Uuid, seq: i64, state: &str) -> Result<()> {
+        sqlx::query("INSERT INTO snapshots (campaign_id, seq, state) VALUES ($1, $2, $3)")
+            .bind(campaign_id)
+            .bind(seq)
+            .bind(state)
+            .execute(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn remember_key(&mut self, request: &AppendRequest, seq: i64) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(request.author_id)
+        .bind(&request.idempotency_key)
+        .bind(request.campaign_id)
+        .bind(&request.request_hash)
+        .bind(seq)
+        .execute(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn commit(self) -> Result<()> {
+        self.0.commit().await.map_err(map_err)
+    }
 }
 
 #[async_trait]
@@ -206,7 +317,7 @@ impl Store for PostgresStore {
             .fetch_optional(&self.pool)
             .await
             .map_err(map_err)?;
-        row.as_ref().map(principal_from).transpose()
+        row.as_ref().map(|row| decode(row, row::principal)).transpose()
     }
 
     #[instrument(skip_all)]
@@ -216,10 +327,7 @@ impl Store for PostgresStore {
             .fetch_optional(&self.pool)
             .await
             .map_err(map_err)?;
-        match row {
-            Some(row) => Ok(Some((principal_from(&row)?, row.get("revoked_at")))),
-            None => Ok(None),
-        }
+        row.as_ref().map(|row| decode(row, row::principal_and_revocation)).transpose()
     }
 
     #[instrument(skip_all)]
@@ -273,7 +381,7 @@ impl Store for PostgresStore {
             .fetch_optional(&self.pool)
             .await
             .map_err(map_err)?;
-        Ok(row.as_ref().map(campaign_from))
+        row.as_ref().map(|row| decode(row, row::campaign)).transpose()
     }
 
     #[instrument(skip_all)]
@@ -294,140 +402,18 @@ impl Store for PostgresStore {
             .bind(after),
         };
         let rows = query.bind(limit).fetch_all(&self.pool).await.map_err(map_err)?;
-        Ok(rows.iter().map(campaign_from).collect())
+        decode_all(&rows, row::campaign)
     }
 
     #[instrument(skip_all, fields(campaign = %request.campaign_id))]
     async fn append_post(&self, request: AppendRequest, decide: Decide<'_>) -> Result<Appended> {
-        let campaign = request.campaign_id;
         let mut tx = self.pool.begin().await.map_err(map_err)?;
         sqlx::query("SELECT id FROM campaigns WHERE id = $1 FOR UPDATE")
-            .bind(campaign)
+            .bind(request.campaign_id)
             .fetch_optional(&mut *tx)
             .await
             .map_err(map_err)?;
-
-        let known = sqlx::query(
-            "SELECT campaign_id, request_hash, seq FROM idempotency_keys WHERE principal_id = $1 AND key = $2",
-        )
-        .bind(request.author_id)
-        .bind(&request.idempotency_key)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(map_err)?;
-        if let Some(row) = known {
-            let hash: String = row.get("request_hash");
-            if hash != request.request_hash {
-                return Err(StoreError::KeyReused);
-            }
-            let (post, outcomes) = post_and_outcomes(&mut tx, row.get("campaign_id"), row.get("seq")).await?;
-            return Ok(Appended::Replayed(post, outcomes));
-        }
-
-        let last = sqlx::query("SELECT seq, hash, stamp FROM posts WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1")
-            .bind(campaign)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(map_err)?;
-        // Only a snapshot of a post that exists: a stray row beyond the log's end is never the state.
-        let last_seq: i64 = last.as_ref().map_or(0, |r| r.get("seq"));
-        let snapshot = sqlx::query(
-            "SELECT seq, state FROM snapshots WHERE campaign_id = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1",
-        )
-        .bind(campaign)
-        .bind(last_seq)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(map_err)?;
-        // The last position straight off the index; `MAX(position)` would read every outcome
-        // of the campaign on SQLite, and a post's cost would grow with the campaign.
-        let last_position: i64 =
-            sqlx::query_scalar("SELECT COALESCE((SELECT position FROM outcomes WHERE campaign_id = $1 ORDER BY position DESC LIMIT 1), 0)::BIGINT")
-                .bind(campaign)
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(map_err)?;
-        let tail = Tail {
-            next_seq: last.as_ref().map_or(1, |r| r.get::<i64, _>("seq") + 1),
-            prev_hash: last.as_ref().map(|r| r.get("hash")),
-            prev_stamp: last.as_ref().map(|r| r.get("stamp")),
-            snapshot: snapshot.map(|r| (r.get("seq"), r.get("state"))),
-            next_position: last_position + 1,
-        };
-
-        let decision = decide(&tail).map_err(StoreError::Refused)?;
-        let post = decision.post;
-        sqlx::query(&format!(
-            "INSERT INTO posts ({POST_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
-        ))
-        .bind(campaign)
-        .bind(post.seq)
-        .bind(post.stamp)
-        .bind(post.author_id)
-        .bind(&post.side)
-        .bind(&post.kind)
-        .bind(&post.body)
-        .bind(&post.prev_hash)
-        .bind(&post.hash)
-        .bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
-        .bind(post.receipt.as_ref().map(|r| r.signature.as_str()))
-        .execute(&mut *tx)
-        .await
-        .map_err(map_err)?;
-        let mut outcomes = Vec::with_capacity(decision.outcomes.len());
-        for (i, new) in decision.outcomes.into_iter().enumerate() {
-            let outcome = Outcome {
-                id: new.id,
-                campaign_id: campaign,
-                position: tail.next_position + i as i64,
-                seq: post.seq,
-                kind: new.kind,
-                data: new.data,
-            };
-            sqlx::query(&format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"))
-                .bind(outcome.id)
-                .bind(campaign)
-                .bind(outcome.position)
-                .bind(outcome.seq)
-                .bind(&outcome.kind)
-                .bind(&outcome.data)
-                .execute(&mut *tx)
-                .await
-                .map_err(map_err)?;
-            outcomes.push(outcome);
-        }
-        if !outcomes.is_empty() {
-            // The outbox rows go with the outcomes: one per outcome and active webhook.
-            sqlx::query(OUTBOX_INSERT)
-                .bind(post.stamp.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-                .bind(campaign)
-                .bind(post.seq)
-                .execute(&mut *tx)
-                .await
-                .map_err(map_err)?;
-        }
-        if let Some(state) = decision.snapshot {
-            sqlx::query("INSERT INTO snapshots (campaign_id, seq, state) VALUES ($1, $2, $3)")
-                .bind(campaign)
-                .bind(post.seq)
-                .bind(state)
-                .execute(&mut *tx)
-                .await
-                .map_err(map_err)?;
-        }
-        sqlx::query(
-            "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(request.author_id)
-        .bind(&request.idempotency_key)
-        .bind(campaign)
-        .bind(&request.request_hash)
-        .bind(post.seq)
-        .execute(&mut *tx)
-        .await
-        .map_err(map_err)?;
-        tx.commit().await.map_err(map_err)?;
-        Ok(Appended::New(post, outcomes))
+        append(Append(tx), request, decide).await
     }
 
     #[instrument(skip_all)]
@@ -441,18 +427,12 @@ impl Store for PostgresStore {
         .fetch_all(&self.pool)
         .await
         .map_err(map_err)?;
-        Ok(rows.iter().map(post_from).collect())
+        decode_all(&rows, row::post)
     }
 
     #[instrument(skip_all)]
     async fn post(&self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
-        let row = sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND seq = $2"))
-            .bind(campaign_id)
-            .bind(seq)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(map_err)?;
-        Ok(row.as_ref().map(post_from))
+        select_post(&self.pool, campaign_id, seq).await
     }
 
     #[instrument(skip_all)]
@@ -463,7 +443,7 @@ impl Store for PostgresStore {
                 .fetch_optional(&self.pool)
                 .await
                 .map_err(map_err)?;
-        Ok(row.as_ref().map(post_from))
+        row.as_ref().map(|row| decode(row, row::post)).transpose()
     }
 
     #[instrument(skip_all)]
@@ -476,7 +456,7 @@ impl Store for PostgresStore {
         .fetch_all(&self.pool)
         .await
         .map_err(map_err)?;
-        let mut outcomes: Vec<Outcome> = rows.iter().map(outcome_from).collect();
+        let mut outcomes = decode_all(&rows, row::outcome)?;
         outcomes.reverse();
         Ok(outcomes)
     }
@@ -548,7 +528,7 @@ impl Store for PostgresStore {
                 .fetch_all(&self.pool)
                 .await
                 .map_err(map_err)?;
-        Ok(rows.iter().map(post_from).collect())
+        decode_all(&rows, row::post)
     }
 
     #[instrument(skip_all)]
@@ -562,20 +542,17 @@ impl Store for PostgresStore {
         .fetch_all(&self.pool)
         .await
         .map_err(map_err)?;
-        Ok(rows.iter().map(outcome_from).collect())
+        decode_all(&rows, row::outcome)
     }
 
     #[instrument(skip_all)]
     async fn outcomes_of_post(&self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
-        let rows = sqlx::query(&format!(
-            "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND seq = $2 ORDER BY position"
-        ))
-        .bind(campaign_id)
-        .bind(seq)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(map_err)?;
-        Ok(rows.iter().map(outcome_from).collect())
+        select_outcomes_of_posts(&self.pool, campaign_id, seq - 1, seq).await
+    }
+
+    #[instrument(skip_all)]
+    async fn outcomes_of_posts(&self, campaign_id: Uuid, after: i64, through: i64) -> Result<Vec<Outcome>> {
+        select_outcomes_of_posts(&self.pool, campaign_id, after, through).await
     }
 
     #[instrument(skip_all)]
@@ -588,20 +565,12 @@ impl Store for PostgresStore {
                 .fetch_all(&self.pool)
                 .await
                 .map_err(map_err)?;
-        Ok(rows.iter().map(|r| (r.get("seq"), r.get("state"))).collect())
+        decode_all(&rows, row::snapshot)
     }
 
     #[instrument(skip_all)]
     async fn snapshot_at(&self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
-        let row = sqlx::query(
-            "SELECT seq, state FROM snapshots WHERE campaign_id = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1",
-        )
-        .bind(campaign_id)
-        .bind(seq)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(map_err)?;
-        Ok(row.map(|r| (r.get("seq"), r.get("state"))))
+        select_snapshot_at(&self.pool, campaign_id, seq).await
     }
 
     #[instrument(skip_all)]
@@ -612,7 +581,7 @@ impl Store for PostgresStore {
             .fetch_optional(&self.pool)
             .await
             .map_err(map_err)?;
-        Ok(row.as_ref().map(outcome_from))
+        row.as_ref().map(|row| decode(row, row::outcome)).transpose()
     }
 
     #[instrument(skip_all)]
@@ -631,7 +600,7 @@ impl Store for PostgresStore {
         .fetch_all(&self.pool)
         .await
         .map_err(map_err)?;
-        Ok(rows.iter().map(outcome_from).collect())
+        decode_all(&rows, row::outcome)
     }
 
     #[instrument(skip_all)]
@@ -654,13 +623,7 @@ impl Store for PostgresStore {
             .fetch_one(&self.pool)
             .await
             .map_err(map_err)?;
-        Ok(Acknowledgement {
-            bot_id: row.get("bot_id"),
-            outcome_id: row.get("outcome_id"),
-            campaign_id: row.get("campaign_id"),
-            forum_post_id: row.get("forum_post_id"),
-            acked_at: row.get("acked_at"),
-        })
+        decode(&row, row::acknowledgement)
     }
 
     #[instrument(skip_all)]
@@ -715,7 +678,7 @@ impl Store for PostgresStore {
             .fetch_all(&self.pool)
             .await
             .map_err(map_err)?;
-        Ok(rows.iter().map(webhook_from).collect())
+        decode_all(&rows, row::webhook)
     }
 
     #[instrument(skip_all)]
@@ -725,7 +688,7 @@ impl Store for PostgresStore {
             .fetch_optional(&self.pool)
             .await
             .map_err(map_err)?;
-        Ok(row.as_ref().map(webhook_from))
+        row.as_ref().map(|row| decode(row, row::webhook)).transpose()
     }
 
     /// `FOR UPDATE … SKIP LOCKED`: replicas claiming at the same moment pass over each other's
@@ -767,7 +730,8 @@ impl Store for PostgresStore {
         .fetch_all(&mut *tx)
         .await
         .map_err(map_err)?;
-        let ids: Vec<i64> = rows.iter().map(|r| r.get("id")).collect();
+        let claimed = decode_all(&rows, row::claimed_delivery)?;
+        let ids: Vec<i64> = claimed.iter().map(|c| c.outbox_id).collect();
         sqlx::query("UPDATE webhook_outbox SET claimed_until = $1, attempts = attempts + 1 WHERE id = ANY($2)")
             .bind(lease_until)
             .bind(&ids)
@@ -775,18 +739,7 @@ impl Store for PostgresStore {
             .await
             .map_err(map_err)?;
         tx.commit().await.map_err(map_err)?;
-        Ok(rows
-            .iter()
-            .map(|row| ClaimedDelivery {
-                outbox_id: row.get("id"),
-                webhook_id: row.get("webhook_id"),
-                outcome_id: row.get("outcome_id"),
-                payload: row.get("payload"),
-                attempt: row.get::<i32, _>("attempts") + 1,
-                url: row.get("url"),
-                secret: row.get("secret"),
-            })
-            .collect())
+        Ok(claimed)
     }
 
     #[instrument(skip_all)]
@@ -850,19 +803,7 @@ impl Store for PostgresStore {
         .fetch_all(&self.pool)
         .await
         .map_err(map_err)?;
-        Ok(rows
-            .iter()
-            .map(|row| DeliveryLogEntry {
-                id: row.get("id"),
-                outbox_id: row.get("outbox_id"),
-                outcome_id: row.get("outcome_id"),
-                attempt: row.get("attempt"),
-                attempted_at: row.get("attempted_at"),
-                status_code: row.get("status_code"),
-                error: row.get("error"),
-                duration_ms: row.get("duration_ms"),
-            })
-            .collect())
+        decode_all(&rows, row::delivery_log_entry)
     }
 
     async fn ping(&self) -> Result<()> {

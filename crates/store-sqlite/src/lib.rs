@@ -10,16 +10,18 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use adjutant_store::append::{append, AppendSteps, KnownKey, LastPost};
+use adjutant_store::row::{self, bad_column, Columns, OUTCOME_COLUMNS};
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, Decide, DeliveryAttempt, DeliveryLogEntry,
-    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, Store, StoreError, Webhook,
+    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, Store, StoreError, Webhook,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
-use sqlx::{Row, SqliteConnection};
+use sqlx::{Row, Sqlite, SqliteExecutor, Transaction};
 use tracing::instrument;
 use uuid::Uuid;
 
@@ -88,86 +90,46 @@ fn uuid(text: &str) -> Result<Uuid> {
     Uuid::parse_str(text).map_err(|e| StoreError::Database(format!("bad uuid {text:?}: {e}")))
 }
 
-fn opt_uuid(text: Option<String>) -> Result<Option<Uuid>> {
-    text.as_deref().map(uuid).transpose()
+/// A row read in domain types: ids are kept as text, times as milliseconds since the epoch.
+struct Cols<'r>(&'r SqliteRow);
+
+impl Cols<'_> {
+    fn get<'r, T: sqlx::Decode<'r, Sqlite> + sqlx::Type<Sqlite>>(&'r self, column: &str) -> Result<T> {
+        self.0.try_get(column).map_err(|e| bad_column(column, e))
+    }
 }
 
-fn principal_from(row: &SqliteRow) -> Result<Principal> {
-    let kind: String = row.get("kind");
-    Ok(Principal {
-        id: uuid(row.get("id"))?,
-        kind: PrincipalKind::parse(&kind).ok_or_else(|| StoreError::Database(format!("bad principal kind {kind}")))?,
-        name: row.get("name"),
-        campaign_id: opt_uuid(row.get("campaign_id"))?,
-        side: row.get("side"),
-        created_by: opt_uuid(row.get("created_by"))?,
-        created_at: ms_to_time(row.get("created_at"))?,
-    })
+impl Columns for Cols<'_> {
+    fn opt_text(&self, column: &str) -> Result<Option<String>> {
+        self.get(column)
+    }
+    fn opt_int(&self, column: &str) -> Result<Option<i64>> {
+        self.get(column)
+    }
+    fn opt_int32(&self, column: &str) -> Result<Option<i32>> {
+        self.get(column)
+    }
+    fn opt_uuid(&self, column: &str) -> Result<Option<Uuid>> {
+        self.get::<Option<String>>(column)?.as_deref().map(uuid).transpose()
+    }
+    fn opt_time(&self, column: &str) -> Result<Option<DateTime<Utc>>> {
+        self.get::<Option<i64>>(column)?.map(ms_to_time).transpose()
+    }
 }
 
-fn campaign_from(row: &SqliteRow) -> Result<Campaign> {
-    Ok(Campaign {
-        id: uuid(row.get("id"))?,
-        name: row.get("name"),
-        moderator_id: uuid(row.get("moderator_id"))?,
-        mode: row.get("mode"),
-        scenario: row.get("scenario"),
-        scenario_text: row.get("scenario_text"),
-        ruleset: row.get("ruleset"),
-        settings: row.get("settings"),
-        created_at: ms_to_time(row.get("created_at"))?,
-        chain_genesis: row.get("chain_genesis"),
-    })
+fn decode<T>(row: &SqliteRow, read: fn(&dyn Columns) -> Result<T>) -> Result<T> {
+    read(&Cols(row))
 }
 
-fn post_from(row: &SqliteRow) -> Result<Post> {
-    Ok(Post {
-        campaign_id: uuid(row.get("campaign_id"))?,
-        seq: row.get("seq"),
-        stamp: ms_to_time(row.get("stamp_ms"))?,
-        author_id: uuid(row.get("author_id"))?,
-        side: row.get("side"),
-        kind: row.get("kind"),
-        body: row.get("body"),
-        prev_hash: row.get("prev_hash"),
-        hash: row.get("hash"),
-        receipt: match (
-            row.get::<Option<String>, _>("receipt_key_id"),
-            row.get::<Option<String>, _>("receipt_signature"),
-        ) {
-            (Some(key_id), Some(signature)) => Some(adjutant_store::Receipt { key_id, signature }),
-            _ => None,
-        },
-    })
-}
-
-fn outcome_from(row: &SqliteRow) -> Result<Outcome> {
-    Ok(Outcome {
-        id: uuid(row.get("id"))?,
-        campaign_id: uuid(row.get("campaign_id"))?,
-        position: row.get("position"),
-        seq: row.get("seq"),
-        kind: row.get("kind"),
-        data: row.get("data"),
-    })
-}
-
-fn webhook_from(row: &SqliteRow) -> Result<Webhook> {
-    Ok(Webhook {
-        id: uuid(row.get("id"))?,
-        campaign_id: uuid(row.get("campaign_id"))?,
-        url: row.get("url"),
-        secret: row.get("secret"),
-        created_by: uuid(row.get("created_by"))?,
-        created_at: ms_to_time(row.get("created_at"))?,
-        disabled_at: row.get::<Option<i64>, _>("disabled_at").map(ms_to_time).transpose()?,
-        disabled_reason: row.get("disabled_reason"),
-    })
+fn decode_all<T>(rows: &[SqliteRow], read: fn(&dyn Columns) -> Result<T>) -> Result<Vec<T>> {
+    rows.iter().map(|row| read(&Cols(row))).collect()
 }
 
 const POST_COLUMNS: &str =
     "campaign_id, seq, stamp_ms, author_id, side, kind, body, prev_hash, hash, receipt_key_id, receipt_signature";
-const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
+/// The columns of a post as `row::post` reads them.
+const POST_SELECT: &str = "campaign_id, seq, stamp_ms AS stamp, author_id, side, kind, body, prev_hash, hash, \
+     receipt_key_id, receipt_signature";
 
 /// The Standard Webhooks body of each outcome of one post, for each active webhook of its campaign.
 // `INDEXED BY`: without statistics SQLite would walk the campaign's outcomes (or posts) in
@@ -188,22 +150,179 @@ const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id,
      WHERE o.campaign_id = ?2 AND o.seq = ?3
      ORDER BY o.position, w.created_at, w.id";
 
-async fn post_and_outcomes(conn: &mut SqliteConnection, campaign: &str, seq: i64) -> Result<(Post, Vec<Outcome>)> {
-    let row = sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? AND seq = ?"))
-        .bind(campaign)
+async fn select_post<'e>(db: impl SqliteExecutor<'e>, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
+    let row = sqlx::query(&format!("SELECT {POST_SELECT} FROM posts WHERE campaign_id = ? AND seq = ?"))
+        .bind(campaign_id.to_string())
         .bind(seq)
-        .fetch_one(&mut *conn)
+        .fetch_optional(db)
         .await
         .map_err(map_err)?;
-    let outcomes = sqlx::query(&format!(
-        "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? AND seq = ? ORDER BY position"
+    row.as_ref().map(|row| decode(row, row::post)).transpose()
+}
+
+/// The outcomes of posts `after < seq <= through`, in position order.
+// `INDEXED BY`: the post range picks the rows; walking the campaign's outcomes in position order
+// instead (to spare the sort) would cost a page as much as the whole campaign.
+async fn select_outcomes_of_posts<'e>(
+    db: impl SqliteExecutor<'e>,
+    campaign_id: Uuid,
+    after: i64,
+    through: i64,
+) -> Result<Vec<Outcome>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {OUTCOME_COLUMNS} FROM outcomes INDEXED BY outcomes_by_post
+         WHERE campaign_id = ? AND seq > ? AND seq <= ? ORDER BY position"
     ))
-    .bind(campaign)
-    .bind(seq)
-    .fetch_all(&mut *conn)
+    .bind(campaign_id.to_string())
+    .bind(after)
+    .bind(through)
+    .fetch_all(db)
     .await
     .map_err(map_err)?;
-    Ok((post_from(&row)?, outcomes.iter().map(outcome_from).collect::<Result<_>>()?))
+    decode_all(&rows, row::outcome)
+}
+
+async fn select_snapshot_at<'e>(
+    db: impl SqliteExecutor<'e>,
+    campaign_id: Uuid,
+    seq: i64,
+) -> Result<Option<(i64, String)>> {
+    let row =
+        sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1")
+            .bind(campaign_id.to_string())
+            .bind(seq)
+            .fetch_optional(db)
+            .await
+            .map_err(map_err)?;
+    row.as_ref().map(|row| decode(row, row::snapshot)).transpose()
+}
+
+/// An append's steps, inside a `BEGIN IMMEDIATE` transaction: the single writer holds the
+/// database's write lock from the tail read to the commit.
+struct Append(Transaction<'static, Sqlite>);
+
+#[async_trait]
+impl AppendSteps for Append {
+    async fn known_key(&mut self, principal_id: Uuid, key: &str) -> Result<Option<KnownKey>> {
+        let row = sqlx::query(
+            "SELECT campaign_id, request_hash, seq FROM idempotency_keys WHERE principal_id = ? AND key = ?",
+        )
+        .bind(principal_id.to_string())
+        .bind(key)
+        .fetch_optional(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        row.as_ref().map(|row| decode(row, row::known_key)).transpose()
+    }
+
+    async fn post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
+        select_post(&mut *self.0, campaign_id, seq).await
+    }
+
+    async fn outcomes_of_post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
+        select_outcomes_of_posts(&mut *self.0, campaign_id, seq - 1, seq).await
+    }
+
+    async fn last_post(&mut self, campaign_id: Uuid) -> Result<Option<LastPost>> {
+        let row = sqlx::query(
+            "SELECT seq, hash, stamp_ms AS stamp FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(campaign_id.to_string())
+        .fetch_optional(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        row.as_ref().map(|row| decode(row, row::last_post)).transpose()
+    }
+
+    async fn snapshot_at(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
+        select_snapshot_at(&mut *self.0, campaign_id, seq).await
+    }
+
+    async fn last_position(&mut self, campaign_id: Uuid) -> Result<i64> {
+        // The last position straight off the index; `MAX(position)` would read every outcome
+        // of the campaign on SQLite, and a post's cost would grow with the campaign.
+        sqlx::query_scalar(
+            "SELECT COALESCE((SELECT position FROM outcomes WHERE campaign_id = ? ORDER BY position DESC LIMIT 1), 0)",
+        )
+        .bind(campaign_id.to_string())
+        .fetch_one(&mut *self.0)
+        .await
+        .map_err(map_err)
+    }
+
+    async fn insert_post(&mut self, campaign_id: Uuid, post: &Post) -> Result<()> {
+        sqlx::query(&format!("INSERT INTO posts ({POST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
+            .bind(campaign_id.to_string())
+            .bind(post.seq)
+            .bind(post.stamp.timestamp_millis())
+            .bind(post.author_id.to_string())
+            .bind(&post.side)
+            .bind(&post.kind)
+            .bind(&post.body)
+            .bind(&post.prev_hash)
+            .bind(&post.hash)
+            .bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
+            .bind(post.receipt.as_ref().map(|r| r.signature.as_str()))
+            .execute(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()> {
+        sqlx::query(&format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"))
+            .bind(outcome.id.to_string())
+            .bind(outcome.campaign_id.to_string())
+            .bind(outcome.position)
+            .bind(outcome.seq)
+            .bind(&outcome.kind)
+            .bind(&outcome.data)
+            .execute(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn enqueue_deliveries(&mut self, campaign_id: Uuid, seq: i64, timestamp: &str) -> Result<()> {
+        sqlx::query(OUTBOX_INSERT)
+            .bind(timestamp)
+            .bind(campaign_id.to_string())
+            .bind(seq)
+            .execute(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn insert_snapshot(&mut self, campaign_id: Uuid, seq: i64, state: &str) -> Result<()> {
+        sqlx::query("INSERT INTO snapshots (campaign_id, seq, state) VALUES (?, ?, ?)")
+            .bind(campaign_id.to_string())
+            .bind(seq)
+            .bind(state)
+            .execute(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn remember_key(&mut self, request: &AppendRequest, seq: i64) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(request.author_id.to_string())
+        .bind(&request.idempotency_key)
+        .bind(request.campaign_id.to_string())
+        .bind(&request.request_hash)
+        .bind(seq)
+        .execute(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn commit(self) -> Result<()> {
+        self.0.commit().await.map_err(map_err)
+    }
 }
 
 #[async_trait]
@@ -240,7 +359,7 @@ impl Store for SqliteStore {
             .fetch_optional(&self.readers)
             .await
             .map_err(map_err)?;
-        row.as_ref().map(principal_from).transpose()
+        row.as_ref().map(|row| decode(row, row::principal)).transpose()
     }
 
     #[instrument(skip_all)]
@@ -250,12 +369,7 @@ impl Store for SqliteStore {
             .fetch_optional(&self.readers)
             .await
             .map_err(map_err)?;
-        match row {
-            Some(row) => {
-                Ok(Some((principal_from(&row)?, row.get::<Option<i64>, _>("revoked_at").map(ms_to_time).transpose()?)))
-            }
-            None => Ok(None),
-        }
+        row.as_ref().map(|row| decode(row, row::principal_and_revocation)).transpose()
     }
 
     #[instrument(skip_all)]
@@ -309,7 +423,7 @@ impl Store for SqliteStore {
             .fetch_optional(&self.readers)
             .await
             .map_err(map_err)?;
-        row.as_ref().map(campaign_from).transpose()
+        row.as_ref().map(|row| decode(row, row::campaign)).transpose()
     }
 
     #[instrument(skip_all)]
@@ -331,141 +445,19 @@ impl Store for SqliteStore {
             .bind(after),
         };
         let rows = query.bind(limit).fetch_all(&self.readers).await.map_err(map_err)?;
-        rows.iter().map(campaign_from).collect()
+        decode_all(&rows, row::campaign)
     }
 
     #[instrument(skip_all, fields(campaign = %request.campaign_id))]
     async fn append_post(&self, request: AppendRequest, decide: Decide<'_>) -> Result<Appended> {
-        let campaign = request.campaign_id.to_string();
-        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
-
-        let known = sqlx::query(
-            "SELECT campaign_id, request_hash, seq FROM idempotency_keys WHERE principal_id = ? AND key = ?",
-        )
-        .bind(request.author_id.to_string())
-        .bind(&request.idempotency_key)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(map_err)?;
-        if let Some(row) = known {
-            let hash: String = row.get("request_hash");
-            if hash != request.request_hash {
-                return Err(StoreError::KeyReused);
-            }
-            let campaign_of_key: String = row.get("campaign_id");
-            let (post, outcomes) = post_and_outcomes(&mut tx, &campaign_of_key, row.get("seq")).await?;
-            return Ok(Appended::Replayed(post, outcomes));
-        }
-
-        let last = sqlx::query("SELECT seq, hash, stamp_ms FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1")
-            .bind(&campaign)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(map_err)?;
-        // Only a snapshot of a post that exists: a stray row beyond the log's end is never the state.
-        let last_seq: i64 = last.as_ref().map_or(0, |r| r.get("seq"));
-        let snapshot = sqlx::query(
-            "SELECT seq, state FROM snapshots WHERE campaign_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
-        )
-        .bind(&campaign)
-        .bind(last_seq)
-        .fetch_optional(&mut *tx)
-        .await
-        .map_err(map_err)?;
-        // The last position straight off the index; `MAX(position)` would read every outcome
-        // of the campaign on SQLite, and a post's cost would grow with the campaign.
-        let last_position: i64 = sqlx::query_scalar(
-            "SELECT COALESCE((SELECT position FROM outcomes WHERE campaign_id = ? ORDER BY position DESC LIMIT 1), 0)",
-        )
-        .bind(&campaign)
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(map_err)?;
-        let tail = adjutant_store::Tail {
-            next_seq: last.as_ref().map_or(1, |r| r.get::<i64, _>("seq") + 1),
-            prev_hash: last.as_ref().map(|r| r.get("hash")),
-            prev_stamp: last.as_ref().map(|r| ms_to_time(r.get("stamp_ms"))).transpose()?,
-            snapshot: snapshot.map(|r| (r.get("seq"), r.get("state"))),
-            next_position: last_position + 1,
-        };
-
-        let decision = decide(&tail).map_err(StoreError::Refused)?;
-        let post = decision.post;
-        sqlx::query(&format!("INSERT INTO posts ({POST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
-            .bind(&campaign)
-            .bind(post.seq)
-            .bind(post.stamp.timestamp_millis())
-            .bind(post.author_id.to_string())
-            .bind(&post.side)
-            .bind(&post.kind)
-            .bind(&post.body)
-            .bind(&post.prev_hash)
-            .bind(&post.hash)
-            .bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
-            .bind(post.receipt.as_ref().map(|r| r.signature.as_str()))
-            .execute(&mut *tx)
-            .await
-            .map_err(map_err)?;
-        let mut outcomes = Vec::with_capacity(decision.outcomes.len());
-        for (i, new) in decision.outcomes.into_iter().enumerate() {
-            let outcome = Outcome {
-                id: new.id,
-                campaign_id: request.campaign_id,
-                position: tail.next_position + i as i64,
-                seq: post.seq,
-                kind: new.kind,
-                data: new.data,
-            };
-            sqlx::query(&format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"))
-                .bind(outcome.id.to_string())
-                .bind(&campaign)
-                .bind(outcome.position)
-                .bind(outcome.seq)
-                .bind(&outcome.kind)
-                .bind(&outcome.data)
-                .execute(&mut *tx)
-                .await
-                .map_err(map_err)?;
-            outcomes.push(outcome);
-        }
-        if !outcomes.is_empty() {
-            // The outbox rows go with the outcomes: one per outcome and active webhook.
-            sqlx::query(OUTBOX_INSERT)
-                .bind(post.stamp.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-                .bind(&campaign)
-                .bind(post.seq)
-                .execute(&mut *tx)
-                .await
-                .map_err(map_err)?;
-        }
-        if let Some(state) = decision.snapshot {
-            sqlx::query("INSERT INTO snapshots (campaign_id, seq, state) VALUES (?, ?, ?)")
-                .bind(&campaign)
-                .bind(post.seq)
-                .bind(state)
-                .execute(&mut *tx)
-                .await
-                .map_err(map_err)?;
-        }
-        sqlx::query(
-            "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(request.author_id.to_string())
-        .bind(&request.idempotency_key)
-        .bind(&campaign)
-        .bind(&request.request_hash)
-        .bind(post.seq)
-        .execute(&mut *tx)
-        .await
-        .map_err(map_err)?;
-        tx.commit().await.map_err(map_err)?;
-        Ok(Appended::New(post, outcomes))
+        let tx = self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
+        append(Append(tx), request, decide).await
     }
 
     #[instrument(skip_all)]
     async fn posts(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>> {
         let rows = sqlx::query(&format!(
-            "SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+            "SELECT {POST_SELECT} FROM posts WHERE campaign_id = ? AND seq > ? ORDER BY seq LIMIT ?"
         ))
         .bind(campaign_id.to_string())
         .bind(after)
@@ -473,29 +465,23 @@ impl Store for SqliteStore {
         .fetch_all(&self.readers)
         .await
         .map_err(map_err)?;
-        rows.iter().map(post_from).collect()
+        decode_all(&rows, row::post)
     }
 
     #[instrument(skip_all)]
     async fn post(&self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
-        let row = sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? AND seq = ?"))
-            .bind(campaign_id.to_string())
-            .bind(seq)
-            .fetch_optional(&self.readers)
-            .await
-            .map_err(map_err)?;
-        row.as_ref().map(post_from).transpose()
+        select_post(&self.readers, campaign_id, seq).await
     }
 
     #[instrument(skip_all)]
     async fn head(&self, campaign_id: Uuid) -> Result<Option<Post>> {
         let row =
-            sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1"))
+            sqlx::query(&format!("SELECT {POST_SELECT} FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1"))
                 .bind(campaign_id.to_string())
                 .fetch_optional(&self.readers)
                 .await
                 .map_err(map_err)?;
-        row.as_ref().map(post_from).transpose()
+        row.as_ref().map(|row| decode(row, row::post)).transpose()
     }
 
     #[instrument(skip_all)]
@@ -508,7 +494,7 @@ impl Store for SqliteStore {
         .fetch_all(&self.readers)
         .await
         .map_err(map_err)?;
-        let mut outcomes = rows.iter().map(outcome_from).collect::<Result<Vec<_>>>()?;
+        let mut outcomes = decode_all(&rows, row::outcome)?;
         outcomes.reverse();
         Ok(outcomes)
     }
@@ -576,14 +562,14 @@ impl Store for SqliteStore {
     #[instrument(skip_all)]
     async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>> {
         let rows = sqlx::query(&format!(
-            "SELECT {POST_COLUMNS} FROM posts INDEXED BY posts_by_kind WHERE campaign_id = ? AND kind = ? ORDER BY seq"
+            "SELECT {POST_SELECT} FROM posts INDEXED BY posts_by_kind WHERE campaign_id = ? AND kind = ? ORDER BY seq"
         ))
         .bind(campaign_id.to_string())
         .bind(kind)
         .fetch_all(&self.readers)
         .await
         .map_err(map_err)?;
-        rows.iter().map(post_from).collect()
+        decode_all(&rows, row::post)
     }
 
     #[instrument(skip_all)]
@@ -597,20 +583,17 @@ impl Store for SqliteStore {
         .fetch_all(&self.readers)
         .await
         .map_err(map_err)?;
-        rows.iter().map(outcome_from).collect()
+        decode_all(&rows, row::outcome)
     }
 
     #[instrument(skip_all)]
     async fn outcomes_of_post(&self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
-        let rows = sqlx::query(&format!(
-            "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? AND seq = ? ORDER BY position"
-        ))
-        .bind(campaign_id.to_string())
-        .bind(seq)
-        .fetch_all(&self.readers)
-        .await
-        .map_err(map_err)?;
-        rows.iter().map(outcome_from).collect()
+        select_outcomes_of_posts(&self.readers, campaign_id, seq - 1, seq).await
+    }
+
+    #[instrument(skip_all)]
+    async fn outcomes_of_posts(&self, campaign_id: Uuid, after: i64, through: i64) -> Result<Vec<Outcome>> {
+        select_outcomes_of_posts(&self.readers, campaign_id, after, through).await
     }
 
     #[instrument(skip_all)]
@@ -623,20 +606,12 @@ impl Store for SqliteStore {
                 .fetch_all(&self.readers)
                 .await
                 .map_err(map_err)?;
-        Ok(rows.iter().map(|r| (r.get("seq"), r.get("state"))).collect())
+        decode_all(&rows, row::snapshot)
     }
 
     #[instrument(skip_all)]
     async fn snapshot_at(&self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
-        let row = sqlx::query(
-            "SELECT seq, state FROM snapshots WHERE campaign_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
-        )
-        .bind(campaign_id.to_string())
-        .bind(seq)
-        .fetch_optional(&self.readers)
-        .await
-        .map_err(map_err)?;
-        Ok(row.map(|r| (r.get("seq"), r.get("state"))))
+        select_snapshot_at(&self.readers, campaign_id, seq).await
     }
 
     #[instrument(skip_all)]
@@ -647,7 +622,7 @@ impl Store for SqliteStore {
             .fetch_optional(&self.readers)
             .await
             .map_err(map_err)?;
-        row.as_ref().map(outcome_from).transpose()
+        row.as_ref().map(|row| decode(row, row::outcome)).transpose()
     }
 
     #[instrument(skip_all)]
@@ -666,7 +641,7 @@ impl Store for SqliteStore {
         .fetch_all(&self.readers)
         .await
         .map_err(map_err)?;
-        rows.iter().map(outcome_from).collect()
+        decode_all(&rows, row::outcome)
     }
 
     #[instrument(skip_all)]
@@ -691,13 +666,7 @@ impl Store for SqliteStore {
             .await
             .map_err(map_err)?;
         tx.commit().await.map_err(map_err)?;
-        Ok(Acknowledgement {
-            bot_id: uuid(row.get("bot_id"))?,
-            outcome_id: uuid(row.get("outcome_id"))?,
-            campaign_id: uuid(row.get("campaign_id"))?,
-            forum_post_id: row.get("forum_post_id"),
-            acked_at: ms_to_time(row.get("acked_at"))?,
-        })
+        decode(&row, row::acknowledgement)
     }
 
     #[instrument(skip_all)]
@@ -752,7 +721,7 @@ impl Store for SqliteStore {
             .fetch_all(&self.readers)
             .await
             .map_err(map_err)?;
-        rows.iter().map(webhook_from).collect()
+        decode_all(&rows, row::webhook)
     }
 
     #[instrument(skip_all)]
@@ -762,7 +731,7 @@ impl Store for SqliteStore {
             .fetch_optional(&self.readers)
             .await
             .map_err(map_err)?;
-        row.as_ref().map(webhook_from).transpose()
+        row.as_ref().map(|row| decode(row, row::webhook)).transpose()
     }
 
     /// The single writer serialises claims: the lease keeps a row from being claimed again
@@ -808,24 +777,14 @@ impl Store for SqliteStore {
         .fetch_all(&mut *tx)
         .await
         .map_err(map_err)?;
-        let mut claimed = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let outbox_id: i64 = row.get("id");
+        let claimed = decode_all(&rows, row::claimed_delivery)?;
+        for delivery in &claimed {
             sqlx::query("UPDATE webhook_outbox SET claimed_until = ?, attempts = attempts + 1 WHERE id = ?")
                 .bind(lease_until.timestamp_millis())
-                .bind(outbox_id)
+                .bind(delivery.outbox_id)
                 .execute(&mut *tx)
                 .await
                 .map_err(map_err)?;
-            claimed.push(ClaimedDelivery {
-                outbox_id,
-                webhook_id: uuid(row.get("webhook_id"))?,
-                outcome_id: uuid(row.get("outcome_id"))?,
-                payload: row.get("payload"),
-                attempt: row.get::<i32, _>("attempts") + 1,
-                url: row.get("url"),
-                secret: row.get("secret"),
-            });
         }
         tx.commit().await.map_err(map_err)?;
         Ok(claimed)
@@ -900,20 +859,7 @@ impl Store for SqliteStore {
         .fetch_all(&self.readers)
         .await
         .map_err(map_err)?;
-        rows.iter()
-            .map(|row| {
-                Ok(DeliveryLogEntry {
-                    id: row.get("id"),
-                    outbox_id: row.get("outbox_id"),
-                    outcome_id: uuid(row.get("outcome_id"))?,
-                    attempt: row.get("attempt"),
-                    attempted_at: ms_to_time(row.get("attempted_at"))?,
-                    status_code: row.get("status_code"),
-                    error: row.get("error"),
-                    duration_ms: row.get("duration_ms"),
-                })
-            })
-            .collect()
+        decode_all(&rows, row::delivery_log_entry)
     }
 
     async fn ping(&self) -> Result<()> {

@@ -8,6 +8,13 @@
 //!
 //! Posts, outcomes and snapshots are append-only: the schemas of both backends refuse UPDATE
 //! and DELETE on them.
+//!
+//! What is the same on both backends is written here once: the append protocol ([`append`],
+//! over the SQL steps each backend implements) and the reading of rows into domain types
+//! ([`row`]). A backend crate holds only what its database does its own way.
+
+pub mod append;
+pub mod row;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -278,6 +285,18 @@ pub struct DeliveryLogEntry {
     pub duration_ms: i64,
 }
 
+/// Outcomes (of a range of posts, say) by the post they came from, each post's in position order.
+pub fn outcomes_by_post(outcomes: Vec<Outcome>) -> std::collections::BTreeMap<i64, Vec<Outcome>> {
+    let mut by_post = std::collections::BTreeMap::<i64, Vec<Outcome>>::new();
+    for outcome in outcomes {
+        by_post.entry(outcome.seq).or_default().push(outcome);
+    }
+    for of_post in by_post.values_mut() {
+        of_post.sort_by_key(|o| o.position);
+    }
+    by_post
+}
+
 pub type Decide<'a> = &'a (dyn Fn(&Tail) -> std::result::Result<Decision, BoxError> + Send + Sync);
 
 #[async_trait]
@@ -336,6 +355,9 @@ pub trait Store: Send + Sync + 'static {
     /// Outcomes with `position > after`, in order, at most `limit`.
     async fn outcomes(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Outcome>>;
     async fn outcomes_of_post(&self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>>;
+    /// The outcomes of the posts with `after < seq <= through` (a page of posts), in position
+    /// order: one query for a page rather than one a post.
+    async fn outcomes_of_posts(&self, campaign_id: Uuid, after: i64, through: i64) -> Result<Vec<Outcome>>;
     /// Snapshots after posts `> after`, in order, at most `limit`.
     async fn snapshots(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<(i64, String)>>;
     /// The latest snapshot stored at or before post `seq`, with the post it follows.
@@ -376,4 +398,22 @@ pub trait Store: Send + Sync + 'static {
 
     /// Cheap round trip for health checks.
     async fn ping(&self) -> Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(seq: i64, position: i64) -> Outcome {
+        Outcome { id: Uuid::new_v4(), campaign_id: Uuid::nil(), position, seq, kind: "roll".into(), data: "{}".into() }
+    }
+
+    #[test]
+    fn outcomes_are_grouped_by_their_post_in_position_order() {
+        let by_post = outcomes_by_post(vec![outcome(4, 6), outcome(1, 1), outcome(4, 5), outcome(1, 2), outcome(3, 3)]);
+        let seen: Vec<(i64, Vec<i64>)> =
+            by_post.iter().map(|(seq, of)| (*seq, of.iter().map(|o| o.position).collect())).collect();
+        assert_eq!(seen, [(1, vec![1, 2]), (3, vec![3]), (4, vec![5, 6])]);
+        assert!(outcomes_by_post(Vec::new()).is_empty());
+    }
 }

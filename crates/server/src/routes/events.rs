@@ -161,9 +161,12 @@ impl Reader {
         }
         let log = crate::log::read::view_for(&*self.state.store, id, &posts).await?;
         let void = log.void();
+        let through = posts.last().map_or(self.after, |p| p.seq);
+        let mut outcomes =
+            adjutant_store::outcomes_by_post(self.state.store.outcomes_of_posts(id, self.after, through).await?);
         let mut views = Vec::with_capacity(posts.len());
         for post in &posts {
-            let outcomes = self.state.store.outcomes_of_post(id, post.seq).await?;
+            let outcomes = outcomes.remove(&post.seq).unwrap_or_default();
             views.push(PostView::of(&self.campaign, post, &outcomes, void.contains(&post.seq)));
         }
         redact(&log, &mut views);

@@ -101,6 +101,9 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
     let from = (total - SHOWN).max(0);
     let posts = state.store.posts(id, from, SHOWN).await?;
     let void = crate::log::read::void_posts(&*state.store, id).await?;
+    let through = posts.last().map_or(from, |p| p.seq);
+    let mut outcomes_by_post =
+        adjutant_store::outcomes_by_post(state.store.outcomes_of_posts(id, from, through).await?);
     html.push_str(&format!(
         "<section id=\"log\"><h2>The log</h2><p id=\"audit-status\" class=\"pending\">Checking every number…</p>\
          <p class=\"links\">{total} posts · <a href=\"/v1/campaigns/{id}/audit?fresh=true\">audit the whole campaign afresh</a> · \
@@ -108,7 +111,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
     ));
     for post in posts.iter().rev() {
         let numbers = stamp_numbers(&campaign, post.stamp);
-        let outcomes = state.store.outcomes_of_post(id, post.seq).await?;
+        let outcomes = outcomes_by_post.remove(&post.seq).unwrap_or_default();
         let is_void = void.contains(&post.seq);
         let side = post.side.as_deref().unwrap_or("moderator");
         html.push_str(&format!(

@@ -161,9 +161,11 @@ pub async fn list_posts(
     }
     let posts = state.store.posts(id, after, limit).await?;
     let log = log::read::view_for(&*state.store, id, &posts).await?;
+    let through = posts.last().map_or(after, |p| p.seq);
+    let mut outcomes = adjutant_store::outcomes_by_post(state.store.outcomes_of_posts(id, after, through).await?);
     let mut views = Vec::with_capacity(posts.len());
     for post in &posts {
-        let outcomes = state.store.outcomes_of_post(id, post.seq).await?;
+        let outcomes = outcomes.remove(&post.seq).unwrap_or_default();
         views.push(PostView::of(&campaign, post, &outcomes, log.void().contains(&post.seq)));
     }
     redact(&log, &mut views);

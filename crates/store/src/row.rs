@@ -1,0 +1,187 @@
+//! Rows into domain types, once for both backends.
+//!
+//! The backends store the same columns under the same names but encode some of them in their
+//! own way (SQLite keeps ids as text and times as milliseconds, PostgreSQL has `UUID` and
+//! `TIMESTAMPTZ`). Each backend says how to read one column of each kind ([`Columns`]); what a
+//! principal, a post or an outcome is made of is said here.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::append::{KnownKey, LastPost};
+use crate::{
+    Acknowledgement, Campaign, ClaimedDelivery, DeliveryLogEntry, Outcome, Post, Principal, PrincipalKind, Receipt,
+    Result, StoreError, Webhook,
+};
+
+/// One row of a backend's result, read column by column in domain types. A backend says how
+/// it reads a column that may be NULL; a column that may not be is read through it.
+pub trait Columns {
+    fn opt_text(&self, column: &str) -> Result<Option<String>>;
+    /// A `BIGINT` (`INTEGER` on SQLite).
+    fn opt_int(&self, column: &str) -> Result<Option<i64>>;
+    /// An `INTEGER` (4 bytes on PostgreSQL).
+    fn opt_int32(&self, column: &str) -> Result<Option<i32>>;
+    fn opt_uuid(&self, column: &str) -> Result<Option<Uuid>>;
+    fn opt_time(&self, column: &str) -> Result<Option<DateTime<Utc>>>;
+
+    fn text(&self, column: &str) -> Result<String> {
+        self.opt_text(column)?.ok_or_else(|| null(column))
+    }
+    fn int(&self, column: &str) -> Result<i64> {
+        self.opt_int(column)?.ok_or_else(|| null(column))
+    }
+    fn int32(&self, column: &str) -> Result<i32> {
+        self.opt_int32(column)?.ok_or_else(|| null(column))
+    }
+    fn uuid(&self, column: &str) -> Result<Uuid> {
+        self.opt_uuid(column)?.ok_or_else(|| null(column))
+    }
+    fn time(&self, column: &str) -> Result<DateTime<Utc>> {
+        self.opt_time(column)?.ok_or_else(|| null(column))
+    }
+}
+
+fn null(column: &str) -> StoreError {
+    bad_column(column, "NULL where a value belongs")
+}
+
+/// A column the row does not hold, or holds in another type: the schema and the code disagree.
+pub fn bad_column(column: &str, err: impl std::fmt::Display) -> StoreError {
+    StoreError::Database(format!("column {column}: {err}"))
+}
+
+pub fn principal(row: &dyn Columns) -> Result<Principal> {
+    let kind = row.text("kind")?;
+    Ok(Principal {
+        id: row.uuid("id")?,
+        kind: PrincipalKind::parse(&kind).ok_or_else(|| StoreError::Database(format!("bad principal kind {kind}")))?,
+        name: row.text("name")?,
+        campaign_id: row.opt_uuid("campaign_id")?,
+        side: row.opt_text("side")?,
+        created_by: row.opt_uuid("created_by")?,
+        created_at: row.time("created_at")?,
+    })
+}
+
+/// A principal with the time its token was revoked, if it was.
+pub fn principal_and_revocation(row: &dyn Columns) -> Result<(Principal, Option<DateTime<Utc>>)> {
+    Ok((principal(row)?, row.opt_time("revoked_at")?))
+}
+
+pub fn campaign(row: &dyn Columns) -> Result<Campaign> {
+    Ok(Campaign {
+        id: row.uuid("id")?,
+        name: row.text("name")?,
+        moderator_id: row.uuid("moderator_id")?,
+        mode: row.text("mode")?,
+        scenario: row.opt_text("scenario")?,
+        scenario_text: row.opt_text("scenario_text")?,
+        ruleset: row.opt_text("ruleset")?,
+        settings: row.text("settings")?,
+        created_at: row.time("created_at")?,
+        chain_genesis: row.text("chain_genesis")?,
+    })
+}
+
+/// A post; its stamp is read from the column `stamp`.
+pub fn post(row: &dyn Columns) -> Result<Post> {
+    Ok(Post {
+        campaign_id: row.uuid("campaign_id")?,
+        seq: row.int("seq")?,
+        stamp: row.time("stamp")?,
+        author_id: row.uuid("author_id")?,
+        side: row.opt_text("side")?,
+        kind: row.text("kind")?,
+        body: row.text("body")?,
+        prev_hash: row.text("prev_hash")?,
+        hash: row.text("hash")?,
+        // Posts written before receipts were signed have neither column.
+        receipt: match (row.opt_text("receipt_key_id")?, row.opt_text("receipt_signature")?) {
+            (Some(key_id), Some(signature)) => Some(Receipt { key_id, signature }),
+            _ => None,
+        },
+    })
+}
+
+/// An idempotency key's record.
+pub fn known_key(row: &dyn Columns) -> Result<KnownKey> {
+    Ok(KnownKey {
+        campaign_id: row.uuid("campaign_id")?,
+        request_hash: row.text("request_hash")?,
+        seq: row.int("seq")?,
+    })
+}
+
+/// The last post as the tail needs it; its stamp is read from the column `stamp`.
+pub fn last_post(row: &dyn Columns) -> Result<LastPost> {
+    Ok(LastPost { seq: row.int("seq")?, hash: row.text("hash")?, stamp: row.time("stamp")? })
+}
+
+/// The columns of an outcome, named and typed alike on both backends, in the order of an insert.
+pub const OUTCOME_COLUMNS: &str = "id, campaign_id, position, seq, kind, data";
+
+pub fn outcome(row: &dyn Columns) -> Result<Outcome> {
+    Ok(Outcome {
+        id: row.uuid("id")?,
+        campaign_id: row.uuid("campaign_id")?,
+        position: row.int("position")?,
+        seq: row.int("seq")?,
+        kind: row.text("kind")?,
+        data: row.text("data")?,
+    })
+}
+
+/// A state snapshot and the post it follows.
+pub fn snapshot(row: &dyn Columns) -> Result<(i64, String)> {
+    Ok((row.int("seq")?, row.text("state")?))
+}
+
+pub fn webhook(row: &dyn Columns) -> Result<Webhook> {
+    Ok(Webhook {
+        id: row.uuid("id")?,
+        campaign_id: row.uuid("campaign_id")?,
+        url: row.text("url")?,
+        secret: row.text("secret")?,
+        created_by: row.uuid("created_by")?,
+        created_at: row.time("created_at")?,
+        disabled_at: row.opt_time("disabled_at")?,
+        disabled_reason: row.opt_text("disabled_reason")?,
+    })
+}
+
+pub fn acknowledgement(row: &dyn Columns) -> Result<Acknowledgement> {
+    Ok(Acknowledgement {
+        bot_id: row.uuid("bot_id")?,
+        outcome_id: row.uuid("outcome_id")?,
+        campaign_id: row.uuid("campaign_id")?,
+        forum_post_id: row.text("forum_post_id")?,
+        acked_at: row.time("acked_at")?,
+    })
+}
+
+/// An outbox row just claimed: `attempts` is the count before this claim.
+pub fn claimed_delivery(row: &dyn Columns) -> Result<ClaimedDelivery> {
+    Ok(ClaimedDelivery {
+        outbox_id: row.int("id")?,
+        webhook_id: row.uuid("webhook_id")?,
+        outcome_id: row.uuid("outcome_id")?,
+        payload: row.text("payload")?,
+        attempt: row.int32("attempts")? + 1,
+        url: row.text("url")?,
+        secret: row.text("secret")?,
+    })
+}
+
+pub fn delivery_log_entry(row: &dyn Columns) -> Result<DeliveryLogEntry> {
+    Ok(DeliveryLogEntry {
+        id: row.int("id")?,
+        outbox_id: row.int("outbox_id")?,
+        outcome_id: row.uuid("outcome_id")?,
+        attempt: row.int32("attempt")?,
+        attempted_at: row.time("attempted_at")?,
+        status_code: row.opt_int32("status_code")?,
+        error: row.opt_text("error")?,
+        duration_ms: row.int("duration_ms")?,
+    })
+}
