@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use adjutant_e2e::{on_both_backends, Backend, TestDb};
 use adjutant_store::{
-    Acknowledgement, AppendRequest, Appended, BoxError, Campaign, Decision, NewOutcome, NewPrincipal, Post, Principal,
+    Acknowledgement, AppendRequest, Appended, Campaign, Decision, Declined, NewOutcome, NewPrincipal, Post, Principal,
     PrincipalKind, Store, StoreError, Tail, Webhook,
 };
 use chrono::{TimeZone, Utc};
@@ -84,7 +84,7 @@ fn writer(
     author: Uuid,
     outcomes: usize,
     snapshot: bool,
-) -> impl Fn(&Tail) -> Result<Decision, BoxError> + Send + Sync {
+) -> impl Fn(&Tail) -> Result<Decision, Declined> + Send + Sync {
     move |tail: &Tail| {
         let stamp = Utc.timestamp_millis_opt(1_700_000_000_000 + tail.next_seq * 1_000).unwrap();
         Ok(Decision {
@@ -183,9 +183,9 @@ async fn appends(backend: Backend) {
 
 async fn refused_append(backend: Backend) {
     let (db, store, _, campaign, player) = setup(backend).await;
-    let refuse = |_: &Tail| -> Result<Decision, BoxError> { Err("the rules say no".into()) };
+    let refuse = |_: &Tail| -> Result<Decision, Declined> { Err(Declined) };
     let refused = store.append_post(request(&campaign, &player, "k", "h"), &refuse).await;
-    assert!(matches!(refused, Err(StoreError::Refused(_))), "{refused:?}");
+    assert!(matches!(refused, Err(StoreError::Declined)), "{refused:?}");
     assert_eq!(db.count("posts").await, 0);
     assert_eq!(db.count("idempotency_keys").await, 0);
     // The key is still free.

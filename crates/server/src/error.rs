@@ -152,8 +152,8 @@ impl From<Refusal> for AppError {
 impl From<StoreError> for AppError {
     fn from(err: StoreError) -> Self {
         match err {
-            // A refused post comes back as a `LogError`; a refusal reaching here was never told why.
-            StoreError::Refused(inner) => AppError::Internal(inner.to_string()),
+            // A declined post comes back as a `LogError`; one reaching here was never told why.
+            StoreError::Declined => AppError::Internal(err.to_string()),
             StoreError::KeyReused => AppError::Client {
                 status: StatusCode::UNPROCESSABLE_ENTITY,
                 field: Some("Idempotency-Key".into()),

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
 use uuid::Uuid;
 
-use crate::{AppendRequest, Appended, Decide, Outcome, Post, Result, StoreError, Tail};
+use crate::{AppendRequest, Appended, Decide, Declined, Outcome, Post, Result, StoreError, Tail};
 
 /// An idempotency key seen before: what was asked with it and the post it made.
 #[derive(Debug, Clone)]
@@ -73,7 +73,7 @@ pub async fn append<S: AppendSteps>(mut steps: S, request: AppendRequest, decide
     }
 
     let tail = tail(&mut steps, campaign_id).await?;
-    let decision = decide(&tail).map_err(StoreError::Refused)?;
+    let decision = decide(&tail).map_err(|Declined| StoreError::Declined)?;
     let post = decision.post;
     steps.insert_post(campaign_id, &post).await?;
     let mut outcomes = Vec::with_capacity(decision.outcomes.len());

@@ -21,13 +21,16 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// What `decide` answers when it will not have the post written. Why is its caller's to know:
+/// the store only rolls back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Declined;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The `decide` callback refused the post; nothing was written.
-    #[error("refused: {0}")]
-    Refused(BoxError),
+    /// The `decide` callback declined the post; nothing was written.
+    #[error("the post was declined; nothing was written")]
+    Declined,
     /// The idempotency key was used before with another request.
     #[error("idempotency key reused with a different request")]
     KeyReused,
@@ -297,7 +300,7 @@ pub fn outcomes_by_post(outcomes: Vec<Outcome>) -> std::collections::BTreeMap<i6
     by_post
 }
 
-pub type Decide<'a> = &'a (dyn Fn(&Tail) -> std::result::Result<Decision, BoxError> + Send + Sync);
+pub type Decide<'a> = &'a (dyn Fn(&Tail) -> std::result::Result<Decision, Declined> + Send + Sync);
 
 #[async_trait]
 pub trait Store: Send + Sync + 'static {

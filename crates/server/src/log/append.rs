@@ -4,7 +4,9 @@
 use std::sync::Mutex;
 
 use adjutant_rules::Side;
-use adjutant_store::{AppendRequest, Appended, Decision, Post, Principal, PrincipalKind, Store, StoreError, Tail};
+use adjutant_store::{
+    AppendRequest, Appended, Decision, Declined, Post, Principal, PrincipalKind, Store, StoreError, Tail,
+};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -83,18 +85,6 @@ enum Stop {
     MovedOn,
 }
 
-/// The store's sign that `decide` declined; the reason is in [`Stop`].
-#[derive(Debug)]
-struct Declined;
-
-impl std::fmt::Display for Declined {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the post was not written")
-    }
-}
-
-impl std::error::Error for Declined {}
-
 impl Log<'_> {
     /// Appends `new` to `campaign`'s log. The server stamps it inside the write transaction;
     /// nothing the author sends sets the time.
@@ -128,10 +118,10 @@ impl Log<'_> {
             })
             .await?;
             let stop = Mutex::new(None);
-            let decide_post = |tail: &Tail| -> Result<Decision, adjutant_store::BoxError> {
+            let decide_post = |tail: &Tail| -> Result<Decision, Declined> {
                 let refuse = |why: Stop| {
                     *stop.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
-                    Box::new(Declined) as adjutant_store::BoxError
+                    Declined
                 };
                 // Refused here, not before: a retry of a post stored before is replayed, never
                 // refused for the quota it spent itself.
@@ -148,8 +138,8 @@ impl Log<'_> {
             let written = self.store.append_post(request.clone(), &decide_post).await;
             let stopped = stop.lock().unwrap_or_else(|e| e.into_inner()).take();
             match (written, stopped) {
-                (Err(StoreError::Refused(_)), Some(Stop::MovedOn)) => continue,
-                (Err(StoreError::Refused(_)), Some(Stop::Refused(e))) => return Err(e),
+                (Err(StoreError::Declined), Some(Stop::MovedOn)) => continue,
+                (Err(StoreError::Declined), Some(Stop::Refused(e))) => return Err(e),
                 (Ok(appended), _) => return same_campaign(appended, id),
                 (Err(e), _) => return Err(e.into()),
             }
