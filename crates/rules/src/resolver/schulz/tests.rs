@@ -5,6 +5,10 @@
 
 use serde_json::{json, Value};
 
+use super::artillery::artillery_band;
+use super::fire::effect_band;
+use super::moving::{move_on, to_half_inch, Ground};
+use super::structures::{bridge_state, building_state, BridgeKind};
 use super::tables::*;
 use super::*;
 use crate::resolver::{resolve, ruleset, Resolution};
