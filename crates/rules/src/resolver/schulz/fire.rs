@@ -18,7 +18,7 @@ use crate::{DiceStream, Refusal};
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SmallArmsFire {
-    /// Who fires (a row of SMALL ARMS RANGES/EFFECTS; Gatling guns use `gatling-fire`).
+    /// Who fires (a row of SMALL ARMS RANGES/EFFECTS; Gatling guns use `gatling_fire`).
     pub shooters: Shooters,
     /// Men firing, one die each (1 to 100).
     pub men: u32,

@@ -54,22 +54,24 @@ impl Ruleset for Schulz {
     fn actions(&self) -> Vec<ActionSpec> {
         vec![
             ActionSpec::of::<fire::SmallArmsFire>(
-                "small-arms-fire",
+                "small_arms_fire",
                 "Men fire one die each at a group of men; hits, horse hits, survival rolls",
                 "GENERAL; SMALL ARMS RANGES/EFFECTS; COVER",
                 json!({"shooters": "infantry", "men": 12, "slope": "normal", "range_inches": 7,
                        "target": {"troops": "infantry", "men": 10, "cover": "regular"}}),
-            ),
+            )
+            .also_accepting(&["small-arms-fire"]),
             ActionSpec::of::<fire::GatlingFire>(
-                "gatling-fire",
+                "gatling_fire",
                 "A Gatling gun fires: one die for every man under the wedge pattern",
                 "GATLING GUN; SMALL ARMS RANGES/EFFECTS; CREWS; COVER",
                 json!({"mounting": "field", "crew": 2, "slope": "normal", "range_inches": 5,
                        "under_pattern": [{"troops": "cavalry", "men": 4},
                                          {"troops": "infantry", "men": 3, "cover": "regular"}]}),
-            ),
+            )
+            .also_accepting(&["gatling-fire"]),
             ActionSpec::of::<artillery::ArtilleryFire>(
-                "artillery-fire",
+                "artillery_fire",
                 "A cannon or mortar fires: ranging shot by range band, then fire for effect \
                  (or grape shot) on everything under the pattern",
                 "ARTILLERY; ARTILLERY RANGES; CREWS; COVER; BUILDINGS; BRIDGES; FORT",
@@ -79,9 +81,10 @@ impl Ruleset for Schulz {
                                           "cover": "over_the_top"}],
                        "horses_under_pattern": 1,
                        "structures": [{"kind": "building_section", "size": 50, "points": 50}]}),
-            ),
+            )
+            .also_accepting(&["artillery-fire"]),
             ActionSpec::of::<structures::StructureHit>(
-                "structure-hit",
+                "structure_hit",
                 "An artillery shot on target takes 2 dice off buildings, towers, wall sections \
                  and bridges; blows doors off and hits cannons on walls with a 1",
                 "BUILDINGS; BRIDGES; FORT AND BUILDINGS; FORT",
@@ -90,43 +93,47 @@ impl Ruleset for Schulz {
                                       {"kind": "fort_tower", "points": 25},
                                       {"kind": "door"},
                                       {"kind": "wall_cannon", "wall_points": 12}]}),
-            ),
+            )
+            .also_accepting(&["structure-hit"]),
             ActionSpec::of::<melee::MeleeRound>(
-                "melee-round",
+                "melee_round",
                 "One round of melee between two groups of at most 10 men, with both groups' \
                  sealed stay-or-retreat choices from the round before",
                 "MELEE; MELEE WITH GUN CREW; STORMING",
                 json!({"round": 1, "attacker": {"troops": "infantry", "men": 4},
                        "defender": {"troops": "artillery_men", "men": 3},
                        "rest_of_gun_crew": 1}),
-            ),
+            )
+            .also_accepting(&["melee-round"]),
             ActionSpec::of::<storming::LadderPushOff>(
-                "ladder-push-off",
+                "ladder_push_off",
                 "Two men on the wall try to push a storming ladder off (1,2); the men on it \
                  need 4,5,6 to survive the fall",
                 "STORMING",
                 json!({"men_on_ladder": 2}),
-            ),
+            )
+            .also_accepting(&["ladder-push-off"]),
             ActionSpec::of::<moving::MoveAllowance>(
-                "move-allowance",
+                "move_allowance",
                 "How far men, cavalry, vehicles or a hauled gun move: up, down, road, horses \
                  killed, rivers, ponds, blockades and half-move tasks",
                 "MOVING; VEHICLE & ARMS MOVING; EXTRA MOVING RULES",
                 json!({"mover": "four_horse_caisson", "load": "cannon", "ground": "up",
                        "horses_killed": 1, "dropping_dead_horse": true}),
-            ),
+            )
+            .also_accepting(&["move-allowance"]),
         ]
     }
 
     fn resolve(&self, action: &str, inputs: &Value, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
         match action {
-            "small-arms-fire" => fire::small_arms_fire(&parse_inputs(inputs)?, dice),
-            "gatling-fire" => fire::gatling_fire(&parse_inputs(inputs)?, dice),
-            "artillery-fire" => artillery::artillery_fire(&parse_inputs(inputs)?, dice),
-            "structure-hit" => structures::structure_hit(&parse_inputs(inputs)?, dice),
-            "melee-round" => melee::melee_round(&parse_inputs(inputs)?, dice),
-            "ladder-push-off" => storming::ladder_push_off(&parse_inputs(inputs)?, dice),
-            "move-allowance" => moving::move_allowance(&parse_inputs(inputs)?),
+            "small_arms_fire" => fire::small_arms_fire(&parse_inputs(inputs)?, dice),
+            "gatling_fire" => fire::gatling_fire(&parse_inputs(inputs)?, dice),
+            "artillery_fire" => artillery::artillery_fire(&parse_inputs(inputs)?, dice),
+            "structure_hit" => structures::structure_hit(&parse_inputs(inputs)?, dice),
+            "melee_round" => melee::melee_round(&parse_inputs(inputs)?, dice),
+            "ladder_push_off" => storming::ladder_push_off(&parse_inputs(inputs)?, dice),
+            "move_allowance" => moving::move_allowance(&parse_inputs(inputs)?),
             other => Err(Refusal::new(
                 "body.action",
                 "resolver.unknown_action",
