@@ -10,6 +10,8 @@ pub mod acw25mm;
 pub mod chamberlain;
 pub mod ops_tables;
 pub mod schulz;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -137,14 +139,7 @@ pub fn resolve_under(
     inputs: &Value,
     mut dice: DiceStream,
 ) -> Result<Resolution, Refusal> {
-    let Some(spec) = action_specs(ruleset).iter().find(|a| a.answers_to(action)) else {
-        return Err(Refusal::new(
-            "body.action",
-            "resolver.unknown_action",
-            format!("the {} ruleset has no action `{action}`", ruleset.name()),
-        ));
-    };
-    let resolved = ruleset.resolve_under(rules_version, spec.name, inputs, &mut dice)?;
+    let resolved = resolve_action(ruleset, rules_version, action, inputs, &mut dice)?;
     Ok(Resolution {
         ruleset: ruleset.name(),
         // The name as posted: a post under an earlier name replays to the outcome it was given.
@@ -155,6 +150,24 @@ pub fn resolve_under(
         lookups: resolved.lookups,
         result: resolved.result,
     })
+}
+
+/// The action a post names, found by its name or an earlier one, resolved by its ruleset.
+fn resolve_action(
+    ruleset: &dyn Ruleset,
+    rules_version: u32,
+    action: &str,
+    inputs: &Value,
+    dice: &mut DiceStream,
+) -> Result<Resolved, Refusal> {
+    let Some(spec) = action_specs(ruleset).iter().find(|a| a.answers_to(action)) else {
+        return Err(Refusal::new(
+            "body.action",
+            "resolver.unknown_action",
+            format!("the {} ruleset has no action `{action}`", ruleset.name()),
+        ));
+    };
+    ruleset.resolve_under(rules_version, spec.name, inputs, dice)
 }
 
 /// Reads an action's inputs into its typed form, naming the offending field on failure.
