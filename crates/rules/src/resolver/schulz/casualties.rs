@@ -79,18 +79,24 @@ pub(super) fn men_of(groups: &[TargetGroup]) -> Vec<Man> {
     groups
         .iter()
         .enumerate()
-        .flat_map(|(g, group)| {
-            (1..=group.men).map(move |number| Man {
-                group: g,
-                troops: group.troops,
-                number,
-                hit_earlier: number <= group.hit_earlier_this_turn,
-                dice: Vec::new(),
-                hits: 0,
-                horse_hit: false,
-                survival_die: None,
-                fate: Fate::Unhurt,
-            })
+        .flat_map(|(g, group)| men_of_group(g, group.troops, group.men, group.hit_earlier_this_turn))
+        .collect()
+}
+
+/// The `men` of group `group`, numbered from 1, the first `hit_earlier` of them already hit once
+/// this turn.
+pub(super) fn men_of_group(group: usize, troops: Troops, men: u32, hit_earlier: u32) -> Vec<Man> {
+    (1..=men)
+        .map(|number| Man {
+            group,
+            troops,
+            number,
+            hit_earlier: number <= hit_earlier,
+            dice: Vec::new(),
+            hits: 0,
+            horse_hit: false,
+            survival_die: None,
+            fate: Fate::Unhurt,
         })
         .collect()
 }
@@ -147,6 +153,18 @@ pub(super) struct Casualties {
     pub(super) dead: u32,
     pub(super) flesh_wounds: u32,
     pub(super) horses_killed: u32,
+}
+
+impl Casualties {
+    /// Adds to an action's `result` the casualties group by group, man by man and in all.
+    pub(super) fn add_to(self, result: &mut Value, men: &[Man]) {
+        result["groups"] = Value::Array(self.groups);
+        result["men"] = men.iter().map(Man::to_json).collect();
+        result["hits"] = json!(self.hits);
+        result["dead"] = json!(self.dead);
+        result["flesh_wounds"] = json!(self.flesh_wounds);
+        result["horses_killed"] = json!(self.horses_killed);
+    }
 }
 
 pub(super) fn casualty_summary(men: &[Man], groups: &[TargetGroup]) -> Casualties {

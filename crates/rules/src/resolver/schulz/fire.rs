@@ -65,21 +65,13 @@ pub(super) fn small_arms_fire(i: &SmallArmsFire, dice: &mut DiceStream) -> Resul
         i.range_inches,
         effect_words(effect, &summary),
     );
-    Ok(Resolved {
-        headline,
-        lookups,
-        result: json!({
-            "max_range_inches": max,
-            "effect": effect.map(|e| e.effect),
-            "split_up": effect.and_then(|e| e.horse_hit_on).is_some(),
-            "groups": summary.groups,
-            "men": men.iter().map(Man::to_json).collect::<Vec<_>>(),
-            "hits": summary.hits,
-            "dead": summary.dead,
-            "flesh_wounds": summary.flesh_wounds,
-            "horses_killed": summary.horses_killed,
-        }),
-    })
+    let mut result = json!({
+        "max_range_inches": max,
+        "effect": effect.map(|e| e.effect),
+        "split_up": effect.and_then(|e| e.horse_hit_on).is_some(),
+    });
+    summary.add_to(&mut result, &men);
+    Ok(Resolved { headline, lookups, result })
 }
 
 fn small_arms_row(row: ShooterRow) -> (&'static str, [Inches; 3]) {
@@ -196,20 +188,9 @@ pub(super) fn gatling_fire(i: &GatlingFire, dice: &mut DiceStream) -> Result<Res
         EFFECTS[band].effect,
         casualty_words(&summary)
     );
-    Ok(Resolved {
-        headline,
-        lookups,
-        result: json!({
-            "max_range_inches": max,
-            "effect": EFFECTS[band].effect,
-            "groups": summary.groups,
-            "men": men.iter().map(Man::to_json).collect::<Vec<_>>(),
-            "hits": summary.hits,
-            "dead": summary.dead,
-            "flesh_wounds": summary.flesh_wounds,
-            "horses_killed": summary.horses_killed,
-        }),
-    })
+    let mut result = json!({"max_range_inches": max, "effect": EFFECTS[band].effect});
+    summary.add_to(&mut result, &men);
+    Ok(Resolved { headline, lookups, result })
 }
 
 /// One die for every man under a wedge pattern, read against his group's effect.

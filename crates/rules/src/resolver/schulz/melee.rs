@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::casualties::{plural, survival_rolls, Fate, Man, Weapon};
+use super::casualties::{men_of_group, plural, survival_rolls, Fate, Man, Weapon};
 use super::tables::{MAXIMUM_GROUP, NEEDED_TO_KILL, WALL_MELEE_MEN};
-use super::{list, Troops};
+use super::{check_hit_earlier, list, Troops};
 use crate::resolver::{Lookup, Resolved};
 use crate::{DiceStream, Refusal};
 
@@ -80,14 +80,7 @@ fn check_melee_group(field: &str, g: &MeleeGroup, most: u32) -> Result<(), Refus
             format!("a melee group is 1 to {most} men here, not {}", g.men),
         ));
     }
-    if g.hit_earlier_this_turn > g.men {
-        return Err(Refusal::new(
-            format!("{field}.hit_earlier_this_turn"),
-            "melee.hit_earlier",
-            format!("{} men hit earlier this turn, but the group has only {}", g.hit_earlier_this_turn, g.men),
-        ));
-    }
-    Ok(())
+    check_hit_earlier(field, "melee.hit_earlier", g.hit_earlier_this_turn, g.men)
 }
 
 fn needed_to_kill(troops: Troops, lookups: &mut Vec<Lookup>) -> &'static [u32] {
@@ -101,19 +94,7 @@ fn needed_to_kill(troops: Troops, lookups: &mut Vec<Lookup>) -> &'static [u32] {
 }
 
 fn melee_men(g: &MeleeGroup, group: usize) -> Vec<Man> {
-    (1..=g.men)
-        .map(|number| Man {
-            group,
-            troops: g.troops,
-            number,
-            hit_earlier: number <= g.hit_earlier_this_turn,
-            dice: Vec::new(),
-            hits: 0,
-            horse_hit: false,
-            survival_die: None,
-            fate: Fate::Unhurt,
-        })
-        .collect()
+    men_of_group(group, g.troops, g.men, g.hit_earlier_this_turn)
 }
 
 pub(super) fn melee_round(i: &MeleeRound, dice: &mut DiceStream) -> Result<Resolved, Refusal> {

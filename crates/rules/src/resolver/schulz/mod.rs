@@ -297,11 +297,16 @@ fn check_men(field: &str, men: u32) -> Result<(), Refusal> {
 
 fn check_group(field: &str, g: &TargetGroup) -> Result<(), Refusal> {
     check_men(&format!("{field}.men"), g.men)?;
-    if g.hit_earlier_this_turn > g.men {
+    check_hit_earlier(field, "fire.hit_earlier", g.hit_earlier_this_turn, g.men)
+}
+
+/// The men of a group hit earlier this turn are some of its men.
+fn check_hit_earlier(group_field: &str, rule: &str, hit_earlier: u32, men: u32) -> Result<(), Refusal> {
+    if hit_earlier > men {
         return Err(Refusal::new(
-            format!("{field}.hit_earlier_this_turn"),
-            "fire.hit_earlier",
-            format!("{} men hit earlier this turn, but the group has only {}", g.hit_earlier_this_turn, g.men),
+            format!("{group_field}.hit_earlier_this_turn"),
+            rule,
+            format!("{hit_earlier} men hit earlier this turn, but the group has only {men}"),
         ));
     }
     Ok(())

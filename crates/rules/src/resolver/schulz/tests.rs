@@ -1229,6 +1229,13 @@ fn bad_inputs_are_refused_naming_the_field() {
             "fire.hit_earlier",
         ),
         (
+            "melee_round",
+            json!({"round": 1, "attacker": {"troops": "infantry", "men": 2, "hit_earlier_this_turn": 3},
+                   "defender": {"troops": "infantry", "men": 2}}),
+            "body.inputs.attacker.hit_earlier_this_turn",
+            "melee.hit_earlier",
+        ),
+        (
             "small_arms_fire",
             json!({"shooters": "infantry", "men": 1, "range_inches": 3, "target": {"troops": "infantry", "men": 2, "cover": "hedge"}}),
             "body.inputs.target.cover",
