@@ -615,22 +615,22 @@ async fn a_resolver_campaign_resolves_from_its_forms_and_reveals_sealed_choices_
     // The melee round resolved with the two sealed choices.
     app.clock.set(adjutant_e2e::seed_morning() + chrono::Duration::seconds(40));
     for field in ["attacker_choice", "defender_choice"] {
-        let css = format!("#in-melee-round-{field} option[value='']");
+        let css = format!("#in-melee_round-{field} option[value='']");
         if union.script(&format!("return !!document.querySelector(\"{css}\");")).await == true {
             union.click(&css).await;
         }
     }
     // The second round: the first has no stay-or-retreat choice before it.
-    union.type_into("#in-melee-round-round", "2").await;
-    union.type_into("#sealed-melee-round", "melee-1").await;
-    union.click("#action-melee-round button[type=submit]").await;
-    union.wait_for("document.getElementById('receipt').textContent.includes('Posted #4') || document.querySelector('#action-melee-round .refusal').textContent !== ''").await;
-    let refusal = union.text("#action-melee-round .refusal").await;
+    union.type_into("#in-melee_round-round", "2").await;
+    union.type_into("#sealed-melee_round", "melee-1").await;
+    union.click("#action-melee_round button[type=submit]").await;
+    union.wait_for("document.getElementById('receipt').textContent.includes('Posted #4') || document.querySelector('#action-melee_round .refusal').textContent !== ''").await;
+    let refusal = union.text("#action-melee_round .refusal").await;
     assert!(refusal.is_empty(), "{refusal}");
     union.wait_text("#receipt", "Posted #4 (resolve)").await;
     let round = app.get(&format!("/v1/campaigns/{campaign}/posts/4")).await.ok(200).clone();
     assert_eq!(round["body"]["sealed"], "melee-1");
-    assert_eq!(round["outcomes"][0]["data"]["action"], "melee-round");
+    assert_eq!(round["outcomes"][0]["data"]["action"], "melee_round");
     union.screenshot("resolver-desktop.png").await;
     union.quit().await;
     rebel.quit().await;

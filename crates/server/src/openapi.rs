@@ -126,7 +126,7 @@ impl Modify for PostExamples {
         examples.push((
             "resolve-with-sealed-choices".to_owned(),
             "Resolver campaigns: resolve with the two sealed choices of a topic as `attacker_choice` and `defender_choice`.".to_owned(),
-            json!({"kind": "resolve", "body": {"action": "melee-round", "sealed": "melee-1-round-2",
+            json!({"kind": "resolve", "body": {"action": "melee_round", "sealed": "melee-1-round-2",
                    "inputs": {"round": 2, "attacker": {"troops": "infantry", "men": 4}, "defender": {"troops": "infantry", "men": 3}}}}),
         ));
         for k in short_acw::post_kinds() {

@@ -10,6 +10,8 @@ pub mod acw25mm;
 pub mod chamberlain;
 pub mod ops_tables;
 pub mod schulz;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -29,12 +31,26 @@ pub struct ActionSpec {
     pub input_schema: Value,
     /// A valid input, for the documentation.
     pub example: Value,
+    /// Names the action was once posted under, still accepted: a campaign's log keeps the name
+    /// each post used, and its replay must decide those posts as they were decided.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub also_accepted: &'static [&'static str],
 }
 
 impl ActionSpec {
     /// Describes an action whose inputs deserialize into `I`.
     pub fn of<I: JsonSchema>(name: &'static str, summary: &'static str, rule: &'static str, example: Value) -> Self {
-        Self { name, summary, rule, input_schema: crate::schema::inline_schema::<I>(), example }
+        Self { name, summary, rule, input_schema: crate::schema::inline_schema::<I>(), example, also_accepted: &[] }
+    }
+
+    /// The action also answers to its earlier `names`.
+    pub fn also_accepting(self, names: &'static [&'static str]) -> Self {
+        Self { also_accepted: names, ..self }
+    }
+
+    /// Whether a post naming `action` means this action.
+    pub fn answers_to(&self, action: &str) -> bool {
+        self.name == action || self.also_accepted.contains(&action)
     }
 }
 
@@ -123,16 +139,10 @@ pub fn resolve_under(
     inputs: &Value,
     mut dice: DiceStream,
 ) -> Result<Resolution, Refusal> {
-    if !action_specs(ruleset).iter().any(|a| a.name == action) {
-        return Err(Refusal::new(
-            "body.action",
-            "resolver.unknown_action",
-            format!("the {} ruleset has no action `{action}`", ruleset.name()),
-        ));
-    }
-    let resolved = ruleset.resolve_under(rules_version, action, inputs, &mut dice)?;
+    let resolved = resolve_action(ruleset, rules_version, action, inputs, &mut dice)?;
     Ok(Resolution {
         ruleset: ruleset.name(),
+        // The name as posted: a post under an earlier name replays to the outcome it was given.
         action: action.to_owned(),
         stream_text: dice.text().to_owned(),
         headline: resolved.headline,
@@ -140,6 +150,24 @@ pub fn resolve_under(
         lookups: resolved.lookups,
         result: resolved.result,
     })
+}
+
+/// The action a post names, found by its name or an earlier one, resolved by its ruleset.
+fn resolve_action(
+    ruleset: &dyn Ruleset,
+    rules_version: u32,
+    action: &str,
+    inputs: &Value,
+    dice: &mut DiceStream,
+) -> Result<Resolved, Refusal> {
+    let Some(spec) = action_specs(ruleset).iter().find(|a| a.answers_to(action)) else {
+        return Err(Refusal::new(
+            "body.action",
+            "resolver.unknown_action",
+            format!("the {} ruleset has no action `{action}`", ruleset.name()),
+        ));
+    };
+    ruleset.resolve_under(rules_version, spec.name, inputs, dice)
 }
 
 /// Reads an action's inputs into its typed form, naming the offending field on failure.

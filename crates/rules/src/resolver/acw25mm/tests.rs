@@ -8,8 +8,9 @@ use super::combat::{range_band, rout_points, score_to_hit, FireTarget, MoraleCha
 use super::setup::{daylight, flank_march_arrival, river_end_square, Flank};
 use super::tables::*;
 use super::{Acw25mm, Class, Cover, Range};
+use crate::resolver::testing::{assert_refused, refused};
 use crate::resolver::{self, Resolution, Ruleset};
-use crate::{DiceStream, Refusal};
+use crate::DiceStream;
 
 fn stream(n: u64) -> DiceStream {
     DiceStream::from_text(format!("acw-25mm tests/{n}"))
@@ -18,20 +19,6 @@ fn stream(n: u64) -> DiceStream {
 fn resolve(action: &str, inputs: &Value, n: u64) -> Resolution {
     resolver::resolve(&Acw25mm, action, inputs, stream(n))
         .unwrap_or_else(|refusal| panic!("{action} refused: {refusal}"))
-}
-
-/// The refusal for `inputs`, checking that no die was rolled first.
-fn refused(action: &str, inputs: Value) -> Refusal {
-    let mut dice = stream(0);
-    let refusal = Acw25mm.resolve(action, &inputs, &mut dice).expect_err("the inputs should be refused");
-    assert!(dice.rolls().is_empty(), "{action} rolled before refusing");
-    refusal
-}
-
-fn assert_refused(action: &str, inputs: Value, field: &str, rule: &str) {
-    let refusal = refused(action, inputs);
-    assert_eq!(refusal.field, field, "{refusal}");
-    assert_eq!(refusal.rule, rule, "{refusal}");
 }
 
 /// The dice of a resolution whose purpose starts with `prefix`.
@@ -116,11 +103,12 @@ fn input_schemas_carry_the_field_descriptions() {
 fn an_unknown_action_or_field_is_refused() {
     let refusal = resolver::resolve(&Acw25mm, "parley", &json!({}), stream(0)).unwrap_err();
     assert_eq!(refusal.field, "body.action");
-    let refusal = refused("formation_test", json!({ "class": "A", "colour": "blue" }));
+    let refusal = refused(&Acw25mm, "formation_test", json!({ "class": "A", "colour": "blue" }));
     assert_eq!(refusal.rule, "resolver.inputs");
     assert!(refusal.detail.contains("colour"), "{refusal}");
-    assert_refused("formation_test", json!({ "class": "F" }), "body.inputs.class", "resolver.inputs");
+    assert_refused(&Acw25mm, "formation_test", json!({ "class": "F" }), "body.inputs.class", "resolver.inputs");
     assert_refused(
+        &Acw25mm,
         "fire",
         json!({ "fire_by": "volley", "class": "A", "figures": 3, "range_cm": 3,
                 "target": "line", "target_cover": "open" }),
@@ -715,15 +703,22 @@ fn fire_refusals_name_the_field() {
         inputs[key] = value;
         inputs
     };
-    assert_refused("fire", with("range_cm", json!(31)), "body.inputs.range_cm", "fire.range");
-    assert_refused("fire", with("figures", json!(0)), "body.inputs.figures", "fire.figures");
-    assert_refused("fire", with("figures", json!(21)), "body.inputs.figures", "fire.figures");
-    assert_refused("fire", with("weapon", Value::Null), "body.inputs.weapon", "fire.weapon");
+    assert_refused(&Acw25mm, "fire", with("range_cm", json!(31)), "body.inputs.range_cm", "fire.range");
+    assert_refused(&Acw25mm, "fire", with("figures", json!(0)), "body.inputs.figures", "fire.figures");
+    assert_refused(&Acw25mm, "fire", with("figures", json!(21)), "body.inputs.figures", "fire.figures");
+    assert_refused(&Acw25mm, "fire", with("weapon", Value::Null), "body.inputs.weapon", "fire.weapon");
     let mut d_skirmish = with("fire_by", json!("skirmish"));
     d_skirmish["class"] = json!("D");
-    assert_refused("fire", d_skirmish, "body.inputs.fire_by", "fire.formation_permitted");
-    assert_refused("fire", with("infantry_crew", json!(1)), "body.inputs.infantry_crew", "fire.infantry_crew");
+    assert_refused(&Acw25mm, "fire", d_skirmish, "body.inputs.fire_by", "fire.formation_permitted");
     assert_refused(
+        &Acw25mm,
+        "fire",
+        with("infantry_crew", json!(1)),
+        "body.inputs.infantry_crew",
+        "fire.infantry_crew",
+    );
+    assert_refused(
+        &Acw25mm,
         "fire",
         json!({ "fire_by": "skirmish", "class": "A", "figures": 4, "weapon": "shotgun",
                 "range_cm": 6, "target": "line", "target_cover": "open" }),
@@ -735,13 +730,19 @@ fn fire_refusals_name_the_field() {
                 "infantry_crew": infantry, "range_cm": 50, "target": "line",
                 "target_cover": "open" })
     };
-    assert_refused("fire", gun("D", 4, 0), "body.inputs.class", "fire.artillery_class");
-    assert_refused("fire", gun("A", 0, 3), "body.inputs.figures", "fire.battery_crew");
-    assert_refused("fire", gun("A", 4, 2), "body.inputs.infantry_crew", "fire.battery_crew");
+    assert_refused(&Acw25mm, "fire", gun("D", 4, 0), "body.inputs.class", "fire.artillery_class");
+    assert_refused(&Acw25mm, "fire", gun("A", 0, 3), "body.inputs.figures", "fire.battery_crew");
+    assert_refused(&Acw25mm, "fire", gun("A", 4, 2), "body.inputs.infantry_crew", "fire.battery_crew");
     let mut armed_gun = gun("A", 4, 0);
     armed_gun["weapon"] = json!("rifle");
-    assert_refused("fire", armed_gun, "body.inputs.weapon", "fire.weapon");
-    assert_refused("fire", with("target_cover", json!("trench")), "body.inputs.target_cover", "resolver.inputs");
+    assert_refused(&Acw25mm, "fire", armed_gun, "body.inputs.weapon", "fire.weapon");
+    assert_refused(
+        &Acw25mm,
+        "fire",
+        with("target_cover", json!("trench")),
+        "body.inputs.target_cover",
+        "resolver.inputs",
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -824,18 +825,21 @@ fn melee_kills_agree_with_the_dice() {
 #[test]
 fn melee_refusals_name_the_field() {
     assert_refused(
+        &Acw25mm,
         "melee",
         json!({ "figures": 7, "target_figures": 2, "target_class": "C", "target_cover": "open" }),
         "body.inputs.figures",
         "melee.three_to_one",
     );
     assert_refused(
+        &Acw25mm,
         "melee",
         json!({ "figures": 2, "target_figures": 0, "target_class": "C", "target_cover": "open" }),
         "body.inputs.target_figures",
         "melee.figures",
     );
     assert_refused(
+        &Acw25mm,
         "melee",
         json!({ "figures": 3, "target_figures": 2, "target_class": "officer",
                 "target_cover": "open" }),
@@ -843,6 +847,7 @@ fn melee_refusals_name_the_field() {
         "melee.officer",
     );
     assert_refused(
+        &Acw25mm,
         "melee",
         json!({ "figures": 3, "target_figures": 2, "target_class": "D",
                 "target_cover": "open", "target_is_gunners": true }),
@@ -850,6 +855,7 @@ fn melee_refusals_name_the_field() {
         "melee.artillery_class",
     );
     assert_refused(
+        &Acw25mm,
         "melee",
         json!({ "figures": 3, "target_figures": 2, "target_class": "D",
                 "target_cover": "open", "target_skirmishers": true }),
@@ -947,6 +953,7 @@ fn morale_outside_the_chart_reads_the_nearest_column() {
 #[test]
 fn morale_refusals_name_the_field() {
     assert_refused(
+        &Acw25mm,
         "morale",
         json!({ "chart": "infantry_cavalry", "class": "B", "original_figures": 12,
                 "figures_present": 13 }),
@@ -954,6 +961,7 @@ fn morale_refusals_name_the_field() {
         "morale.figures",
     );
     assert_refused(
+        &Acw25mm,
         "morale",
         json!({ "chart": "infantry_cavalry", "class": "B", "original_figures": 0,
                 "figures_present": 0 }),
@@ -961,6 +969,7 @@ fn morale_refusals_name_the_field() {
         "morale.figures",
     );
     assert_refused(
+        &Acw25mm,
         "morale",
         json!({ "chart": "sharpshooters_artillery", "class": "E", "original_figures": 8,
                 "figures_present": 5 }),
@@ -984,12 +993,13 @@ fn jumping_kills_on_a_6_and_rivers_drown_on_5_or_6() {
         assert_eq!(river.result["drowned"], count_at_least(&dice, 5));
     }
     assert_refused(
+        &Acw25mm,
         "jump_obstacle",
         json!({ "figures": 0, "obstacle": "fence" }),
         "body.inputs.figures",
         "hazard.figures",
     );
-    assert_refused("cross_river", json!({ "figures": 21 }), "body.inputs.figures", "hazard.figures");
+    assert_refused(&Acw25mm, "cross_river", json!({ "figures": 21 }), "body.inputs.figures", "hazard.figures");
 }
 
 #[test]
@@ -1012,6 +1022,7 @@ fn flank_march_arrival_squares() {
     assert_eq!(march.result["arrives_on_move"], march.dice[0].value);
     assert_eq!(march.dice[0].faces, 20);
     assert_refused(
+        &Acw25mm,
         "flank_march",
         json!({ "units": 3, "flank": "squares_1_and_6" }),
         "body.inputs.units",
@@ -1047,18 +1058,21 @@ fn time_of_day_throws_again_and_counts_days() {
         resolve("time_of_day", &json!({ "thrown_by": "federal", "season": "winter", "winter_dusk_hour": 17 }), 3);
     assert_eq!(winter.result["dusk_hour"], 17);
     assert_refused(
+        &Acw25mm,
         "time_of_day",
         json!({ "thrown_by": "federal", "season": "winter" }),
         "body.inputs.winter_dusk_hour",
         "time_of_day.dusk",
     );
     assert_refused(
+        &Acw25mm,
         "time_of_day",
         json!({ "thrown_by": "federal", "season": "summer", "winter_dusk_hour": 18 }),
         "body.inputs.winter_dusk_hour",
         "time_of_day.dusk",
     );
     assert_refused(
+        &Acw25mm,
         "time_of_day",
         json!({ "thrown_by": "federal", "season": "winter", "winter_dusk_hour": 16 }),
         "body.inputs.winter_dusk_hour",
@@ -1108,12 +1122,14 @@ fn dice_offs_throw_again_on_a_tie() {
     }
     assert!(ties > 0);
     assert_refused(
+        &Acw25mm,
         "choose_sides",
         json!({ "first_player": "Ann", "second_player": "Ann" }),
         "body.inputs.second_player",
         "setup.player_name",
     );
     assert_refused(
+        &Acw25mm,
         "choose_sides",
         json!({ "first_player": " ", "second_player": "Ann" }),
         "body.inputs.first_player",
@@ -1136,12 +1152,14 @@ fn terrain_lands_only_on_free_squares() {
         assert!(terrain.dice.len() >= 6);
     }
     assert_refused(
+        &Acw25mm,
         "terrain",
         json!({ "side": "federal", "holds_town": false, "occupied": [2, 11] }),
         "body.inputs.occupied[1]",
         "terrain.square",
     );
     assert_refused(
+        &Acw25mm,
         "terrain",
         json!({ "side": "federal", "holds_town": true, "occupied": [1, 2, 4, 5, 6] }),
         "body.inputs.occupied",
@@ -1151,9 +1169,21 @@ fn terrain_lands_only_on_free_squares() {
 
 #[test]
 fn army_refusals_name_the_field() {
-    assert_refused("army", json!({ "side": "federal", "brigades": 6 }), "body.inputs.brigades", "army.brigades");
-    assert_refused("army", json!({ "side": "federal", "brigades": 2 }), "body.inputs.brigades", "army.brigades");
-    assert_refused("army", json!({ "side": "union" }), "body.inputs.side", "resolver.inputs");
+    assert_refused(
+        &Acw25mm,
+        "army",
+        json!({ "side": "federal", "brigades": 6 }),
+        "body.inputs.brigades",
+        "army.brigades",
+    );
+    assert_refused(
+        &Acw25mm,
+        "army",
+        json!({ "side": "federal", "brigades": 2 }),
+        "body.inputs.brigades",
+        "army.brigades",
+    );
+    assert_refused(&Acw25mm, "army", json!({ "side": "union" }), "body.inputs.side", "resolver.inputs");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1194,6 +1224,7 @@ fn gun_hits_carry_across_shots() {
         assert_eq!(heavy.result["troops_in_or_on_destroyed"], false);
     }
     assert_refused(
+        &Acw25mm,
         "bombard",
         json!({ "gun": "field", "class": "B", "artillery_men": 5,
                 "structure": "stone_wall", "hits_so_far": 20 }),
@@ -1201,12 +1232,14 @@ fn gun_hits_carry_across_shots() {
         "bombard.already_destroyed",
     );
     assert_refused(
+        &Acw25mm,
         "bombard",
         json!({ "gun": "field", "class": "E", "artillery_men": 5, "structure": "fence" }),
         "body.inputs.class",
         "bombard.artillery_class",
     );
     assert_refused(
+        &Acw25mm,
         "bombard",
         json!({ "gun": "field", "class": "A", "artillery_men": 6, "structure": "fence" }),
         "body.inputs.artillery_men",
@@ -1246,24 +1279,28 @@ fn victory_point_count() {
     let draw = resolve("victory_points", &json!({ "federal": {}, "confederate": {} }), 0);
     assert_eq!(draw.result["winner"], Value::Null);
     assert_refused(
+        &Acw25mm,
         "victory_points",
         json!({ "federal": { "town": true }, "confederate": { "town": true } }),
         "body.inputs.confederate.town",
         "victory.town",
     );
     assert_refused(
+        &Acw25mm,
         "victory_points",
         json!({ "federal": { "squares_occupied": 11 }, "confederate": {} }),
         "body.inputs.federal.squares_occupied",
         "victory.squares",
     );
     assert_refused(
+        &Acw25mm,
         "victory_points",
         json!({ "federal": {}, "confederate": {}, "days_passed": 2 }),
         "body.inputs.time_thrown_by",
         "victory.days_passed",
     );
     assert_refused(
+        &Acw25mm,
         "victory_points",
         json!({ "federal": { "farms": 1000 }, "confederate": {} }),
         "body.inputs.federal.farms",

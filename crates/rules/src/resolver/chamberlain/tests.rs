@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use super::tables::*;
 use super::*;
+use crate::resolver::testing::{assert_refused, refused};
 use crate::resolver::{self, parse_inputs, Resolved, Ruleset};
 use crate::{DiceStream, DieRoll};
 
@@ -53,19 +54,6 @@ fn find(action: &str, inputs: &Value, wanted: impl Fn(&Value) -> bool) -> (Resol
         }
     }
     panic!("no stream gives the wanted {action} result");
-}
-
-fn refused(action: &str, inputs: Value) -> Refusal {
-    let mut dice = stream(0);
-    let refusal = Chamberlain.resolve(action, &inputs, &mut dice).expect_err("the inputs are refused");
-    assert!(dice.rolls().is_empty(), "a refusal comes before any die");
-    refusal
-}
-
-fn assert_refused(action: &str, inputs: Value, field: &str, rule: &str) {
-    let refusal = refused(action, inputs);
-    assert_eq!(refusal.field, field, "{refusal}");
-    assert_eq!(refusal.rule, rule, "{refusal}");
 }
 
 fn values(rolls: &[DieRoll], purpose_starts: &str) -> Vec<u32> {
@@ -796,7 +784,7 @@ fn the_attacker_allocates_dice_from_its_pool() {
     value["allocated_dice"] = json!(6);
     assert_eq!(melee_sizes(&melee::attacker_pool(&melee_inputs(&value))), (5, 6, 6));
     value["allocated_dice"] = json!(7);
-    assert_refused("melee", value, "body.inputs.allocated_dice", "melee.allocated_dice");
+    assert_refused(&Chamberlain, "melee", value, "body.inputs.allocated_dice", "melee.allocated_dice");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1013,6 +1001,7 @@ fn the_immobile_cnc_sets_its_die_to_three_when_it_activates_by_command() {
     let (resolved, _) = find("activation", &own, |r| r["activated"] == true);
     assert_eq!(resolved.result["immobile_pips"], 2);
     assert_refused(
+        &Chamberlain,
         "activation",
         json!({"needs": 3, "by_command": true, "immobile": true, "immobile_pips": 1}),
         "body.inputs.by_command",
@@ -1232,12 +1221,12 @@ fn fire_refusals_name_the_field() {
         (json!({"firer": {"arm": "infantry", "elan": 4}, "range": "volley"}), "body.inputs", "resolver.inputs"),
     ];
     for (inputs, field, rule) in cases {
-        let refusal = refused("fire", inputs.clone());
+        let refusal = refused(&Chamberlain, "fire", inputs.clone());
         assert!(refusal.field.starts_with(field) && refusal.rule == rule, "{inputs}: {refusal:?}");
     }
     let mut overhead = infantry_fire(4);
     overhead["overhead"] = json!(true);
-    assert_refused("fire", overhead, "body.inputs.overhead", "fire.artillery_only");
+    assert_refused(&Chamberlain, "fire", overhead, "body.inputs.overhead", "fire.artillery_only");
 }
 
 #[test]
@@ -1325,7 +1314,7 @@ fn melee_refusals_name_the_field() {
         ),
     ];
     for (inputs, field, rule) in cases {
-        let refusal = refused("melee", inputs.clone());
+        let refusal = refused(&Chamberlain, "melee", inputs.clone());
         assert!(refusal.field.starts_with(field) && refusal.rule == rule, "{inputs}: {refusal:?}");
     }
 }
@@ -1358,7 +1347,7 @@ fn command_refusals_name_the_field() {
         ("commander_at_risk", json!({"sharpshooter": true}), "body.inputs", "resolver.inputs"),
     ];
     for (action, inputs, field, rule) in cases {
-        let refusal = refused(action, inputs.clone());
+        let refusal = refused(&Chamberlain, action, inputs.clone());
         assert!(refusal.field.starts_with(field) && refusal.rule == rule, "{action} {inputs}: {refusal:?}");
     }
 }
@@ -1423,6 +1412,7 @@ fn long_range_8_bw_is_read_as_the_artillery_range() {
     // Artillery may fire long; sharpshooters may not.
     run("fire", &json!({"firer": {"arm": "artillery", "ammo": 4}, "target": {"arm": "infantry"}, "range": "long"}), 0);
     assert_refused(
+        &Chamberlain,
         "fire",
         json!({"firer": {"arm": "infantry", "elan": 6, "sharpshooters": true}, "target": {"arm": "infantry"}, "range": "long"}),
         "body.inputs.range",

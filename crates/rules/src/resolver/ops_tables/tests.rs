@@ -7,6 +7,7 @@ use super::combat::{battle_time_hundredths, density_hundredths, fortification_hu
 use super::fatigue::casualty_fatigue;
 use super::tables::*;
 use super::{seed_decimal, OpsTables, Weapon};
+use crate::resolver::testing::{refused, refused_under};
 use crate::resolver::{self, Resolution, Ruleset};
 use crate::{DiceStream, Refusal};
 
@@ -47,14 +48,6 @@ fn ok_v1(action: &str, inputs: Value) -> Resolution {
 
 fn ok(action: &str, inputs: Value) -> Resolution {
     run(action, inputs, "ops-tables/test").expect("resolves")
-}
-
-/// Refuses, and before any die is rolled.
-fn refused(action: &str, inputs: Value) -> Refusal {
-    let mut dice = DiceStream::from_text("ops-tables/refusal".to_owned());
-    let refusal = OpsTables.resolve(action, &inputs, &mut dice).expect_err("refused");
-    assert!(dice.rolls().is_empty(), "a refusal must not depend on dice");
-    refusal
 }
 
 /// A stream text whose first dice (of `faces`) satisfy `wanted`.
@@ -317,7 +310,7 @@ fn entering_each_terrain_costs_its_cell_orthogonally_and_diagonally() {
                         assert!(r.dice.is_empty());
                     }
                     Cost::Prohibited => {
-                        let refusal = refused("operation_cost", inputs);
+                        let refusal = refused(&OpsTables, "operation_cost", inputs);
                         assert_eq!(refusal.rule, "operation_costs.prohibited");
                         let field =
                             if unit == "unlimbered_artillery" { "body.inputs.unit" } else { "body.inputs.terrain" };
@@ -371,7 +364,7 @@ fn higher_elevation_and_zoc_surcharges_by_unit() {
                 assert_eq!(points(&ok("operation_cost", base(json!({ "zoc": "zoc_to_zoc" })))), clear + surcharge)
             }
             None => {
-                let refusal = refused("operation_cost", base(json!({ "zoc": "zoc_to_zoc" })));
+                let refusal = refused(&OpsTables, "operation_cost", base(json!({ "zoc": "zoc_to_zoc" })));
                 assert_eq!(refusal.field, "body.inputs.zoc");
                 assert_eq!(refusal.rule, "operation_costs.prohibited");
             }
@@ -406,6 +399,7 @@ fn the_road_bonus_costs_1_whatever_the_terrain_even_uphill() {
 #[test]
 fn the_road_bonus_refuses_diagonals_infantry_out_of_column_and_rivers() {
     let refusal = refused(
+        &OpsTables,
         "operation_cost",
         json!({ "operation": "enter_square", "unit": "cavalry", "terrain": "clear", "road_bonus": true, "diagonal": true }),
     );
@@ -417,11 +411,12 @@ fn the_road_bonus_refuses_diagonals_infantry_out_of_column_and_rivers() {
         if !column_mode.is_null() {
             inputs["column_mode"] = column_mode;
         }
-        let refusal = refused("operation_cost", inputs);
+        let refusal = refused(&OpsTables, "operation_cost", inputs);
         assert_eq!(refusal.field, "body.inputs.column_mode");
         assert_eq!(refusal.rule, "operation_costs.road_bonus_column");
     }
     let refusal = refused(
+        &OpsTables,
         "operation_cost",
         json!({ "operation": "enter_square", "unit": "cavalry", "terrain": "river", "road_bonus": true }),
     );
@@ -446,12 +441,12 @@ fn action_rows_cost_their_cells_and_p_or_na_is_refused() {
                     assert_eq!(points(&r), u64::from(want), "{operation} {unit}");
                 }
                 Cost::Prohibited => {
-                    let refusal = refused("operation_cost", inputs);
+                    let refusal = refused(&OpsTables, "operation_cost", inputs);
                     assert_eq!(refusal.field, "body.inputs.unit");
                     assert_eq!(refusal.rule, "operation_costs.prohibited", "{operation} {unit}");
                 }
                 Cost::NotApplicable => {
-                    let refusal = refused("operation_cost", inputs);
+                    let refusal = refused(&OpsTables, "operation_cost", inputs);
                     assert_eq!(refusal.field, "body.inputs.unit");
                     assert_eq!(refusal.rule, "operation_costs.not_applicable");
                 }
@@ -481,17 +476,21 @@ fn cavalry_artillery_changes_mode_for_2() {
     let fire =
         ok("operation_cost", json!({ "operation": "fire", "unit": "unlimbered_artillery", "cavalry_artillery": true }));
     assert_eq!(points(&fire), 4);
-    let refusal =
-        refused("operation_cost", json!({ "operation": "change_mode", "unit": "cavalry", "cavalry_artillery": true }));
+    let refusal = refused(
+        &OpsTables,
+        "operation_cost",
+        json!({ "operation": "change_mode", "unit": "cavalry", "cavalry_artillery": true }),
+    );
     assert_eq!(refusal.field, "body.inputs.cavalry_artillery");
 }
 
 #[test]
 fn operation_cost_refuses_move_fields_on_actions_and_a_move_without_terrain() {
-    let refusal = refused("operation_cost", json!({ "operation": "fire", "unit": "infantry", "diagonal": false }));
+    let refusal =
+        refused(&OpsTables, "operation_cost", json!({ "operation": "fire", "unit": "infantry", "diagonal": false }));
     assert_eq!(refusal.field, "body.inputs.diagonal");
     assert_eq!(refusal.rule, "operation_costs.move_only");
-    let refusal = refused("operation_cost", json!({ "operation": "enter_square", "unit": "infantry" }));
+    let refusal = refused(&OpsTables, "operation_cost", json!({ "operation": "enter_square", "unit": "infantry" }));
     assert_eq!(refusal.field, "body.inputs.terrain");
 }
 
@@ -654,18 +653,25 @@ fn cavalry_cavalry_artillery_confederate_artillery_and_evans_have_a_flat_50_perc
 
 #[test]
 fn ammo_resupply_refusals_name_the_field() {
-    let refusal = refused("ammo_resupply", json!({ "side": "union", "arm": "infantry" }));
+    let refusal = refused(&OpsTables, "ammo_resupply", json!({ "side": "union", "arm": "infantry" }));
     assert_eq!(refusal.field, "body.inputs.range_to_division_leader");
     let refusal = refused(
+        &OpsTables,
         "ammo_resupply",
         json!({ "side": "union", "arm": "infantry", "evans_brigade": true, "range_to_division_leader": 2 }),
     );
     assert_eq!(refusal.field, "body.inputs.evans_brigade");
-    let refusal =
-        refused("ammo_resupply", json!({ "side": "union", "arm": "infantry", "range_to_division_leader": -1 }));
+    let refusal = refused(
+        &OpsTables,
+        "ammo_resupply",
+        json!({ "side": "union", "arm": "infantry", "range_to_division_leader": -1 }),
+    );
     assert_eq!(refusal.field, "body.inputs.range_to_division_leader");
-    let refusal =
-        refused("ammo_resupply", json!({ "side": "prussia", "arm": "infantry", "range_to_division_leader": 1 }));
+    let refusal = refused(
+        &OpsTables,
+        "ammo_resupply",
+        json!({ "side": "prussia", "arm": "infantry", "range_to_division_leader": 1 }),
+    );
     assert_eq!(refusal.field, "body.inputs.side");
 }
 
@@ -831,23 +837,23 @@ fn a_defender_on_a_bridge_or_ford_gains_nothing_in_melee() {
 fn melee_refusals_name_the_field() {
     let mut inputs = melee_inputs(500, 500);
     inputs["attacker"]["mode"] = json!("unlimbered");
-    let refusal = refused("melee", inputs);
+    let refusal = refused(&OpsTables, "melee", inputs);
     assert_eq!(refusal.field, "body.inputs.attacker.mode");
     assert_eq!(refusal.rule, "melee.artillery_attack");
 
-    let refusal = refused("melee", melee_inputs(0, 500));
+    let refusal = refused(&OpsTables, "melee", melee_inputs(0, 500));
     assert_eq!(refusal.field, "body.inputs.attacker.men");
 
     for bonus in [json!(3.0), json!(0.49), json!(1.005)] {
         let mut inputs = melee_inputs(500, 500);
         inputs["defender"]["leader_bonus"] = bonus;
-        let refusal = refused("melee", inputs);
+        let refusal = refused(&OpsTables, "melee", inputs);
         assert_eq!(refusal.field, "body.inputs.defender.leader_bonus");
         assert_eq!(refusal.rule, "modifiers.leader_bonus");
     }
     let mut inputs = melee_inputs(500, 500);
     inputs["defender"]["morale"] = json!(3);
-    let refusal = refused("melee", inputs);
+    let refusal = refused(&OpsTables, "melee", inputs);
     assert!(refusal.field.starts_with("body.inputs.defender"), "{}", refusal.field);
     assert!(refusal.detail.contains("morale"));
 }
@@ -1050,21 +1056,21 @@ fn fire_refusals_name_the_field() {
         for (k, v) in change.as_object().unwrap() {
             inputs[k] = v.clone();
         }
-        let refusal = refused("fire", inputs);
+        let refusal = refused(&OpsTables, "fire", inputs);
         assert_eq!((refusal.field.as_str(), refusal.rule.as_str()), (field, rule));
     }
     // Artillery counts guns, not men, and limbered guns cannot fire.
     let mut inputs = plain_fire("N12", 1, 4);
     inputs["men"] = json!(100);
-    assert_eq!(refused("fire", inputs).field, "body.inputs.men");
+    assert_eq!(refused(&OpsTables, "fire", inputs).field, "body.inputs.men");
     let mut inputs = plain_fire("N12", 1, 4);
     inputs["firer_mode"] = json!("limbered");
-    let refusal = refused("fire", inputs);
+    let refusal = refused(&OpsTables, "fire", inputs);
     assert_eq!(refusal.field, "body.inputs.firer_mode");
     assert!(refusal.detail.contains("limbered artillery cannot fire"));
     let mut inputs = plain_fire("N12", 1, 4);
     inputs.as_object_mut().unwrap().remove("guns");
-    assert_eq!(refused("fire", inputs).field, "body.inputs.guns");
+    assert_eq!(refused(&OpsTables, "fire", inputs).field, "body.inputs.guns");
 }
 
 #[test]
@@ -1124,9 +1130,12 @@ fn every_fatigue_row_through_the_action() {
 
 #[test]
 fn fatigue_refusals_name_the_field() {
-    assert_eq!(refused("fatigue_gain", json!({ "casualties": 5 })).field, "body.inputs.unit_men");
-    assert_eq!(refused("fatigue_gain", json!({ "casualties": 500, "unit_men": 400 })).field, "body.inputs.casualties");
-    assert_eq!(refused("fatigue_gain", json!({ "leader_died": 1 })).field, "body.inputs.leader_died");
+    assert_eq!(refused(&OpsTables, "fatigue_gain", json!({ "casualties": 5 })).field, "body.inputs.unit_men");
+    assert_eq!(
+        refused(&OpsTables, "fatigue_gain", json!({ "casualties": 500, "unit_men": 400 })).field,
+        "body.inputs.casualties"
+    );
+    assert_eq!(refused(&OpsTables, "fatigue_gain", json!({ "leader_died": 1 })).field, "body.inputs.leader_died");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1158,10 +1167,10 @@ fn the_ruleset_is_registered_and_refuses_unknown_actions_and_fields() {
     assert_eq!(ruleset.seed(), "003_532c948ba9b90adf");
     let refusal = run("charge", json!({}), "x").unwrap_err();
     assert_eq!(refusal.field, "body.action");
-    let refusal = refused("operation_cost", json!({ "operation": "fire", "unit": "infantry", "speed": 3 }));
+    let refusal = refused(&OpsTables, "operation_cost", json!({ "operation": "fire", "unit": "infantry", "speed": 3 }));
     assert_eq!(refusal.field, "body.inputs.speed");
     assert!(refusal.detail.contains("unknown field"), "{}", refusal.detail);
-    let refusal = refused("operation_cost", json!({ "operation": "fly", "unit": "infantry" }));
+    let refusal = refused(&OpsTables, "operation_cost", json!({ "operation": "fly", "unit": "infantry" }));
     assert_eq!(refusal.field, "body.inputs.operation");
 }
 
@@ -1235,13 +1244,13 @@ fn random_and_density_modify_melee_strength() {
     let alone = run("melee", melee_inputs(1000, 1000), &neutral).unwrap();
     assert_eq!(alone.result["attacker_modified_strength"], json!(1250.0));
     // Version 1 refuses the squares (it has no density in melee) before any die.
-    let refusal = run_v1("melee", inputs.clone(), "ops-tables/refusal").expect_err("version 1 takes no melee density");
+    let refusal = refused_under(&OpsTables, 1, "melee", inputs.clone());
     assert_eq!(
         (refusal.field.as_str(), refusal.rule.as_str()),
         ("body.inputs.men_in_defender_square", "melee.density")
     );
     inputs["men_in_attacker_square"] = json!(0);
-    let refusal = refused("melee", inputs);
+    let refusal = refused(&OpsTables, "melee", inputs);
     assert_eq!(
         (refusal.field.as_str(), refusal.rule.as_str()),
         ("body.inputs.men_in_attacker_square", "melee.density")
@@ -1257,7 +1266,7 @@ fn leader_bonus_operation_points_and_fortification_at_their_bounds() {
         inputs["leader_bonus"] = json!(bonus);
         match want {
             Some(want) => assert_eq!(casualties(&run("fire", inputs, &neutral).unwrap()), want),
-            None => assert_eq!(refused("fire", inputs).field, "body.inputs.leader_bonus"),
+            None => assert_eq!(refused(&OpsTables, "fire", inputs).field, "body.inputs.leader_bonus"),
         }
     }
     for (op, want) in [(100, Some(400)), (101, None)] {
@@ -1265,7 +1274,7 @@ fn leader_bonus_operation_points_and_fortification_at_their_bounds() {
         inputs["operation_points_remaining"] = json!(op);
         match want {
             Some(want) => assert_eq!(casualties(&run("fire", inputs, &neutral).unwrap()), want),
-            None => assert_eq!(refused("fire", inputs).field, "body.inputs.operation_points_remaining"),
+            None => assert_eq!(refused(&OpsTables, "fire", inputs).field, "body.inputs.operation_points_remaining"),
         }
     }
     for (level, want) in [(0, Some(40)), (1, Some(36)), (9, Some(4)), (10, None)] {
@@ -1273,7 +1282,7 @@ fn leader_bonus_operation_points_and_fortification_at_their_bounds() {
         inputs["target_fortification_level"] = json!(level);
         match want {
             Some(want) => assert_eq!(casualties(&run("fire", inputs, &neutral).unwrap()), want),
-            None => assert_eq!(refused("fire", inputs).field, "body.inputs.target_fortification_level"),
+            None => assert_eq!(refused(&OpsTables, "fire", inputs).field, "body.inputs.target_fortification_level"),
         }
     }
 }
