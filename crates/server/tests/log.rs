@@ -127,7 +127,7 @@ fn seal(topic: &str, role: &str, choice: &str) -> Value {
 }
 
 fn melee(topic: &str) -> Value {
-    json!({"action": "melee-round", "sealed": topic,
+    json!({"action": "melee_round", "sealed": topic,
            "inputs": {"round": 2, "attacker": {"troops": "infantry", "men": 4}, "defender": {"troops": "infantry", "men": 3}}})
 }
 
