@@ -4,7 +4,6 @@
 //! response. The rules never call the store; the store never decides a rule.
 
 pub mod auth;
-pub mod bot;
 pub mod cache;
 pub mod campaign;
 pub mod clock;
@@ -12,7 +11,6 @@ pub mod config;
 pub mod error;
 pub mod export;
 pub mod extract;
-pub mod forum;
 pub mod free_text;
 pub mod listener;
 pub mod net_guard;

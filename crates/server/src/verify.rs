@@ -19,9 +19,9 @@ use uuid::Uuid;
 
 use crate::campaign::{decide, kinds, Context, LoadedCampaign, Scenarios, Seal, SealBook, VoidSet};
 use crate::export::{Line, OutcomeRecord, PostRecord, FORMAT};
-use crate::forum::{trailing_marker, witness_of};
 use crate::sealed_delay::{self, ChainTrack};
 use crate::signing::{key_id, parse_public_key, signature_holds};
+use adjutant_forum::{trailing_marker, witness_of};
 
 pub const USAGE: &str = "usage: adjutant verify FILE [--key PUBKEY]... [--forum-texts DIR]
 

@@ -30,7 +30,6 @@ use sha2::Sha256;
 use tokio::sync::watch;
 
 use crate::config::Config;
-use crate::forum::outcome_text;
 use crate::net_guard::{literal_allowed, Allowlist, GuardedResolver, NotAllowed};
 
 /// The secret's prefix, as the Standard Webhooks libraries expect it.
@@ -72,7 +71,7 @@ pub fn body_of(payload: &str) -> String {
     // The post the outcome came from: its seq, chain hash and receipt, in the payload and in
     // the text's witness line.
     let witness = match (outcome["seq"].as_i64(), outcome["hash"].as_str()) {
-        (Some(seq), Some(hash)) => Some(crate::forum::Witness {
+        (Some(seq), Some(hash)) => Some(adjutant_forum::Witness {
             seq,
             hash: hash.to_owned(),
             key_id: outcome["receipt"]["key_id"].as_str().map(str::to_owned),
@@ -80,8 +79,13 @@ pub fn body_of(payload: &str) -> String {
         }),
         _ => None,
     };
-    let text =
-        outcome_text(id, kind, outcome["headline"].as_str().unwrap_or_default(), &outcome["data"], witness.as_ref());
+    let text = adjutant_render::forum_text(
+        id,
+        kind,
+        outcome["headline"].as_str().unwrap_or_default(),
+        &outcome["data"],
+        witness.as_ref(),
+    );
     match serde_json::to_value(text) {
         Ok(text) => envelope["data"]["text"] = text,
         Err(_) => return payload.to_owned(),

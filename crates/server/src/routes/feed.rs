@@ -77,7 +77,7 @@ async fn with_witnesses(state: &AppState, outcomes: &[adjutant_store::Outcome]) 
         let witness = match witnesses.get(&key) {
             Some(known) => Option::clone(known),
             None => {
-                let witness = state.store.post(o.campaign_id, o.seq).await?.map(|p| crate::forum::Witness::of(&p));
+                let witness = state.store.post(o.campaign_id, o.seq).await?.map(|p| crate::views::post_witness(&p));
                 witnesses.insert(key, witness.clone());
                 witness
             }
