@@ -14,21 +14,17 @@ use crate::auth::Caller;
 use crate::campaign::{LoadedCampaign, ResultChain};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::routes::tokens::check_name;
+use crate::free_text::check_name;
 use crate::views::{CampaignList, CampaignView, NewCampaign};
 use crate::AppState;
 use adjutant_rules::result_time::{self, ResultTime};
+// For `posts` and `audit`, which still take these from here.
+pub use crate::routes::shared::{load_campaign, page_limit};
 
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/v1/campaigns", get(list_campaigns).post(create_campaign))
         .route("/v1/campaigns/{id}", get(get_campaign))
-}
-
-pub async fn load_campaign(state: &AppState, id: Uuid) -> ApiResult<LoadedCampaign> {
-    let campaign =
-        state.store.campaign(id).await?.ok_or_else(|| AppError::not_found("path.id", format!("no campaign {id}")))?;
-    LoadedCampaign::load(campaign, &state.scenarios)
 }
 
 /// Creates a campaign (moderators).
@@ -188,13 +184,4 @@ pub async fn list_campaigns(
     let campaigns =
         campaigns.into_iter().map(|c| LoadedCampaign::load(c, &state.scenarios)).collect::<ApiResult<Vec<_>>>()?;
     Ok(Json(CampaignList { campaigns: campaigns.iter().map(CampaignView::of).collect(), next_after }))
-}
-
-/// A page size: 1 to 100, 50 when not given.
-pub fn page_limit(limit: Option<i64>) -> ApiResult<i64> {
-    match limit {
-        None => Ok(50),
-        Some(n) if (1..=100).contains(&n) => Ok(n),
-        Some(_) => Err(AppError::bad_request("query.limit", "paging.limit", "limit is 1 to 100")),
-    }
 }

@@ -23,8 +23,8 @@ use uuid::Uuid;
 use crate::campaign::LoadedCampaign;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiPath, ApiQuery};
-use crate::routes::campaigns::load_campaign;
 use crate::routes::posts::{redact, void_posts};
+use crate::routes::shared::load_campaign;
 use crate::views::PostView;
 use crate::AppState;
 

@@ -22,8 +22,8 @@ use crate::export::{
     SnapshotRecord, FORMAT,
 };
 use crate::extract::ApiPath;
-use crate::routes::campaigns::load_campaign;
 use crate::routes::posts::{seals, void_posts};
+use crate::routes::shared::load_campaign;
 use crate::signing::PublicKey;
 use crate::AppState;
 

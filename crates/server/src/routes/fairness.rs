@@ -20,8 +20,8 @@ use uuid::Uuid;
 
 use crate::error::{ApiResult, AppError};
 use crate::extract::ApiPath;
-use crate::routes::campaigns::load_campaign;
 use crate::routes::posts::void_posts;
+use crate::routes::shared::load_campaign;
 use crate::views::OutcomeView;
 use crate::AppState;
 

@@ -13,8 +13,8 @@ use uuid::Uuid;
 use crate::auth::{new_token, token_hash, Caller};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::routes::campaigns::{load_campaign, page_limit};
-use crate::routes::tokens::check_name;
+use crate::free_text::check_name;
+use crate::routes::shared::{load_campaign, page_limit};
 use crate::views::{IssuedToken, NewBot, OutcomeView};
 use crate::AppState;
 

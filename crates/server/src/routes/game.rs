@@ -17,7 +17,7 @@ use uuid::Uuid;
 use crate::campaign::LoadedCampaign;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiPath, ApiQuery};
-use crate::routes::campaigns::load_campaign;
+use crate::routes::shared::load_campaign;
 use crate::AppState;
 
 pub fn router() -> Router<AppState> {

@@ -14,9 +14,9 @@ use uuid::Uuid;
 use crate::campaign::Game;
 use crate::error::ApiResult;
 use crate::extract::ApiPath;
-use crate::routes::campaigns::load_campaign;
 use crate::routes::game::current_state;
 use crate::routes::posts::void_posts;
+use crate::routes::shared::load_campaign;
 use crate::views::{stamp_numbers, OutcomeView};
 use crate::AppState;
 

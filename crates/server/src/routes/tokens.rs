@@ -19,7 +19,8 @@ use crate::auth::{new_token, token_hash, Caller};
 use crate::campaign::parse_side;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath};
-use crate::routes::campaigns::load_campaign;
+use crate::free_text::check_name;
+use crate::routes::shared::load_campaign;
 use crate::views::{IssuedToken, NewBot, NewModerator, NewPlayer};
 use crate::AppState;
 
@@ -34,8 +35,6 @@ pub fn router() -> axum::Router<AppState> {
         .route("/v1/campaigns/{id}/players/{player_id}/rotate", post(rotate_player))
         .route("/v1/bots/{bot_id}", delete(revoke_bot))
 }
-
-pub use crate::free_text::check_name;
 
 async fn issue(state: &AppState, principal: Principal) -> ApiResult<(StatusCode, Json<IssuedToken>)> {
     let token = new_token();

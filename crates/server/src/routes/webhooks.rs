@@ -16,7 +16,7 @@ use crate::auth::Caller;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::net_guard::{url_allowed, Allowlist};
-use crate::routes::campaigns::{load_campaign, page_limit};
+use crate::routes::shared::{load_campaign, page_limit};
 use crate::webhooks::new_secret;
 use crate::AppState;
 
