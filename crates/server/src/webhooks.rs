@@ -29,6 +29,7 @@ use rand::{Rng, RngCore};
 use sha2::Sha256;
 use tokio::sync::watch;
 
+use crate::clock::ServerClock;
 use crate::config::Config;
 use crate::net_guard::{literal_allowed, Allowlist, GuardedResolver, NotAllowed};
 
@@ -148,13 +149,21 @@ pub struct Deliverer {
     client: reqwest::Client,
     settings: Settings,
     allow: Arc<Allowlist>,
+    /// When rows are due, how long a claim's lease runs, when to retry, and each request's
+    /// `webhook-timestamp`.
+    clock: Arc<dyn ServerClock>,
 }
 
 impl Deliverer {
     /// The client connects only where `allow` permits (global addresses, and the operator's
     /// exceptions), checked address by address when it resolves a name; it follows no
     /// redirect and uses no proxy (a proxy would connect on its behalf, unchecked).
-    pub fn new(store: Arc<dyn Store>, settings: Settings, allow: Arc<Allowlist>) -> Result<Self, String> {
+    pub fn new(
+        store: Arc<dyn Store>,
+        settings: Settings,
+        allow: Arc<Allowlist>,
+        clock: Arc<dyn ServerClock>,
+    ) -> Result<Self, String> {
         let client = reqwest::Client::builder()
             .timeout(settings.timeout)
             .redirect(reqwest::redirect::Policy::none())
@@ -163,12 +172,12 @@ impl Deliverer {
             .user_agent(concat!("Adjutant-Webhooks/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("webhook client: {e}"))?;
-        Ok(Self { store, client, settings, allow })
+        Ok(Self { store, client, settings, allow, clock })
     }
 
     /// Claims the rows due now and attempts each (concurrently); returns how many it attempted.
     pub async fn run_once(&self) -> Result<usize, StoreError> {
-        let now = Utc::now();
+        let now = self.clock.now();
         let lease = TimeDelta::from_std(self.settings.lease()).unwrap_or(TimeDelta::minutes(1));
         let claimed = self.store.claim_deliveries(now, now + lease, self.settings.batch).await?;
         let count = claimed.len();
@@ -243,14 +252,14 @@ impl Deliverer {
 
     /// Claims up to `room` due rows (at most a batch).
     async fn claim(&self, room: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
-        let now = Utc::now();
+        let now = self.clock.now();
         let lease = TimeDelta::from_std(self.settings.lease()).unwrap_or(TimeDelta::minutes(1));
         let limit = self.settings.batch.min(i64::try_from(room).unwrap_or(i64::MAX)).max(1);
         self.store.claim_deliveries(now, now + lease, limit).await
     }
 
     async fn attempt(&self, d: ClaimedDelivery) -> Result<(), StoreError> {
-        let attempted_at = Utc::now();
+        let attempted_at = self.clock.now();
         let started = Instant::now();
         // The client's time-out bounds the request; this bounds everything else around it.
         let limit = self.settings.timeout + Duration::from_secs(1);
@@ -275,7 +284,7 @@ impl Deliverer {
                 if let Some(asked) = retry_after {
                     wait = wait.max(asked.min(self.settings.retry_cap));
                 }
-                DeliveryVerdict::RetryAt(Utc::now() + TimeDelta::from_std(wait).unwrap_or(TimeDelta::hours(1)))
+                DeliveryVerdict::RetryAt(self.clock.now() + TimeDelta::from_std(wait).unwrap_or(TimeDelta::hours(1)))
             }
         };
         tracing::info!(

@@ -5,7 +5,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use chrono::Utc;
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -101,7 +100,7 @@ pub async fn create_campaign(
         ruleset,
         settings: serde_json::to_string(&settings).map_err(|e| AppError::Internal(e.to_string()))?,
         // Milliseconds, as both stores keep it: the creation record hashes what is stored.
-        created_at: chrono::DateTime::from_timestamp_millis(Utc::now().timestamp_millis()).unwrap_or_default(),
+        created_at: chrono::DateTime::from_timestamp_millis(state.clock.now().timestamp_millis()).unwrap_or_default(),
         chain_genesis: adjutant_rules::chain::genesis_rule::CREATION_RECORD.to_owned(),
     };
     let campaign = state.store.create_campaign(campaign).await?;

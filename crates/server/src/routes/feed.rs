@@ -5,7 +5,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -183,7 +182,7 @@ pub async fn acknowledge(
             outcome_id,
             campaign_id: id,
             forum_post_id: post_id.to_owned(),
-            acked_at: Utc::now(),
+            acked_at: state.clock.now(),
         })
         .await?;
     Ok(Json(AcknowledgementView {
@@ -213,7 +212,7 @@ pub async fn create_moderator_bot(
         campaign_id: None,
         side: None,
         created_by: Some(moderator.id),
-        created_at: Utc::now(),
+        created_at: state.clock.now(),
     };
     let principal = state
         .store

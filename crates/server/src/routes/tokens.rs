@@ -70,7 +70,7 @@ pub async fn create_moderator(
         campaign_id: None,
         side: None,
         created_by: None,
-        created_at: Utc::now(),
+        created_at: state.clock.now(),
     };
     issue(&state, principal).await
 }
@@ -98,7 +98,7 @@ pub async fn create_player(
         campaign_id: Some(id),
         side: Some(side.into()),
         created_by: Some(moderator.id),
-        created_at: Utc::now(),
+        created_at: state.clock.now(),
     };
     issue(&state, principal).await
 }
@@ -123,7 +123,7 @@ pub async fn create_bot(
         campaign_id: Some(id),
         side: None,
         created_by: Some(moderator.id),
-        created_at: Utc::now(),
+        created_at: state.clock.now(),
     };
     issue(&state, principal).await
 }
@@ -154,7 +154,7 @@ pub async fn revoke_moderator(
 ) -> ApiResult<StatusCode> {
     caller.require_operator()?;
     principal_of_kind(&state, moderator_id, PrincipalKind::Moderator, "path.moderator_id").await?;
-    state.store.revoke_principal(moderator_id, Utc::now()).await?;
+    state.store.revoke_principal(moderator_id, state.clock.now()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -186,7 +186,7 @@ pub async fn revoke_player(
     ApiPath((id, player_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<StatusCode> {
     campaign_player(&state, &caller, id, player_id).await?;
-    state.store.revoke_principal(player_id, Utc::now()).await?;
+    state.store.revoke_principal(player_id, state.clock.now()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -242,7 +242,7 @@ pub async fn revoke_bot(
     if bot.created_by != Some(moderator.id) {
         return Err(AppError::forbidden("auth.bot_issuer", "only the moderator who issued a bot can revoke it"));
     }
-    state.store.revoke_principal(bot_id, Utc::now()).await?;
+    state.store.revoke_principal(bot_id, state.clock.now()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
