@@ -460,12 +460,8 @@ impl Bot {
         body: Option<Value>,
         what: &str,
     ) -> Result<T, BotError> {
-        self.send(what, || {
-            let mut request = self.client.request(method.clone(), url).header("Accept", "application/json");
-            if let Some(body) = &body {
-                request = request.json(body);
-            }
-            request
+        self.send_json(what, body.as_ref(), || {
+            self.client.request(method.clone(), url).header("Accept", "application/json")
         })
         .await
     }
@@ -559,17 +555,12 @@ impl Bot {
         what: &str,
     ) -> Result<T, BotError> {
         let url = format!("{}{path}", self.config.forum_url);
-        self.send(what, || {
-            let mut request = self
-                .client
+        self.send_json(what, body.as_ref(), || {
+            self.client
                 .request(method.clone(), &url)
                 .header("Api-Key", &self.config.forum_api_key)
                 .header("Api-Username", &self.config.forum_username)
-                .header("Accept", "application/json");
-            if let Some(body) = &body {
-                request = request.json(body);
-            }
-            request
+                .header("Accept", "application/json")
         })
         .await
     }
@@ -582,12 +573,22 @@ impl Bot {
         what: &str,
     ) -> Result<T, BotError> {
         let url = format!("{}{path}", self.config.adjutant_url);
-        self.send(what, || {
-            let mut request = self.client.request(method.clone(), &url).bearer_auth(&self.config.bot_token);
-            if let Some(body) = &body {
-                request = request.json(body);
-            }
-            request
+        self.send_json(what, body.as_ref(), || {
+            self.client.request(method.clone(), &url).bearer_auth(&self.config.bot_token)
+        })
+        .await
+    }
+
+    /// Sends with `body`, when there is one, as JSON; reads the answer as JSON.
+    async fn send_json<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        body: Option<&Value>,
+        build: impl Fn() -> RequestBuilder,
+    ) -> Result<T, BotError> {
+        self.send(what, || match body {
+            Some(body) => build().json(body),
+            None => build(),
         })
         .await
     }
