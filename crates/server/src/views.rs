@@ -291,7 +291,8 @@ pub struct OutcomeView {
     pub text: ForumText,
 }
 
-// An outcome's forum text as the API serves it (`adjutant_render::forum_text` writes it).
+// An outcome's forum text as the API serves it (`adjutant_render::forum_text` writes it). A
+// plain comment: a doc comment would become the schema's description in the OpenAPI document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ForumText {
     pub bbcode: String,
