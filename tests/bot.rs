@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use adjutant_bot::{run_until, Bot, BotCommand, BotConfig, BotError, Format, Target, Topics};
 use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::{json, Value};
 use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
-use adjutant_server::bot::{run_until, Bot, BotCommand, BotConfig, BotError, Format, Target, Topics};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};

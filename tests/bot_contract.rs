@@ -19,11 +19,11 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use adjutant_bot::{with_picture, Bot, BotConfig, BotError, Format, Target, Topics};
 use adjutant_e2e::reqwest::{self, Method};
 use adjutant_e2e::serde_json::{json, Value};
 use adjutant_e2e::{seed_morning, Backend, TestApp};
-use adjutant_server::bot::{with_picture, Bot, BotConfig, BotError, Format, Target, Topics};
-use adjutant_server::forum::{discord_markdown, discord_message, DISCORD_CONTENT_MAX};
+use adjutant_forum::{discord_markdown, discord_message, DISCORD_CONTENT_MAX};
 use axum::extract::{Path as UrlPath, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};

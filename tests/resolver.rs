@@ -109,6 +109,15 @@ async fn every_action(backend: Backend) {
         let ruleset = app.get(&format!("/v1/rulesets/{name}")).await;
         let actions = ruleset.ok(200)["actions"].as_array().unwrap().clone();
         assert_eq!(actions.len(), summary["actions"].as_array().unwrap().len());
+        // Every action is named in snake_case; a renamed one lists the names it still takes.
+        for action in &actions {
+            let action_name = action["name"].as_str().unwrap();
+            assert!(action_name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{name}.{action_name}");
+        }
+        if name == "schulz-acw" {
+            let melee = actions.iter().find(|a| a["name"] == "melee_round").expect("melee_round");
+            assert_eq!(melee["also_accepted"], json!(["melee-round"]), "{melee}");
+        }
         for (i, action) in actions.iter().enumerate() {
             app.clock.set(seed_morning() + chrono::Duration::milliseconds(1_017 * i as i64));
             let body = json!({"kind": "resolve", "body": {"action": action["name"], "inputs": action["example"]}});

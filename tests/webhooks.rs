@@ -28,6 +28,7 @@ on_both_backends! {
     a_campaign_has_at_most_five_webhooks => webhook_cap;
     an_endpoint_that_never_answers_delays_no_other_campaign => tarpit_is_fair;
     a_tarpit_with_a_backlog_takes_few_slots => tarpit_backlog_is_fair;
+    the_deliverer_keeps_time_by_the_clock_it_is_given => deliverer_clock;
 }
 
 /// What the receiver answers.
@@ -36,6 +37,8 @@ enum Mode {
     Down,
     Up,
     Gone,
+    /// 503 with `Retry-After: 30`.
+    Busy,
 }
 
 /// One request the receiver got.
@@ -96,9 +99,10 @@ impl Receiver {
     }
 }
 
-async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> StatusCode {
-    let status = match *r.mode.lock().unwrap() {
-        Mode::Down => StatusCode::SERVICE_UNAVAILABLE,
+async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> (StatusCode, HeaderMap) {
+    let mode = *r.mode.lock().unwrap();
+    let status = match mode {
+        Mode::Down | Mode::Busy => StatusCode::SERVICE_UNAVAILABLE,
         Mode::Up => StatusCode::NO_CONTENT,
         Mode::Gone => StatusCode::GONE,
     };
@@ -110,7 +114,11 @@ async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> 
         body: body.to_vec(),
         answered: status.as_u16(),
     });
-    status
+    let mut answer = HeaderMap::new();
+    if mode == Mode::Busy {
+        answer.insert("retry-after", "30".parse().unwrap());
+    }
+    (status, answer)
 }
 
 /// Verifies a request as a Standard Webhooks receiver does, written here from the
@@ -393,6 +401,14 @@ async fn moderator_endpoints(backend: Backend) {
     let listed = listed.ok(200)["webhooks"].as_array().unwrap().clone();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["active"], true);
+    // Registered, like the campaign was created, at the server's clock's time (set by the test),
+    // not the machine's.
+    for at in [&hook["created_at"], &listed[0]["created_at"]] {
+        let at: chrono::DateTime<chrono::Utc> = at.as_str().unwrap().parse().unwrap();
+        assert_eq!(at, seed_morning());
+    }
+    let campaign = s.app.get(&format!("/v1/campaigns/{}", s.campaign)).await;
+    assert_eq!(campaign.ok(200)["created_at"], adjutant_rules::dice::stamp_text(seed_morning()));
 
     let unknown = uuid::Uuid::new_v4();
     s.app
@@ -646,4 +662,54 @@ async fn tarpit_backlog_is_fair(backend: Backend) {
         );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
+}
+
+/// The deliverer takes its time from the clock it is given, never the machine's: the due rows,
+/// the retry an endpoint asks for, and `webhook-timestamp` all follow it.
+async fn deliverer_clock(backend: Backend) {
+    // The server's own deliverer looks once, before there is anything, then not for a day.
+    let app = TestApp::spawn_with(backend, |c| c.webhook_poll_ms = 86_400_000).await;
+    let moderator = app.moderator().await;
+    let campaign =
+        app.campaign(&moderator, json!({"name": "Clocked", "mode": "resolver", "ruleset": "acw-25mm"})).await;
+    let player = app.player(&moderator, &campaign, "union").await;
+    let busy = Receiver::start(Mode::Busy).await;
+    let hook = register(&app, &moderator, &campaign, &busy.url).await;
+    let secret = hook["secret"].as_str().unwrap().to_owned();
+    let outcome = resolve(&app, &player, &campaign, 0).await;
+
+    let at = chrono::DateTime::parse_from_rfc3339("2031-05-04T12:00:00Z").unwrap().to_utc();
+    let clock = Arc::new(adjutant_server::clock::ManualClock::new(at));
+    let settings = adjutant_server::webhooks::Settings {
+        poll: Duration::from_millis(20),
+        retry_base: Duration::from_millis(1),
+        retry_cap: Duration::from_secs(60),
+        max_attempts: 10,
+        timeout: Duration::from_secs(5),
+        batch: 16,
+        concurrency: 1,
+    };
+    let allow = Arc::new(adjutant_server::net_guard::Allowlist::parse("127.0.0.0/8").unwrap());
+    let deliverer =
+        adjutant_server::webhooks::Deliverer::new(app.db.store().await, settings, allow, clock.clone()).unwrap();
+
+    assert_eq!(deliverer.run_once().await.unwrap(), 1);
+    let seen = busy.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!((seen[0].id.as_str(), seen[0].timestamp.as_str()), (outcome.as_str(), "1935662400"));
+    assert!(verify(&secret, &seen[0]));
+    // The endpoint asked for 30 s: not due until they have passed on the clock.
+    clock.advance(chrono::Duration::milliseconds(29_999));
+    assert_eq!(deliverer.run_once().await.unwrap(), 0);
+    assert_eq!(busy.seen().len(), 1);
+    clock.advance(chrono::Duration::milliseconds(1));
+    assert_eq!(deliverer.run_once().await.unwrap(), 1);
+    let seen = busy.seen();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[1].timestamp, "1935662430");
+    let log = deliveries(&app, &moderator, &campaign, hook["id"].as_str().unwrap()).await;
+    let attempted: Vec<&str> = log.iter().map(|d| d["attempted_at"].as_str().unwrap()).collect();
+    assert_eq!(attempted.len(), 2);
+    assert!(attempted.iter().any(|a| a.starts_with("2031-05-04T12:00:00")), "{attempted:?}");
+    assert!(attempted.iter().any(|a| a.starts_with("2031-05-04T12:00:30")), "{attempted:?}");
 }

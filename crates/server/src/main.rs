@@ -105,13 +105,13 @@ fn rotate_signing_key() -> std::process::ExitCode {
 
 fn bot(args: &[String]) -> std::process::ExitCode {
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{}", adjutant_server::bot::BOT_USAGE);
+        println!("{}", adjutant_bot::BOT_USAGE);
         return std::process::ExitCode::SUCCESS;
     }
-    let command = match adjutant_server::bot::parse_command(args, |key| std::env::var(key).ok()) {
+    let command = match adjutant_bot::parse_command(args, |key| std::env::var(key).ok()) {
         Ok(command) => command,
         Err(e) => {
-            eprintln!("adjutant bot: {e}\n\n{}", adjutant_server::bot::BOT_USAGE);
+            eprintln!("adjutant bot: {e}\n\n{}", adjutant_bot::BOT_USAGE);
             return std::process::ExitCode::from(2);
         }
     };
@@ -124,7 +124,7 @@ fn bot(args: &[String]) -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(adjutant_server::bot::run_command(command)) {
+    match runtime.block_on(adjutant_bot::run_command(command)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("adjutant bot: {e}");

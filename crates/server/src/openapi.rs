@@ -41,7 +41,7 @@ use crate::AppState;
         routes::tools::result_number,
         routes::tools::reinforcement,
         routes::tools::sealed_delay,
-        routes::game::combat,
+        routes::tools::combat,
         routes::game::campaign_state,
         routes::game::unit_moves,
         routes::game::post_kinds,

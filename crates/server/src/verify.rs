@@ -19,11 +19,11 @@ use uuid::Uuid;
 
 use crate::campaign::{LoadedCampaign, Scenarios};
 use crate::export::{Line, OutcomeRecord, PostRecord, FORMAT};
-use crate::forum::{trailing_marker, witness_of};
 use crate::log::chain::{link_hash, ChainCheck};
 use crate::log::kinds::{OutcomeKind, PostKind};
 use crate::log::replay::{Replay, Stored};
 use crate::signing::{key_id, parse_public_key, signature_holds};
+use adjutant_forum::{trailing_marker, witness_of};
 
 pub const USAGE: &str = "usage: adjutant verify FILE [--key PUBKEY]... [--forum-texts DIR]
 

@@ -1,5 +1,7 @@
 //! What the API sends and receives.
 
+use adjutant_forum::Witness;
+use adjutant_render::forum_text;
 use adjutant_rules::dice::stamp_text;
 use adjutant_rules::fairness::{PlayerFairness, PostTiming, ResultSpread};
 use adjutant_rules::result_time::SealedDelay;
@@ -11,7 +13,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::campaign::{CampaignSettings, LoadedCampaign, SIDES};
-use crate::forum::{outcome_text, ForumText};
+use crate::log::view::LogView;
 use crate::signing::PublicKey;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -293,9 +295,33 @@ pub struct OutcomeView {
     pub text: ForumText,
 }
 
+// An outcome's forum text as the API serves it (`adjutant_render::forum_text` writes it). A
+// plain comment: a doc comment would become the schema's description in the OpenAPI document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ForumText {
+    pub bbcode: String,
+    pub markdown: String,
+}
+
+impl From<adjutant_render::ForumText> for ForumText {
+    fn from(text: adjutant_render::ForumText) -> Self {
+        Self { bbcode: text.bbcode, markdown: text.markdown }
+    }
+}
+
+/// The post an outcome came from, as the outcome's forum text quotes it.
+pub fn post_witness(post: &Post) -> Witness {
+    Witness {
+        seq: post.seq,
+        hash: post.hash.clone(),
+        key_id: post.receipt.as_ref().map(|r| r.key_id.clone()),
+        signature: post.receipt.as_ref().map(|r| r.signature.clone()),
+    }
+}
+
 impl OutcomeView {
     /// `witness`: the post the outcome came from, quoted in the forum text.
-    pub fn of(o: &Outcome, witness: Option<&crate::forum::Witness>) -> Self {
+    pub fn of(o: &Outcome, witness: Option<&Witness>) -> Self {
         let mut stored: Value = serde_json::from_str(&o.data).unwrap_or(Value::Null);
         let headline = stored.get("headline").and_then(Value::as_str).unwrap_or_default().to_owned();
         let data = stored.get_mut("data").map(Value::take).unwrap_or(Value::Null);
@@ -305,7 +331,7 @@ impl OutcomeView {
             position: o.position,
             seq: o.seq,
             kind: o.kind.clone(),
-            text: outcome_text(o.id, &o.kind, &headline, &data, witness),
+            text: forum_text(o.id, &o.kind, &headline, &data, witness).into(),
             headline,
             data,
         }
@@ -339,6 +365,17 @@ pub struct PostView {
 }
 
 impl PostView {
+    /// Hides the choice and salt of every sealed post among `views` whose topic is not revealed
+    /// yet in `log` ([`LogView::hides`]).
+    pub fn redact(views: &mut [PostView], log: &LogView) {
+        for post in views.iter_mut().filter(|v| log.hides(&v.kind, &v.body)) {
+            if let Some(map) = post.body.as_object_mut() {
+                map.insert("choice".into(), Value::String("sealed".into()));
+                map.insert("salt".into(), Value::String("sealed".into()));
+            }
+        }
+    }
+
     pub fn of(campaign: &LoadedCampaign, post: &Post, outcomes: &[Outcome], void: bool) -> Self {
         Self {
             campaign_id: post.campaign_id,
@@ -353,7 +390,7 @@ impl PostView {
             receipt: ReceiptView::of(post),
             numbers: stamp_numbers(campaign, post.stamp),
             outcomes: {
-                let witness = crate::forum::Witness::of(post);
+                let witness = post_witness(post);
                 outcomes.iter().map(|o| OutcomeView::of(o, Some(&witness))).collect()
             },
             void,

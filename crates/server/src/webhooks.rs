@@ -29,8 +29,8 @@ use rand::{Rng, RngCore};
 use sha2::Sha256;
 use tokio::sync::watch;
 
+use crate::clock::ServerClock;
 use crate::config::Config;
-use crate::forum::outcome_text;
 use crate::net_guard::{literal_allowed, Allowlist, GuardedResolver, NotAllowed};
 
 /// The secret's prefix, as the Standard Webhooks libraries expect it.
@@ -72,7 +72,7 @@ pub fn body_of(payload: &str) -> String {
     // The post the outcome came from: its seq, chain hash and receipt, in the payload and in
     // the text's witness line.
     let witness = match (outcome["seq"].as_i64(), outcome["hash"].as_str()) {
-        (Some(seq), Some(hash)) => Some(crate::forum::Witness {
+        (Some(seq), Some(hash)) => Some(adjutant_forum::Witness {
             seq,
             hash: hash.to_owned(),
             key_id: outcome["receipt"]["key_id"].as_str().map(str::to_owned),
@@ -80,8 +80,13 @@ pub fn body_of(payload: &str) -> String {
         }),
         _ => None,
     };
-    let text =
-        outcome_text(id, kind, outcome["headline"].as_str().unwrap_or_default(), &outcome["data"], witness.as_ref());
+    let text = adjutant_render::forum_text(
+        id,
+        kind,
+        outcome["headline"].as_str().unwrap_or_default(),
+        &outcome["data"],
+        witness.as_ref(),
+    );
     match serde_json::to_value(text) {
         Ok(text) => envelope["data"]["text"] = text,
         Err(_) => return payload.to_owned(),
@@ -144,13 +149,21 @@ pub struct Deliverer {
     client: reqwest::Client,
     settings: Settings,
     allow: Arc<Allowlist>,
+    /// When rows are due, how long a claim's lease runs, when to retry, and each request's
+    /// `webhook-timestamp`.
+    clock: Arc<dyn ServerClock>,
 }
 
 impl Deliverer {
     /// The client connects only where `allow` permits (global addresses, and the operator's
     /// exceptions), checked address by address when it resolves a name; it follows no
     /// redirect and uses no proxy (a proxy would connect on its behalf, unchecked).
-    pub fn new(store: Arc<dyn Store>, settings: Settings, allow: Arc<Allowlist>) -> Result<Self, String> {
+    pub fn new(
+        store: Arc<dyn Store>,
+        settings: Settings,
+        allow: Arc<Allowlist>,
+        clock: Arc<dyn ServerClock>,
+    ) -> Result<Self, String> {
         let client = reqwest::Client::builder()
             .timeout(settings.timeout)
             .redirect(reqwest::redirect::Policy::none())
@@ -159,12 +172,12 @@ impl Deliverer {
             .user_agent(concat!("Adjutant-Webhooks/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("webhook client: {e}"))?;
-        Ok(Self { store, client, settings, allow })
+        Ok(Self { store, client, settings, allow, clock })
     }
 
     /// Claims the rows due now and attempts each (concurrently); returns how many it attempted.
     pub async fn run_once(&self) -> Result<usize, StoreError> {
-        let now = Utc::now();
+        let now = self.clock.now();
         let lease = TimeDelta::from_std(self.settings.lease()).unwrap_or(TimeDelta::minutes(1));
         let claimed = self.store.claim_deliveries(now, now + lease, self.settings.batch).await?;
         let count = claimed.len();
@@ -239,14 +252,14 @@ impl Deliverer {
 
     /// Claims up to `room` due rows (at most a batch).
     async fn claim(&self, room: usize) -> Result<Vec<ClaimedDelivery>, StoreError> {
-        let now = Utc::now();
+        let now = self.clock.now();
         let lease = TimeDelta::from_std(self.settings.lease()).unwrap_or(TimeDelta::minutes(1));
         let limit = self.settings.batch.min(i64::try_from(room).unwrap_or(i64::MAX)).max(1);
         self.store.claim_deliveries(now, now + lease, limit).await
     }
 
     async fn attempt(&self, d: ClaimedDelivery) -> Result<(), StoreError> {
-        let attempted_at = Utc::now();
+        let attempted_at = self.clock.now();
         let started = Instant::now();
         // The client's time-out bounds the request; this bounds everything else around it.
         let limit = self.settings.timeout + Duration::from_secs(1);
@@ -271,7 +284,7 @@ impl Deliverer {
                 if let Some(asked) = retry_after {
                     wait = wait.max(asked.min(self.settings.retry_cap));
                 }
-                DeliveryVerdict::RetryAt(Utc::now() + TimeDelta::from_std(wait).unwrap_or(TimeDelta::hours(1)))
+                DeliveryVerdict::RetryAt(self.clock.now() + TimeDelta::from_std(wait).unwrap_or(TimeDelta::hours(1)))
             }
         };
         tracing::info!(

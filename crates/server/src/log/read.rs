@@ -2,12 +2,13 @@
 //! verdict reads from further back than the tail ([`Needs`]).
 
 use adjutant_rules::result_time::ChainSecret;
+use adjutant_rules::short_acw::GameState;
 use adjutant_store::{Post, Store};
 use serde_json::Value;
 use uuid::Uuid;
 
 use super::decide::Needs;
-use super::error::LogResult;
+use super::error::{LogError, LogResult};
 use super::kinds::PostKind;
 use super::view::{LogView, VoidSet};
 use crate::campaign::LoadedCampaign;
@@ -39,6 +40,17 @@ pub async fn view_for(store: &dyn Store, campaign_id: Uuid, posts: &[Post]) -> L
 /// The posts the campaign's rollbacks made void, now. Reads the rollbacks only.
 pub async fn void_posts(store: &dyn Store, campaign_id: Uuid) -> LogResult<VoidSet> {
     Ok(view_of(store, campaign_id, i64::MAX, &[PostKind::Rollback]).await?.void().clone())
+}
+
+/// A managed game's state after the log's last post, and that post (0: none yet).
+pub async fn state_now(store: &dyn Store, campaign: &LoadedCampaign) -> LogResult<(i64, GameState)> {
+    let id = campaign.campaign.id;
+    let last = store.head(id).await?.map_or(0, |post| post.seq);
+    let snapshot = store.snapshot_at(id, last).await?;
+    let game = campaign
+        .state_from(snapshot.as_ref().map(|(_, text)| text.as_str()))?
+        .ok_or_else(|| LogError::Broken(format!("campaign {id} has no game state: it is not a managed campaign")))?;
+    Ok((last, game))
 }
 
 /// What a post's verdict reads besides the tail, as read from the store.

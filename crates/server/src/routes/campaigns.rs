@@ -5,7 +5,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use chrono::Utc;
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -14,7 +13,8 @@ use crate::auth::Caller;
 use crate::campaign::{LoadedCampaign, ResultChain};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::routes::tokens::check_name;
+use crate::free_text::check_name;
+use crate::routes::shared::{load_campaign, page_limit};
 use crate::views::{CampaignList, CampaignView, NewCampaign};
 use crate::AppState;
 use adjutant_rules::result_time::{self, ResultTime};
@@ -23,12 +23,6 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/v1/campaigns", get(list_campaigns).post(create_campaign))
         .route("/v1/campaigns/{id}", get(get_campaign))
-}
-
-pub async fn load_campaign(state: &AppState, id: Uuid) -> ApiResult<LoadedCampaign> {
-    let campaign =
-        state.store.campaign(id).await?.ok_or_else(|| AppError::not_found("path.id", format!("no campaign {id}")))?;
-    Ok(LoadedCampaign::load(campaign, &state.scenarios)?)
 }
 
 /// Creates a campaign (moderators).
@@ -105,7 +99,7 @@ pub async fn create_campaign(
         ruleset,
         settings: serde_json::to_string(&settings).map_err(|e| AppError::Internal(e.to_string()))?,
         // Milliseconds, as both stores keep it: the creation record hashes what is stored.
-        created_at: chrono::DateTime::from_timestamp_millis(Utc::now().timestamp_millis()).unwrap_or_default(),
+        created_at: chrono::DateTime::from_timestamp_millis(state.clock.now().timestamp_millis()).unwrap_or_default(),
         chain_genesis: adjutant_rules::chain::genesis_rule::CREATION_RECORD.to_owned(),
     };
     let campaign = state.store.create_campaign(campaign).await?;
@@ -181,13 +175,4 @@ pub async fn list_campaigns(
     let campaigns =
         campaigns.into_iter().map(|c| LoadedCampaign::load(c, &state.scenarios)).collect::<Result<Vec<_>, _>>()?;
     Ok(Json(CampaignList { campaigns: campaigns.iter().map(CampaignView::of).collect(), next_after }))
-}
-
-/// A page size: 1 to 100, 50 when not given.
-pub fn page_limit(limit: Option<i64>) -> ApiResult<i64> {
-    match limit {
-        None => Ok(50),
-        Some(n) if (1..=100).contains(&n) => Ok(n),
-        Some(_) => Err(AppError::bad_request("query.limit", "paging.limit", "limit is 1 to 100")),
-    }
 }

@@ -23,8 +23,7 @@ use uuid::Uuid;
 use crate::campaign::LoadedCampaign;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiPath, ApiQuery};
-use crate::routes::campaigns::load_campaign;
-use crate::routes::posts::redact;
+use crate::routes::shared::load_campaign;
 use crate::views::{PostEvent, PostView};
 use crate::AppState;
 
@@ -169,7 +168,7 @@ impl Reader {
             let outcomes = outcomes.remove(&post.seq).unwrap_or_default();
             views.push(PostView::of(&self.campaign, post, &outcomes, void.contains(&post.seq)));
         }
-        redact(&log, &mut views);
+        PostView::redact(&mut views, &log);
         for view in &views {
             let data = serde_json::to_string(view).map_err(|e| AppError::Internal(e.to_string()))?;
             self.queue.push_back(Event::default().event("post").id(view.seq.to_string()).data(data));

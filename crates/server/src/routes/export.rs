@@ -18,7 +18,7 @@ use crate::export::{
     SnapshotRecord, FORMAT,
 };
 use crate::extract::ApiPath;
-use crate::routes::campaigns::load_campaign;
+use crate::routes::shared::load_campaign;
 use crate::views::KeyList;
 use crate::AppState;
 

@@ -20,7 +20,7 @@ use uuid::Uuid;
 use crate::error::{ApiResult, AppError};
 use crate::extract::ApiPath;
 use crate::log::kinds::OutcomeKind;
-use crate::routes::campaigns::load_campaign;
+use crate::routes::shared::load_campaign;
 use crate::views::{FairnessReport, OutcomeView};
 use crate::AppState;
 

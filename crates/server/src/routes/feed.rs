@@ -5,7 +5,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -13,8 +12,8 @@ use uuid::Uuid;
 use crate::auth::{new_token, token_hash, Caller};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::routes::campaigns::{load_campaign, page_limit};
-use crate::routes::tokens::check_name;
+use crate::free_text::check_name;
+use crate::routes::shared::{load_campaign, page_limit};
 use crate::views::{IssuedToken, NewBot, OutcomeView};
 use crate::AppState;
 
@@ -77,7 +76,7 @@ async fn with_witnesses(state: &AppState, outcomes: &[adjutant_store::Outcome]) 
         let witness = match witnesses.get(&key) {
             Some(known) => Option::clone(known),
             None => {
-                let witness = state.store.post(o.campaign_id, o.seq).await?.map(|p| crate::forum::Witness::of(&p));
+                let witness = state.store.post(o.campaign_id, o.seq).await?.map(|p| crate::views::post_witness(&p));
                 witnesses.insert(key, witness.clone());
                 witness
             }
@@ -183,7 +182,7 @@ pub async fn acknowledge(
             outcome_id,
             campaign_id: id,
             forum_post_id: post_id.to_owned(),
-            acked_at: Utc::now(),
+            acked_at: state.clock.now(),
         })
         .await?;
     Ok(Json(AcknowledgementView {
@@ -213,7 +212,7 @@ pub async fn create_moderator_bot(
         campaign_id: None,
         side: None,
         created_by: Some(moderator.id),
-        created_at: Utc::now(),
+        created_at: state.clock.now(),
     };
     let principal = state
         .store

@@ -1,9 +1,7 @@
-//! The managed game and the rulesets: state, legal moves, post kinds, rulesets, and the
-//! combat calculator.
+//! The managed game and the rulesets: state, legal moves, post kinds, rulesets, and the map.
 
 use adjutant_rules::resolver::{self, ActionSpec, Ruleset};
-use adjutant_rules::short_acw::{self, Defence, VictoryRounding};
-use adjutant_rules::{DigitPositions, ResultNumber, TimeOfDay};
+use adjutant_rules::short_acw;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -11,13 +9,13 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
 use crate::error::{ApiResult, AppError};
-use crate::extract::{ApiPath, ApiQuery};
-use crate::routes::campaigns::load_campaign;
+use crate::extract::ApiPath;
+use crate::routes::shared::load_campaign;
 use crate::AppState;
 
 pub fn router() -> Router<AppState> {
@@ -27,7 +25,6 @@ pub fn router() -> Router<AppState> {
         .route("/v1/post-kinds", get(post_kinds))
         .route("/v1/rulesets", get(list_rulesets))
         .route("/v1/rulesets/{name}", get(get_ruleset))
-        .route("/v1/tools/combat", get(combat))
         .route("/v1/campaigns/{id}/map.svg", get(map_svg))
         .route("/v1/campaigns/{id}/map.png", get(map_png))
 }
@@ -71,18 +68,9 @@ pub async fn campaign_state(State(state): State<AppState>, ApiPath(id): ApiPath<
     }))
 }
 
-/// The managed game's state after the latest post.
-pub async fn current_state(state: &AppState, campaign: &LoadedCampaign) -> ApiResult<(i64, short_acw::GameState)> {
-    let last = last_seq(state, campaign.campaign.id).await?;
-    let snapshot = state.store.snapshot_at(campaign.campaign.id, last).await?;
-    let game = campaign
-        .state_from(snapshot.as_ref().map(|(_, text)| text.as_str()))?
-        .ok_or_else(|| AppError::Internal("managed campaign without a scenario".into()))?;
-    Ok((last, game))
-}
-
-async fn last_seq(state: &AppState, id: Uuid) -> ApiResult<i64> {
-    Ok(state.store.head(id).await?.map_or(0, |post| post.seq))
+/// The managed game's state after the latest post, and that post.
+async fn current_state(state: &AppState, campaign: &LoadedCampaign) -> ApiResult<(i64, short_acw::GameState)> {
+    Ok(crate::log::read::state_now(&*state.store, campaign).await?)
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -161,6 +149,9 @@ pub struct ActionView {
     pub input_schema: Value,
     #[schema(value_type = Object)]
     pub example: Value,
+    /// Earlier names of the action, still accepted (a campaign's old posts keep theirs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_accepted: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -187,6 +178,7 @@ fn action_view(a: ActionSpec) -> ActionView {
         rule: a.rule.into(),
         input_schema: a.input_schema,
         example: a.example,
+        also_accepted: a.also_accepted.iter().map(|name| (*name).to_owned()).collect(),
     }
 }
 
@@ -208,97 +200,6 @@ pub async fn get_ruleset(ApiPath(name): ApiPath<String>) -> ApiResult<Json<Rules
         seed: r.seed().into(),
         actions: resolver::action_specs(r).iter().cloned().map(action_view).collect(),
     }))
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct CombatQuery {
-    /// Attacker's factors.
-    #[serde(deserialize_with = "crate::whole_number::query_required")]
-    #[param(minimum = 0, maximum = 10000)]
-    pub attacker: u32,
-    /// Defender's factors (raw); with `defender_fortified`, the factors of the defenders that are
-    /// not fortified.
-    #[serde(deserialize_with = "crate::whole_number::query_required")]
-    #[param(minimum = 0, maximum = 10000)]
-    pub defender: u32,
-    /// `open`, `woods`, `river` or `fortified` (every defender fortified). With
-    /// `defender_fortified`, `open`, `woods` or `river` for the hex, and fortification counts unit
-    /// by unit.
-    #[param(pattern = "^(open|woods|river|fortified)$")]
-    pub defence: String,
-    /// The factors of the fortified defenders, given apart from `defender` (D is the sum): D′
-    /// counts these ×1½ and `defender` ×1, or every factor ×2 with `defence=woods` or `river`
-    /// (ruling 2, unit by unit). With `defence=fortified` every defender counts ×1½ as before.
-    #[serde(default, deserialize_with = "crate::whole_number::query")]
-    #[param(minimum = 0, maximum = 10000)]
-    pub defender_fortified: Option<u32>,
-    /// The attack post's time of day, H:MM:SS on a 24-hour clock.
-    #[param(example = "9:51:45", pattern = "^([01]?[0-9]|2[0-3]):[0-5]?[0-9]:[0-5]?[0-9]$")]
-    pub time: String,
-    /// 9 (default) or 8.
-    #[serde(default, deserialize_with = "crate::whole_number::query")]
-    #[param(minimum = 8, maximum = 9)]
-    pub first_digit: Option<u32>,
-    /// `exact` (default) or `one_decimal`.
-    #[param(pattern = "^(exact|one_decimal)$")]
-    pub victory_rounding: Option<String>,
-}
-
-/// A Short ACW battle worked out in full, as the server would adjudicate it.
-#[utoipa::path(get, path = "/v1/tools/combat", tag = "tools", params(CombatQuery),
-    responses((status = 200, description = "victory, result, winner (attacker/defender), difference, band, rates, casualties", body = Object),
-              (status = 400, body = crate::error::Problem, content_type = "application/problem+json")))]
-pub async fn combat(ApiQuery(q): ApiQuery<CombatQuery>) -> ApiResult<Json<Value>> {
-    const MAX_FACTORS: u32 = 10_000;
-    if q.attacker > MAX_FACTORS {
-        return Err(AppError::bad_request("query.attacker", "combat.factors", "attacker factors run from 0 to 10000"));
-    }
-    if q.defender_fortified.is_some_and(|f| f > MAX_FACTORS) {
-        return Err(AppError::bad_request(
-            "query.defender_fortified",
-            "combat.factors",
-            "fortified defender factors run from 0 to 10000",
-        ));
-    }
-    if q.defender > MAX_FACTORS {
-        return Err(AppError::bad_request("query.defender", "combat.factors", "defender factors run from 0 to 10000"));
-    }
-    let defence = Defence::parse(&q.defence).ok_or_else(|| {
-        AppError::bad_request("query.defence", "combat.defence", "defence is open, woods, river or fortified")
-    })?;
-    let time = TimeOfDay::parse(&q.time).map_err(|r| AppError::bad_request("query.time", r.rule, r.detail))?;
-    let digits = DigitPositions::from_first(q.first_digit.unwrap_or(9)).ok_or_else(|| {
-        AppError::bad_request("query.first_digit", "result_number.digit_positions", "first_digit is 9 or 8")
-    })?;
-    let rounding = match q.victory_rounding.as_deref() {
-        None | Some("exact") => VictoryRounding::Exact,
-        Some("one_decimal") => VictoryRounding::OneDecimal,
-        Some(_) => {
-            return Err(AppError::bad_request(
-                "query.victory_rounding",
-                "victory_number.rounding",
-                "victory_rounding is exact or one_decimal",
-            ))
-        }
-    };
-    let result = ResultNumber::of(time.post_number(adjutant_rules::ClockFormat::H24), digits);
-    let battle = match (q.defender_fortified, defence) {
-        (None, _) => short_acw::battle(q.attacker, q.defender, defence, &result, rounding),
-        // Every defender fortified: the fortified part is all of them.
-        (Some(fortified), Defence::Fortified) => {
-            short_acw::battle(q.attacker, q.defender.saturating_add(fortified), defence, &result, rounding)
-        }
-        (Some(fortified), _) => short_acw::battle_by_unit(
-            q.attacker,
-            short_acw::Defenders { factors: q.defender.saturating_add(fortified), fortified },
-            defence,
-            &result,
-            rounding,
-        ),
-    };
-    Ok(Json(serde_json::to_value(&battle).map_err(|e| AppError::Internal(e.to_string()))?))
 }
 
 /// How far back the map looks for the last turn's moves and battles.

@@ -10,6 +10,7 @@ pub mod game;
 pub mod page;
 pub mod play;
 pub mod posts;
+pub mod shared;
 pub mod tokens;
 pub mod tools;
 pub mod webhooks;

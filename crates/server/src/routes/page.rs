@@ -15,8 +15,7 @@ use crate::campaign::Game;
 use crate::error::ApiResult;
 use crate::extract::ApiPath;
 use crate::log::kinds::OutcomeKind;
-use crate::routes::campaigns::load_campaign;
-use crate::routes::game::current_state;
+use crate::routes::shared::load_campaign;
 use crate::views::{stamp_numbers, OutcomeView};
 use crate::AppState;
 
@@ -84,7 +83,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
         if let Some(label) = scenario.stand_in_map() {
             html.push_str(&format!("<p class=\"stand-in\" id=\"stand-in-map\">{}</p>", escape(label)));
         }
-        let (_, game) = current_state(&state, &campaign).await?;
+        let (_, game) = crate::log::read::state_now(&*state.store, &campaign).await?;
         let game = serde_json::to_value(&game).unwrap_or(Value::Null);
         html.push_str("<section id=\"turn\"><h2>Whose turn</h2>");
         html.push_str(&turn_summary(&game));

@@ -14,7 +14,7 @@ use uuid::Uuid;
 use crate::campaign::Game;
 use crate::error::{ApiResult, AppError};
 use crate::extract::ApiPath;
-use crate::routes::campaigns::load_campaign;
+use crate::routes::shared::load_campaign;
 use crate::AppState;
 
 pub fn router() -> Router<AppState> {

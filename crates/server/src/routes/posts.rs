@@ -8,7 +8,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::Value;
 use utoipa::IntoParams;
 use uuid::Uuid;
 
@@ -16,8 +15,8 @@ use crate::auth::Caller;
 use crate::campaign::{parse_side, LoadedCampaign};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
-use crate::log::{self, view::LogView};
-use crate::routes::campaigns::{load_campaign, page_limit};
+use crate::log;
+use crate::routes::shared::{load_campaign, load_post, page_limit};
 use crate::views::{NewPost, PostPage, PostView};
 use crate::AppState;
 
@@ -120,16 +119,6 @@ fn author_of<'a>(
     Ok((author, side))
 }
 
-/// Hides the choice and salt of sealed posts whose topic is not revealed yet in `view`.
-pub fn redact(view: &LogView, views: &mut [PostView]) {
-    for post in views.iter_mut().filter(|v| view.hides(&v.kind, &v.body)) {
-        if let Some(map) = post.body.as_object_mut() {
-            map.insert("choice".into(), Value::String("sealed".into()));
-            map.insert("salt".into(), Value::String("sealed".into()));
-        }
-    }
-}
-
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
@@ -168,7 +157,7 @@ pub async fn list_posts(
         let outcomes = outcomes.remove(&post.seq).unwrap_or_default();
         views.push(PostView::of(&campaign, post, &outcomes, log.void().contains(&post.seq)));
     }
-    redact(&log, &mut views);
+    PostView::redact(&mut views, &log);
     let next_after = (posts.len() as i64 == limit).then(|| posts.last().map(|p| p.seq)).flatten();
     Ok(Json(PostPage { posts: views, next_after }))
 }
@@ -185,19 +174,7 @@ pub async fn get_post(
     let (post, outcomes) = load_post(&state, &campaign, seq).await?;
     let log = log::read::view_for(&*state.store, id, std::slice::from_ref(&post)).await?;
     let mut view = [PostView::of(&campaign, &post, &outcomes, log.void().contains(&post.seq))];
-    redact(&log, &mut view);
+    PostView::redact(&mut view, &log);
     let [view] = view;
     Ok(Json(view))
-}
-
-pub async fn load_post(
-    state: &AppState,
-    campaign: &LoadedCampaign,
-    seq: i64,
-) -> ApiResult<(adjutant_store::Post, Vec<adjutant_store::Outcome>)> {
-    let id = campaign.campaign.id;
-    let post =
-        state.store.post(id, seq).await?.ok_or_else(|| AppError::not_found("path.seq", format!("no post {seq}")))?;
-    let outcomes = state.store.outcomes_of_post(id, seq).await?;
-    Ok((post, outcomes))
 }

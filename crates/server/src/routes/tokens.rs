@@ -19,7 +19,8 @@ use crate::auth::{new_token, token_hash, Caller};
 use crate::campaign::parse_side;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath};
-use crate::routes::campaigns::load_campaign;
+use crate::free_text::check_name;
+use crate::routes::shared::load_campaign;
 use crate::views::{IssuedToken, NewBot, NewModerator, NewPlayer};
 use crate::AppState;
 
@@ -34,8 +35,6 @@ pub fn router() -> axum::Router<AppState> {
         .route("/v1/campaigns/{id}/players/{player_id}/rotate", post(rotate_player))
         .route("/v1/bots/{bot_id}", delete(revoke_bot))
 }
-
-pub use crate::free_text::check_name;
 
 async fn issue(state: &AppState, principal: Principal) -> ApiResult<(StatusCode, Json<IssuedToken>)> {
     let token = new_token();
@@ -71,7 +70,7 @@ pub async fn create_moderator(
         campaign_id: None,
         side: None,
         created_by: None,
-        created_at: Utc::now(),
+        created_at: state.clock.now(),
     };
     issue(&state, principal).await
 }
@@ -99,7 +98,7 @@ pub async fn create_player(
         campaign_id: Some(id),
         side: Some(side.key().into()),
         created_by: Some(moderator.id),
-        created_at: Utc::now(),
+        created_at: state.clock.now(),
     };
     issue(&state, principal).await
 }
@@ -124,7 +123,7 @@ pub async fn create_bot(
         campaign_id: Some(id),
         side: None,
         created_by: Some(moderator.id),
-        created_at: Utc::now(),
+        created_at: state.clock.now(),
     };
     issue(&state, principal).await
 }
@@ -155,7 +154,7 @@ pub async fn revoke_moderator(
 ) -> ApiResult<StatusCode> {
     caller.require_operator()?;
     principal_of_kind(&state, moderator_id, PrincipalKind::Moderator, "path.moderator_id").await?;
-    state.store.revoke_principal(moderator_id, Utc::now()).await?;
+    state.store.revoke_principal(moderator_id, state.clock.now()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -187,7 +186,7 @@ pub async fn revoke_player(
     ApiPath((id, player_id)): ApiPath<(Uuid, Uuid)>,
 ) -> ApiResult<StatusCode> {
     campaign_player(&state, &caller, id, player_id).await?;
-    state.store.revoke_principal(player_id, Utc::now()).await?;
+    state.store.revoke_principal(player_id, state.clock.now()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -243,7 +242,7 @@ pub async fn revoke_bot(
     if bot.created_by != Some(moderator.id) {
         return Err(AppError::forbidden("auth.bot_issuer", "only the moderator who issued a bot can revoke it"));
     }
-    state.store.revoke_principal(bot_id, Utc::now()).await?;
+    state.store.revoke_principal(bot_id, state.clock.now()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

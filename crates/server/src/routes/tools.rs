@@ -1,9 +1,13 @@
-//! The public calculator: the same arithmetic the server uses, for anyone to check by hand.
+//! The public calculators (`/v1/tools/*`): the same arithmetic the server uses, for anyone to
+//! check by hand — the result number, the reinforcement roll, a sealed-delay chain, and a Short
+//! ACW battle worked out in full.
 
+use adjutant_rules::short_acw::{self, Defence, VictoryRounding};
 use adjutant_rules::{DigitPositions, ReinforcementRoll, ResultNumber, TimeOfDay};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::campaign::ClockSetting;
@@ -16,6 +20,7 @@ pub fn router() -> Router<AppState> {
         .route("/v1/tools/result-number", get(result_number))
         .route("/v1/tools/reinforcement", get(reinforcement))
         .route("/v1/tools/sealed-delay", get(sealed_delay))
+        .route("/v1/tools/combat", get(combat))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -212,4 +217,95 @@ pub async fn sealed_delay(ApiQuery(q): ApiQuery<SealedDelayQuery>) -> ApiResult<
         time_of_day: format!("{}:{:02}:{:02}", t.hour_on(clock.format), t.minute, t.second),
         result_number: crate::views::ResultNumberView::from(&r),
     }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct CombatQuery {
+    /// Attacker's factors.
+    #[serde(deserialize_with = "crate::whole_number::query_required")]
+    #[param(minimum = 0, maximum = 10000)]
+    pub attacker: u32,
+    /// Defender's factors (raw); with `defender_fortified`, the factors of the defenders that are
+    /// not fortified.
+    #[serde(deserialize_with = "crate::whole_number::query_required")]
+    #[param(minimum = 0, maximum = 10000)]
+    pub defender: u32,
+    /// `open`, `woods`, `river` or `fortified` (every defender fortified). With
+    /// `defender_fortified`, `open`, `woods` or `river` for the hex, and fortification counts unit
+    /// by unit.
+    #[param(pattern = "^(open|woods|river|fortified)$")]
+    pub defence: String,
+    /// The factors of the fortified defenders, given apart from `defender` (D is the sum): D′
+    /// counts these ×1½ and `defender` ×1, or every factor ×2 with `defence=woods` or `river`
+    /// (ruling 2, unit by unit). With `defence=fortified` every defender counts ×1½ as before.
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 0, maximum = 10000)]
+    pub defender_fortified: Option<u32>,
+    /// The attack post's time of day, H:MM:SS on a 24-hour clock.
+    #[param(example = "9:51:45", pattern = "^([01]?[0-9]|2[0-3]):[0-5]?[0-9]:[0-5]?[0-9]$")]
+    pub time: String,
+    /// 9 (default) or 8.
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 8, maximum = 9)]
+    pub first_digit: Option<u32>,
+    /// `exact` (default) or `one_decimal`.
+    #[param(pattern = "^(exact|one_decimal)$")]
+    pub victory_rounding: Option<String>,
+}
+
+/// A Short ACW battle worked out in full, as the server would adjudicate it.
+#[utoipa::path(get, path = "/v1/tools/combat", tag = "tools", params(CombatQuery),
+    responses((status = 200, description = "victory, result, winner (attacker/defender), difference, band, rates, casualties", body = Object),
+              (status = 400, body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn combat(ApiQuery(q): ApiQuery<CombatQuery>) -> ApiResult<Json<Value>> {
+    const MAX_FACTORS: u32 = 10_000;
+    if q.attacker > MAX_FACTORS {
+        return Err(AppError::bad_request("query.attacker", "combat.factors", "attacker factors run from 0 to 10000"));
+    }
+    if q.defender_fortified.is_some_and(|f| f > MAX_FACTORS) {
+        return Err(AppError::bad_request(
+            "query.defender_fortified",
+            "combat.factors",
+            "fortified defender factors run from 0 to 10000",
+        ));
+    }
+    if q.defender > MAX_FACTORS {
+        return Err(AppError::bad_request("query.defender", "combat.factors", "defender factors run from 0 to 10000"));
+    }
+    let defence = Defence::parse(&q.defence).ok_or_else(|| {
+        AppError::bad_request("query.defence", "combat.defence", "defence is open, woods, river or fortified")
+    })?;
+    let time = TimeOfDay::parse(&q.time).map_err(|r| AppError::bad_request("query.time", r.rule, r.detail))?;
+    let digits = DigitPositions::from_first(q.first_digit.unwrap_or(9)).ok_or_else(|| {
+        AppError::bad_request("query.first_digit", "result_number.digit_positions", "first_digit is 9 or 8")
+    })?;
+    let rounding = match q.victory_rounding.as_deref() {
+        None | Some("exact") => VictoryRounding::Exact,
+        Some("one_decimal") => VictoryRounding::OneDecimal,
+        Some(_) => {
+            return Err(AppError::bad_request(
+                "query.victory_rounding",
+                "victory_number.rounding",
+                "victory_rounding is exact or one_decimal",
+            ))
+        }
+    };
+    let result = ResultNumber::of(time.post_number(adjutant_rules::ClockFormat::H24), digits);
+    let battle = match (q.defender_fortified, defence) {
+        (None, _) => short_acw::battle(q.attacker, q.defender, defence, &result, rounding),
+        // Every defender fortified: the fortified part is all of them.
+        (Some(fortified), Defence::Fortified) => {
+            short_acw::battle(q.attacker, q.defender.saturating_add(fortified), defence, &result, rounding)
+        }
+        (Some(fortified), _) => short_acw::battle_by_unit(
+            q.attacker,
+            short_acw::Defenders { factors: q.defender.saturating_add(fortified), fortified },
+            defence,
+            &result,
+            rounding,
+        ),
+    };
+    Ok(Json(serde_json::to_value(&battle).map_err(|e| AppError::Internal(e.to_string()))?))
 }

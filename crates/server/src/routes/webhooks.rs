@@ -16,7 +16,7 @@ use crate::auth::Caller;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::net_guard::{url_allowed, Allowlist};
-use crate::routes::campaigns::{load_campaign, page_limit};
+use crate::routes::shared::{load_campaign, page_limit};
 use crate::webhooks::new_secret;
 use crate::AppState;
 
@@ -211,7 +211,7 @@ pub async fn create_webhook(
         url,
         secret: new_secret(),
         created_by: moderator.id,
-        created_at: Utc::now(),
+        created_at: state.clock.now(),
         disabled_at: None,
         disabled_reason: None,
     };
@@ -314,7 +314,7 @@ pub async fn delete_webhook(
     let campaign = load_campaign(&state, id).await?;
     caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
     campaign_webhook(&state, id, webhook_id).await?;
-    state.store.disable_webhook(webhook_id, Utc::now(), DELETED_REASON).await?;
+    state.store.disable_webhook(webhook_id, state.clock.now(), DELETED_REASON).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -1,24 +1,19 @@
-//! Forum-ready text for outcomes, in BBCode and Markdown.
+//! The lines an Adjutant forum text ends with, read and written the same way by the server that
+//! renders the texts, the bot that posts them and `adjutant verify` that checks them:
 //!
-//! Every text ends with a line a reader can use to check the numbers, a witness line naming the
-//! post the outcome came from, its chain hash and the server's receipt signature
-//! (`adjutant:post:<seq> hash:<hash> key:<key id> sig:<signature>`), and a marker line
-//! (`adjutant:outcome:<id>`, the text's last line) by which the bot finds its own earlier reply
-//! after a crash. The witness line makes the forum thread a record of the log's head outside the
-//! database: `adjutant verify --forum-texts` compares it with an export. Everything people wrote in it (names, topics, reasons) is escaped by
-//! `adjutant_render::text` so that it shows as typed, never as markup.
+//! - a witness line naming the post the outcome came from, its chain hash and the server's
+//!   receipt signature (`adjutant:post:<seq> hash:<hash> key:<key id> sig:<signature>`), which
+//!   makes the forum thread a record of the log's head outside the database;
+//! - a marker line (`adjutant:outcome:<id>`, the text's last line) by which the bot finds its own
+//!   earlier reply after a crash.
+//!
+//! And Discord's Markdown and limits on one message, for the bot's Discord target.
+//!
+//! The texts themselves (and the escaping of what people wrote in them) are
+//! `adjutant_render`'s; this crate knows only the lines around them, so that a client of the API
+//! can read them without the server or the renderer.
 
-use adjutant_render::text::{escape_bbcode, escape_markdown};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use utoipa::ToSchema;
 use uuid::Uuid;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct ForumText {
-    pub bbcode: String,
-    pub markdown: String,
-}
 
 /// The marker the reference bot searches for.
 pub fn marker(id: Uuid) -> String {
@@ -46,15 +41,6 @@ pub struct Witness {
 }
 
 impl Witness {
-    pub fn of(post: &adjutant_store::Post) -> Self {
-        Self {
-            seq: post.seq,
-            hash: post.hash.clone(),
-            key_id: post.receipt.as_ref().map(|r| r.key_id.clone()),
-            signature: post.receipt.as_ref().map(|r| r.signature.clone()),
-        }
-    }
-
     /// `adjutant:post:<seq> hash:<hash> key:<key id> sig:<signature>` (no key and sig for a post
     /// written before receipts were signed).
     pub fn text(&self) -> String {
@@ -83,7 +69,7 @@ impl Witness {
 }
 
 /// The witness line of a forum text: the line (not counting empty ones) before its marker line,
-/// small and grey as [`outcome_text`] writes it.
+/// small and grey as `adjutant_render::forum_text` writes it.
 pub fn witness_of(raw: &str) -> Option<Witness> {
     trailing_marker(raw)?;
     let mut lines = raw.trim_end().lines().rev().skip(1).map(|l| l.trim_end_matches('\r')).filter(|l| !l.is_empty());
@@ -115,31 +101,6 @@ pub fn trailing_marker(raw: &str) -> Option<Uuid> {
     (marker(id) == inner).then_some(id)
 }
 
-/// The text of one outcome.
-pub fn outcome_text(id: Uuid, kind: &str, headline: &str, data: &Value, witness: Option<&Witness>) -> ForumText {
-    let body = match kind {
-        // Adjutant's own records, not a rule's: their headline says it all.
-        "rollback" | "umpire" => {
-            let title = if kind == "rollback" { "Correction" } else { "Umpire" };
-            adjutant_render::ForumText {
-                bbcode: format!("[b]{title}[/b]\n{}", escape_bbcode(headline)),
-                markdown: format!("**{title}**\n\n{}", escape_markdown(headline)),
-            }
-        }
-        _ => adjutant_render::outcome_text(kind, data),
-    };
-    let (bbcode_witness, markdown_witness) = match witness {
-        Some(w) => {
-            (format!("[size=1][color=gray]{}[/color][/size]\n", w.text()), format!("<sub>{}</sub>\n\n", w.text()))
-        }
-        None => (String::new(), String::new()),
-    };
-    ForumText {
-        bbcode: format!("{}\n{bbcode_witness}{}", body.bbcode.trim_end(), bbcode_marker_line(id)),
-        markdown: format!("{}\n\n{markdown_witness}{}", body.markdown.trim_end(), markdown_marker_line(id)),
-    }
-}
-
 /// Discord's limits on one message: 2,000 characters of content; embeds of up to 4,096
 /// characters of description each, at most 10, 6,000 characters in all.
 pub const DISCORD_CONTENT_MAX: usize = 2000;
@@ -147,7 +108,7 @@ pub const DISCORD_EMBED_MAX: usize = 4096;
 pub const DISCORD_EMBEDS_MAX: usize = 10;
 pub const DISCORD_EMBEDS_TOTAL: usize = 6000;
 
-/// An outcome's Markdown (as `outcome_text` writes it) in Discord's Markdown. The escaping is
+/// An outcome's Markdown (as `adjutant_render::forum_text` writes it) in Discord's Markdown. The escaping is
 /// the same but for what Discord does not read: it shows HTML entities as typed, so `&lt;`
 /// `&gt;` become `\<` `\>` (backslash-escaped, so no `<@…>` mention, `<#…>` channel or
 /// `<t:…>` time can form) and `&amp;` becomes `&`; and it has no `<sub>`, so the marker line
@@ -266,153 +227,6 @@ fn split_chars(line: &str, max: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_marker_counts_only_as_the_last_line_exactly() {
-        let id = Uuid::new_v4();
-        let other = Uuid::new_v4();
-        let text = outcome_text(id, "rollback", &format!("Reason: {}", bbcode_marker_line(other)), &Value::Null, None);
-        assert_eq!(trailing_marker(&text.bbcode), Some(id));
-        assert_eq!(trailing_marker(&text.markdown), Some(id));
-        assert_eq!(trailing_marker(&format!("{}\n", text.bbcode)), Some(id));
-        assert_eq!(trailing_marker(&format!("{}\nthanks", text.bbcode)), None);
-        assert_eq!(trailing_marker(&format!("x {}", bbcode_marker_line(id))), None);
-        assert_eq!(trailing_marker(&format!("[quote]{}[/quote]", marker(id))), None);
-        assert_eq!(trailing_marker(&marker(id)), None);
-        assert_eq!(trailing_marker(&bbcode_marker_line(id).to_uppercase()), None);
-    }
-
-    #[test]
-    fn the_witness_line_names_the_post_its_hash_and_signature() {
-        let id = Uuid::new_v4();
-        let witness = Witness {
-            seq: 12,
-            hash: "ab".repeat(32),
-            key_id: Some("ed25519:0123456789abcdef".into()),
-            signature: Some("cd".repeat(64)),
-        };
-        let text = outcome_text(id, "umpire", "Umpire: adjutant:post:1 hash:x", &Value::Null, Some(&witness));
-        assert_eq!(witness_of(&text.bbcode), Some(witness.clone()));
-        assert_eq!(witness_of(&text.markdown), Some(witness.clone()));
-        let discord = discord_markdown(&text.markdown);
-        assert!(!discord.contains("<sub>"), "{discord}");
-        assert!(discord.contains(&format!("\n-# {}\n", witness.text())), "{discord}");
-        assert_eq!(witness_of(&discord), Some(witness.clone()));
-        assert_eq!(trailing_marker(&text.bbcode), Some(id));
-        // Only the line right before the marker counts.
-        let plain = outcome_text(
-            id,
-            "umpire",
-            &format!("[size=1][color=gray]{}[/color][/size]", witness.text()),
-            &Value::Null,
-            None,
-        );
-        assert_eq!(witness_of(&plain.bbcode), None);
-        let unsigned = Witness { key_id: None, signature: None, ..witness };
-        assert_eq!(Witness::parse(&unsigned.text()), Some(unsigned));
-    }
-}
-
-#[cfg(test)]
-mod discord_tests {
-    use super::*;
-
-    const ZWSP: char = '\u{200B}';
-
-    /// What Discord shows for escaped text: a backslash before punctuation shows the
-    /// punctuation; the zero-width space after `@`, `#` and `:` is invisible.
-    fn shown_discord(escaped: &str) -> String {
-        let mut out = String::new();
-        let mut chars = escaped.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' if chars.peek().is_some_and(char::is_ascii_punctuation) => out.extend(chars.next()),
-                '@' | '#' | ':' if chars.peek() == Some(&ZWSP) => {
-                    out.push(c);
-                    chars.next();
-                }
-                c => out.push(c),
-            }
-        }
-        out
-    }
-
-    /// Escaped text holds nothing Discord reads as markup: every character Discord's Markdown
-    /// gives a meaning (emphasis, code, strike, spoiler, masked links, `<@…>` mentions, `<t:…>`
-    /// times) is backslash-escaped, `@` and `#` are broken (no `@everyone`, no heading), no
-    /// `://` makes a link, no entity is left for Discord to show as typed, and it is one line.
-    fn is_discord_text(escaped: &str) -> Result<(), String> {
-        let mut chars = escaped.char_indices().peekable();
-        while let Some((at, c)) = chars.next() {
-            match c {
-                '\\' => match chars.next() {
-                    Some((_, e)) if e.is_ascii_punctuation() => {}
-                    other => return Err(format!("backslash before {other:?} at {at}")),
-                },
-                '@' | '#' if chars.peek().map(|(_, n)| *n) != Some(ZWSP) => {
-                    return Err(format!("{c} not broken at {at}"))
-                }
-                ':' if escaped[at..].starts_with(":/") => return Err(format!(":/ at {at}")),
-                '*' | '_' | '`' | '~' | '|' | '[' | ']' | '<' | '>' => return Err(format!("{c} unescaped at {at}")),
-                c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => return Err(format!("{c:?} at {at}")),
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
-
-        #[test]
-        fn people_text_shows_as_itself_on_discord(text in "(?s).{0,40}|[@#:/<>&;\\[\\]*_`~|!()lgtamp\\\\\n -]{0,40}") {
-            let expected: String =
-                text.chars().map(|c| if c.is_control() || c == '\u{2028}' || c == '\u{2029}' { ' ' } else { c }).collect();
-            let discord = discord_markdown(&adjutant_render::text::escape_markdown(&text));
-            proptest::prop_assert_eq!(shown_discord(&discord), expected);
-            if let Err(e) = is_discord_text(&discord) { proptest::prop_assert!(false, "{:?}: {}", discord, e); }
-
-            // In a whole outcome, everything but the people's text is the template's own, and
-            // the last line is the marker, which people's text cannot forge or displace.
-            let id = Uuid::from_u128(0x5eed);
-            let hole = "HOLEHOLEHOLE";
-            let witness = Witness {
-                seq: 3,
-                hash: "ab".repeat(32),
-                key_id: Some("k1".into()),
-                signature: Some("c2lnbmF0dXJl".into()),
-            };
-            let template = discord_markdown(&outcome_text(id, "rollback", hole, &Value::Null, Some(&witness)).markdown);
-            let filled = discord_markdown(&outcome_text(id, "rollback", &text, &Value::Null, Some(&witness)).markdown);
-            proptest::prop_assert_eq!(witness_of(&filled), Some(witness));
-            // (Text that is all blank leaves no line of its own: the template's blank lines close up.)
-            if !adjutant_render::text::escape_markdown(&text).trim().is_empty() {
-                let (pre, post) = template.split_once(hole).unwrap();
-                proptest::prop_assert!(filled.starts_with(pre) && filled.ends_with(post), "{:?}", filled);
-                let theirs = &filled[pre.len()..filled.len() - post.len()];
-                if let Err(e) = is_discord_text(theirs) { proptest::prop_assert!(false, "{:?}: {}", filled, e); }
-            }
-            let marker_line = discord_marker_line(id);
-            proptest::prop_assert_eq!(filled.lines().last(), Some(marker_line.as_str()));
-            proptest::prop_assert_eq!(trailing_marker(&filled), Some(id));
-            let message = discord_message(&filled);
-            proptest::prop_assert_eq!(message.content, filled);
-        }
-    }
-
-    #[test]
-    fn discord_markdown_of_an_outcome() {
-        let id = Uuid::from_u128(1);
-        let text = outcome_text(id, "rollback", "<@123> & @everyone **x** &lt;", &Value::Null, None);
-        let discord = discord_markdown(&text.markdown);
-        assert_eq!(
-            discord,
-            format!(
-                "**Correction**\n\n\\<@\u{200B}123\\> & @\u{200B}everyone \\*\\*x\\*\\* &lt;\n-# adjutant:outcome:{id}"
-            )
-        );
-        assert!(!discord.contains("<sub>"));
-    }
 
     #[test]
     fn long_outcomes_go_into_embeds_within_discords_limits() {

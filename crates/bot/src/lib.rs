@@ -1,5 +1,7 @@
 //! The reference bot (`adjutant bot`): reads its outcome feed from Adjutant, delivers each
-//! outcome, and acknowledges it with what the forum calls it. Three targets:
+//! outcome, and acknowledges it with what the forum calls it. It is a client of Adjutant's HTTP
+//! API like any other bot: it reads the feed's JSON into its own types, and shares with the
+//! server only the forum texts' last lines (`adjutant_forum`). Three targets:
 //!
 //! - **Discourse** (the default): a reply to the campaign's topic, in Markdown (Discourse's
 //!   native format) or, with `--format bbcode`, BBCode. API (as Discourse publishes it, and as
@@ -9,7 +11,7 @@
 //!   posts have `id`, `username` and `raw` or `cooked`. Requests carry `Api-Key` and
 //!   `Api-Username`.
 //! - **Discord**: a message through the channel's webhook (`POST /webhooks/{id}/{token}?wait=true`),
-//!   in Discord Markdown, within Discord's limits (`forum::discord_message`), mentions off.
+//!   in Discord Markdown, within Discord's limits (`adjutant_forum::discord_message`), mentions off.
 //! - **Files**: one file per outcome, for a moderator or a forum-side script to post on a
 //!   forum the bot cannot post to (phpBB, SMF, vBulletin, ProBoards: `--format bbcode`).
 //!
@@ -34,7 +36,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use crate::forum::{discord_markdown, discord_message, marker, trailing_marker};
+use adjutant_forum::{discord_markdown, discord_message, marker, trailing_marker, witness_of};
 
 /// Which topic each campaign's outcomes go to.
 #[derive(Debug, Clone, Default)]
@@ -368,7 +370,7 @@ impl Bot {
 
     /// Marker → post id of this bot's replies among the topic's latest `search_depth` posts.
     /// A reply counts only by its text's last line, the marker line exactly as Adjutant writes
-    /// it (`forum::trailing_marker`); a marker anywhere else in a post is somebody's words.
+    /// it (`adjutant_forum::trailing_marker`); a marker anywhere else in a post is somebody's words.
     async fn own_replies(&self, topic: u64) -> Result<HashMap<String, String>, BotError> {
         let what = format!("reading topic {topic}");
         let first: Value = self.forum(Method::GET, &format!("/t/{topic}.json"), None, &what).await?;
@@ -458,12 +460,8 @@ impl Bot {
         body: Option<Value>,
         what: &str,
     ) -> Result<T, BotError> {
-        self.send(what, || {
-            let mut request = self.client.request(method.clone(), url).header("Accept", "application/json");
-            if let Some(body) = &body {
-                request = request.json(body);
-            }
-            request
+        self.send_json(what, body.as_ref(), || {
+            self.client.request(method.clone(), url).header("Accept", "application/json")
         })
         .await
     }
@@ -557,17 +555,12 @@ impl Bot {
         what: &str,
     ) -> Result<T, BotError> {
         let url = format!("{}{path}", self.config.forum_url);
-        self.send(what, || {
-            let mut request = self
-                .client
+        self.send_json(what, body.as_ref(), || {
+            self.client
                 .request(method.clone(), &url)
                 .header("Api-Key", &self.config.forum_api_key)
                 .header("Api-Username", &self.config.forum_username)
-                .header("Accept", "application/json");
-            if let Some(body) = &body {
-                request = request.json(body);
-            }
-            request
+                .header("Accept", "application/json")
         })
         .await
     }
@@ -580,12 +573,22 @@ impl Bot {
         what: &str,
     ) -> Result<T, BotError> {
         let url = format!("{}{path}", self.config.adjutant_url);
-        self.send(what, || {
-            let mut request = self.client.request(method.clone(), &url).bearer_auth(&self.config.bot_token);
-            if let Some(body) = &body {
-                request = request.json(body);
-            }
-            request
+        self.send_json(what, body.as_ref(), || {
+            self.client.request(method.clone(), &url).bearer_auth(&self.config.bot_token)
+        })
+        .await
+    }
+
+    /// Sends with `body`, when there is one, as JSON; reads the answer as JSON.
+    async fn send_json<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        body: Option<&Value>,
+        build: impl Fn() -> RequestBuilder,
+    ) -> Result<T, BotError> {
+        self.send(what, || match body {
+            Some(body) => build().json(body),
+            None => build(),
         })
         .await
     }
@@ -619,7 +622,7 @@ impl Bot {
                 waits += 1;
                 // Discord says it in the body (`retry_after`, seconds with fractions) and in
                 // headers; other servers in `Retry-After`. The longest wait asked for counts.
-                let headers = retry_after(response.headers()).into_iter().chain(reset_after(response.headers()));
+                let headers = retry_after(response.headers(), now()).into_iter().chain(reset_after(response.headers()));
                 let body: Option<Value> = response.json().await.ok();
                 let in_body = body.as_ref().and_then(|b| b["retry_after"].as_f64()).and_then(seconds);
                 let wait = headers.chain(in_body).max().unwrap_or(Duration::from_secs(1)).min(self.config.max_wait);
@@ -646,14 +649,20 @@ impl Bot {
     }
 }
 
-/// `Retry-After` as seconds (fractions allowed) or as an HTTP date.
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+/// The bot's clock: the machine's. The bot is a client in a process of its own, not the server
+/// that stamps posts; it reads the time only to wait out an HTTP date in `Retry-After`.
+fn now() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc::now()
+}
+
+/// `Retry-After` as seconds (fractions allowed) or as an HTTP date (how long from `now`).
+fn retry_after(headers: &reqwest::header::HeaderMap, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
     let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(seconds) = value.parse::<f64>() {
         return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
     }
     let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
-    (at.with_timezone(&chrono::Utc) - chrono::Utc::now()).to_std().ok().or(Some(Duration::ZERO))
+    (at.with_timezone(&chrono::Utc) - now).to_std().ok().or(Some(Duration::ZERO))
 }
 
 /// A picture uploaded to Discourse: `url` (for BBCode's `[img]`) and `short_url` (`upload://…`,
@@ -669,7 +678,7 @@ pub struct Upload {
 pub fn with_picture(text: &str, format: Format, upload: &Upload) -> String {
     let text = text.trim_end();
     let (body, marker_line) = text.rsplit_once('\n').unwrap_or(("", text));
-    let (body, tail) = match crate::forum::witness_of(text) {
+    let (body, tail) = match witness_of(text) {
         Some(_) => {
             // From the witness line on, as written (with the blank line Markdown keeps).
             let at = body.trim_end().rfind('\n').map_or(0, |i| i + 1);
@@ -992,11 +1001,12 @@ mod tests {
 
     #[test]
     fn the_map_goes_above_the_witness_and_the_marker() {
-        use crate::forum::{outcome_text, trailing_marker, witness_of, Witness};
+        use adjutant_forum::Witness;
+        use adjutant_render::forum_text;
         let id = Uuid::from_u128(9);
         let witness =
             Witness { seq: 4, hash: "cd".repeat(32), key_id: Some("ed25519:1".into()), signature: Some("ab".into()) };
-        let text = outcome_text(id, "umpire", "Turn 2 begins", &serde_json::Value::Null, Some(&witness));
+        let text = forum_text(id, "umpire", "Turn 2 begins", &serde_json::Value::Null, Some(&witness));
         let upload = Upload { url: "https://forum.example/u/map.png".into(), short_url: "upload://map.png".into() };
         for (raw, format, picture) in [
             (&text.markdown, Format::Markdown, "![Map](upload://map.png)"),
@@ -1010,7 +1020,7 @@ mod tests {
             assert!(at < with_map.find("adjutant:post:4").unwrap(), "{with_map}");
         }
         // A text without a witness line (written before receipts): the picture above the marker.
-        let plain = outcome_text(id, "umpire", "Turn 2 begins", &serde_json::Value::Null, None);
+        let plain = forum_text(id, "umpire", "Turn 2 begins", &serde_json::Value::Null, None);
         let with_map = with_picture(&plain.markdown, Format::Markdown, &upload);
         assert_eq!(trailing_marker(&with_map), Some(id));
         assert!(with_map.contains("![Map](upload://map.png)"));
@@ -1029,15 +1039,18 @@ mod tests {
 
     #[test]
     fn retry_after_in_seconds_or_a_date() {
+        let now = chrono::DateTime::parse_from_rfc3339("2015-10-21T07:27:30Z").unwrap().to_utc();
         let mut headers = reqwest::header::HeaderMap::new();
         headers.insert("retry-after", "2".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        assert_eq!(retry_after(&headers, now), Some(Duration::from_secs(2)));
         headers.insert("retry-after", "0.25".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(Duration::from_millis(250)));
+        assert_eq!(retry_after(&headers, now), Some(Duration::from_millis(250)));
         headers.insert("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(Duration::ZERO));
+        assert_eq!(retry_after(&headers, now), Some(Duration::from_secs(30)));
+        let later = chrono::DateTime::parse_from_rfc3339("2015-10-21T08:00:00Z").unwrap().to_utc();
+        assert_eq!(retry_after(&headers, later), Some(Duration::ZERO), "a date gone by: no wait");
         headers.insert("retry-after", "soon".parse().unwrap());
-        assert_eq!(retry_after(&headers), None);
+        assert_eq!(retry_after(&headers, now), None);
     }
 
     #[test]
