@@ -7,6 +7,7 @@ use adjutant_rules::fairness::{PlayerFairness, PostTiming, ResultSpread};
 use adjutant_rules::result_time::SealedDelay;
 use adjutant_rules::{ReinforcementRoll, ResultNumber};
 use adjutant_store::{Campaign, Outcome, Post};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -589,4 +590,256 @@ pub struct FairnessReport {
 pub struct KeyList {
     /// The key signing new receipts first, then retired keys (they verify older receipts).
     pub keys: Vec<PublicKey>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct OutcomePage {
+    pub outcomes: Vec<OutcomeView>,
+    /// Pass as `after` for the next page; absent at the end of the feed so far.
+    pub next_after: Option<i64>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct BotFeed {
+    /// Outcomes this bot has not acknowledged yet, oldest first. They are served again until
+    /// acknowledged.
+    pub outcomes: Vec<OutcomeView>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewAcknowledgement {
+    /// The forum's id of the post that carried the outcome.
+    #[schema(example = "48213")]
+    pub forum_post_id: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct AcknowledgementView {
+    pub bot_id: Uuid,
+    pub outcome_id: Uuid,
+    pub campaign_id: Uuid,
+    pub forum_post_id: String,
+    pub acked_at: String,
+}
+
+/// Where a managed campaign stands.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct StateView {
+    pub campaign_id: Uuid,
+    /// The state follows this post (0: nothing posted yet).
+    pub after_seq: i64,
+    /// Turn, phase, side to act, units with positions and factors, hex and city control,
+    /// stored reinforcement points, the pending battle, what is awaited from whom, and the
+    /// result once the game is over.
+    #[schema(value_type = Object)]
+    pub state: Value,
+    /// Present when the scenario's map is a stand-in (the seed publishes no map): the line
+    /// that says so, e.g. "Stand-in map: the seed publishes no map".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stand_in_map: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct MovesView {
+    pub unit: String,
+    /// Every hex the unit can legally reach now, with its cost, the cheapest path and whether
+    /// the unit would halt there next to the enemy.
+    #[schema(value_type = Vec<Object>)]
+    pub moves: Vec<Value>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PostKind {
+    pub kind: String,
+    pub summary: String,
+    /// JSON Schema of the post's `body`.
+    #[schema(value_type = Object)]
+    pub body_schema: Value,
+    #[schema(value_type = Object)]
+    pub example: Value,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RulesetSummary {
+    pub name: String,
+    pub title: String,
+    /// The rules document it implements.
+    pub seed: String,
+    pub actions: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ActionView {
+    pub name: String,
+    pub summary: String,
+    /// The section of the rules it implements.
+    pub rule: String,
+    /// JSON Schema of the action's `inputs`.
+    #[schema(value_type = Object)]
+    pub input_schema: Value,
+    #[schema(value_type = Object)]
+    pub example: Value,
+    /// Earlier names of the action, still accepted (a campaign's old posts keep theirs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_accepted: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RulesetView {
+    pub name: String,
+    pub title: String,
+    pub seed: String,
+    pub actions: Vec<ActionView>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    /// `ok` when the database answers.
+    pub status: String,
+    /// `sqlite` or `postgres`.
+    pub backend: String,
+}
+
+/// Who a token speaks for.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WhoAmI {
+    /// The token's principal (a moderator's id is the `moderator_id` of their campaigns); none
+    /// for the operator.
+    pub id: Option<Uuid>,
+    /// `operator`, `moderator`, `player` or `bot`.
+    pub kind: String,
+    pub name: String,
+    /// The campaign a player or bot token is bound to.
+    pub campaign_id: Option<Uuid>,
+    /// The side a player token acts for.
+    pub side: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ResultNumberAnswer {
+    #[schema(example = 95145)]
+    pub n: u32,
+    #[schema(example = "308.455831522115")]
+    pub sqrt: String,
+    #[schema(example = 9)]
+    pub first_digit: u32,
+    /// The two decimals taken.
+    #[schema(example = "21")]
+    pub digits: String,
+    #[schema(example = 21)]
+    pub result: u32,
+    /// A `bc` command that shows √N.
+    pub bc: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ReinforcementAnswer {
+    pub ms: u32,
+    pub cities: u32,
+    /// ms mod 6.
+    #[schema(example = 3)]
+    pub remainder: u32,
+    /// Whether the remainder is at most the cities held: one reinforcement point gained.
+    #[schema(example = true)]
+    pub gains: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SealedDelayAnswer {
+    /// `s_{k-1}` = SHA-256 of the secret's 64 characters, in hex.
+    pub previous: String,
+    /// SHA-256 of the secret followed by the post hash (128 characters), in hex.
+    pub digest: String,
+    /// The digest's first 16 hex digits, and their value.
+    pub first_8_bytes: String,
+    pub first_8_bytes_decimal: String,
+    /// That value mod 60,000.
+    pub delay_ms: u64,
+    /// The stamp and stamp + delay, RFC 3339 UTC with milliseconds.
+    pub stamp: String,
+    pub result_time: String,
+    /// The result time on the campaign's clock (H:MM:SS).
+    pub time_of_day: String,
+    pub result_number: crate::views::ResultNumberView,
+    /// Shell commands that redo each step with `sha256sum` and `bc`.
+    pub commands: Vec<String>,
+}
+
+/// A webhook's new signing secret: shown this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RotatedSecret {
+    pub id: Uuid,
+    /// `whsec_…`: every delivery attempted from now on is signed with it.
+    pub secret: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewWebhook {
+    /// Where to POST each outcome: an `https://` (or `http://`) address with a host, no
+    /// credentials, at most 2000 characters, that reaches a public (global) address. Loopback,
+    /// private, link-local, unique-local, shared, multicast and metadata addresses, and
+    /// `localhost`, are refused (422 `webhook.address`) unless the operator allows them; a
+    /// campaign has at most `webhooks_per_campaign` (default 5) webhooks (409 `webhook.limit`).
+    #[schema(
+        example = "http://forum-bridge.example:8090/adjutant",
+        max_length = 2000,
+        pattern = "^[Hh][Tt][Tt][Pp][Ss]?://"
+    )]
+    pub url: String,
+}
+
+/// A webhook just registered, with its signing secret: shown this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RegisteredWebhook {
+    pub id: Uuid,
+    pub campaign_id: Uuid,
+    pub url: String,
+    /// `whsec_…`: verify each request's `webhook-signature` with it (Standard Webhooks).
+    pub secret: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookView {
+    pub id: Uuid,
+    pub campaign_id: Uuid,
+    pub url: String,
+    pub created_at: DateTime<Utc>,
+    /// `true` until the endpoint answers 410 Gone or the moderator deletes the webhook.
+    pub active: bool,
+    pub disabled_at: Option<DateTime<Utc>>,
+    pub disabled_reason: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookList {
+    pub webhooks: Vec<WebhookView>,
+}
+
+/// One attempt to deliver one outcome.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryView {
+    /// The log's cursor.
+    pub id: i64,
+    /// The outcome sent, also the request's `webhook-id`.
+    pub outcome_id: Uuid,
+    /// 1 for the first attempt at this outcome.
+    pub attempt: i32,
+    pub attempted_at: DateTime<Utc>,
+    /// The status the endpoint answered, if it answered.
+    pub status_code: Option<i32>,
+    /// Why there was no answer (could not connect, timed out), if so.
+    pub error: Option<String>,
+    pub duration_ms: i64,
+    /// A 2xx answer.
+    pub delivered: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryPage {
+    pub deliveries: Vec<DeliveryView>,
+    /// Pass as `after` for the next page; absent on the last page.
+    pub next_after: Option<i64>,
 }

@@ -5,8 +5,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use serde::Deserialize;
+use utoipa::IntoParams;
 use uuid::Uuid;
 
 use crate::auth::{new_token, token_hash, Caller};
@@ -14,7 +14,7 @@ use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::free_text::check_name;
 use crate::routes::shared::{load_campaign, page_limit};
-use crate::views::{IssuedToken, NewBot, OutcomeView};
+use crate::views::{AcknowledgementView, BotFeed, IssuedToken, NewAcknowledgement, NewBot, OutcomePage, OutcomeView};
 use crate::AppState;
 
 pub fn router() -> Router<AppState> {
@@ -37,13 +37,6 @@ pub struct OutcomePaging {
     #[serde(default, deserialize_with = "crate::whole_number::query")]
     #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct OutcomePage {
-    pub outcomes: Vec<OutcomeView>,
-    /// Pass as `after` for the next page; absent at the end of the feed so far.
-    pub next_after: Option<i64>,
 }
 
 /// A campaign's outcomes in order, each with forum-ready text.
@@ -104,13 +97,6 @@ pub struct FeedQuery {
     pub limit: Option<i64>,
 }
 
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct BotFeed {
-    /// Outcomes this bot has not acknowledged yet, oldest first. They are served again until
-    /// acknowledged.
-    pub outcomes: Vec<OutcomeView>,
-}
-
 /// The bot's delivery feed across its campaigns.
 #[utoipa::path(get, path = "/v1/bot/feed", tag = "feed", params(FeedQuery), security(("bearer" = [])),
     responses((status = 200, body = BotFeed), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
@@ -123,23 +109,6 @@ pub async fn bot_feed(
     let limit = page_limit(q.limit)?;
     let outcomes = state.store.pending_outcomes(bot, limit).await?;
     Ok(Json(BotFeed { outcomes: with_witnesses(&state, &outcomes).await? }))
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewAcknowledgement {
-    /// The forum's id of the post that carried the outcome.
-    #[schema(example = "48213")]
-    pub forum_post_id: String,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct AcknowledgementView {
-    pub bot_id: Uuid,
-    pub outcome_id: Uuid,
-    pub campaign_id: Uuid,
-    pub forum_post_id: String,
-    pub acked_at: String,
 }
 
 /// Acknowledges delivery of an outcome. Acknowledging again is harmless: the first stands.

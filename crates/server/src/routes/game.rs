@@ -7,15 +7,14 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
 use crate::error::{ApiResult, AppError};
 use crate::extract::ApiPath;
 use crate::routes::shared::load_campaign;
+use crate::views::{ActionView, MovesView, PostKind, RulesetSummary, RulesetView, StateView};
 use crate::AppState;
 
 pub fn router() -> Router<AppState> {
@@ -33,23 +32,6 @@ fn managed(campaign: &LoadedCampaign) -> ApiResult<&short_acw::Scenario> {
     campaign.scenario().ok_or_else(|| {
         AppError::not_found("path.id", "a resolver campaign has no game state: the referee keeps the table")
     })
-}
-
-/// Where a managed campaign stands.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct StateView {
-    pub campaign_id: Uuid,
-    /// The state follows this post (0: nothing posted yet).
-    pub after_seq: i64,
-    /// Turn, phase, side to act, units with positions and factors, hex and city control,
-    /// stored reinforcement points, the pending battle, what is awaited from whom, and the
-    /// result once the game is over.
-    #[schema(value_type = Object)]
-    pub state: Value,
-    /// Present when the scenario's map is a stand-in (the seed publishes no map): the line
-    /// that says so, e.g. "Stand-in map: the seed publishes no map".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stand_in_map: Option<String>,
 }
 
 /// The state of a managed campaign now.
@@ -73,15 +55,6 @@ async fn current_state(state: &AppState, campaign: &LoadedCampaign) -> ApiResult
     Ok(crate::log::read::state_now(&*state.store, campaign).await?)
 }
 
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct MovesView {
-    pub unit: String,
-    /// Every hex the unit can legally reach now, with its cost, the cheapest path and whether
-    /// the unit would halt there next to the enemy.
-    #[schema(value_type = Vec<Object>)]
-    pub moves: Vec<Value>,
-}
-
 /// The hexes a unit can legally reach now.
 #[utoipa::path(get, path = "/v1/campaigns/{id}/units/{unit}/moves", tag = "game",
     params(("id" = Uuid, Path, description = "campaign id"), ("unit" = String, Path, description = "unit id, e.g. us-14th-inf")),
@@ -102,17 +75,6 @@ pub async fn unit_moves(
     Ok(Json(MovesView { unit, moves }))
 }
 
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct PostKind {
-    pub kind: String,
-    pub summary: String,
-    /// JSON Schema of the post's `body`.
-    #[schema(value_type = Object)]
-    pub body_schema: Value,
-    #[schema(value_type = Object)]
-    pub example: Value,
-}
-
 /// The post kinds of a managed Short ACW campaign, with the schema of each body and an example.
 #[utoipa::path(get, path = "/v1/post-kinds", tag = "game", responses((status = 200, body = Vec<PostKind>)))]
 pub async fn post_kinds() -> Json<Vec<PostKind>> {
@@ -127,39 +89,6 @@ pub async fn post_kinds() -> Json<Vec<PostKind>> {
             })
             .collect(),
     )
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct RulesetSummary {
-    pub name: String,
-    pub title: String,
-    /// The rules document it implements.
-    pub seed: String,
-    pub actions: Vec<String>,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ActionView {
-    pub name: String,
-    pub summary: String,
-    /// The section of the rules it implements.
-    pub rule: String,
-    /// JSON Schema of the action's `inputs`.
-    #[schema(value_type = Object)]
-    pub input_schema: Value,
-    #[schema(value_type = Object)]
-    pub example: Value,
-    /// Earlier names of the action, still accepted (a campaign's old posts keep theirs).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub also_accepted: Vec<String>,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct RulesetView {
-    pub name: String,
-    pub title: String,
-    pub seed: String,
-    pub actions: Vec<ActionView>,
 }
 
 fn summary(r: &dyn Ruleset) -> RulesetSummary {

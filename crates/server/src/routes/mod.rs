@@ -17,10 +17,9 @@ pub mod webhooks;
 
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use crate::error::ApiResult;
+use crate::views::Health;
 use crate::AppState;
 
 /// The routes the OpenAPI document does not list: the campaign page, its stylesheet, the API
@@ -59,14 +58,6 @@ pub fn router() -> Router<AppState> {
         .merge(play::router())
         .merge(fairness::router())
         .merge(export::router())
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct Health {
-    /// `ok` when the database answers.
-    pub status: String,
-    /// `sqlite` or `postgres`.
-    pub backend: String,
 }
 
 /// Liveness and database reachability.

@@ -11,8 +11,6 @@ use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use chrono::Utc;
-use serde::Serialize;
-use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::auth::{new_token, token_hash, Caller};
@@ -21,7 +19,7 @@ use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath};
 use crate::free_text::check_name;
 use crate::routes::shared::load_campaign;
-use crate::views::{IssuedToken, NewBot, NewModerator, NewPlayer};
+use crate::views::{IssuedToken, NewBot, NewModerator, NewPlayer, WhoAmI};
 use crate::AppState;
 
 pub fn router() -> axum::Router<AppState> {
@@ -244,21 +242,6 @@ pub async fn revoke_bot(
     }
     state.store.revoke_principal(bot_id, state.clock.now()).await?;
     Ok(StatusCode::NO_CONTENT)
-}
-
-/// Who a token speaks for.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WhoAmI {
-    /// The token's principal (a moderator's id is the `moderator_id` of their campaigns); none
-    /// for the operator.
-    pub id: Option<Uuid>,
-    /// `operator`, `moderator`, `player` or `bot`.
-    pub kind: String,
-    pub name: String,
-    /// The campaign a player or bot token is bound to.
-    pub campaign_id: Option<Uuid>,
-    /// The side a player token acts for.
-    pub side: Option<String>,
 }
 
 /// Who the token sent speaks for: the browser pages ask it to know the player's side.

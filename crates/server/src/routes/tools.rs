@@ -6,13 +6,14 @@ use adjutant_rules::short_acw::{self, Defence, VictoryRounding};
 use adjutant_rules::{DigitPositions, ReinforcementRoll, ResultNumber, TimeOfDay};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 
 use crate::campaign::ClockSetting;
 use crate::error::{ApiResult, AppError};
 use crate::extract::ApiQuery;
+use crate::views::{ReinforcementAnswer, ResultNumberAnswer, SealedDelayAnswer};
 use crate::AppState;
 
 pub fn router() -> Router<AppState> {
@@ -34,23 +35,6 @@ pub struct ResultNumberQuery {
     #[serde(default, deserialize_with = "crate::whole_number::query")]
     #[param(minimum = 8, maximum = 9)]
     pub first_digit: Option<u32>,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ResultNumberAnswer {
-    #[schema(example = 95145)]
-    pub n: u32,
-    #[schema(example = "308.455831522115")]
-    pub sqrt: String,
-    #[schema(example = 9)]
-    pub first_digit: u32,
-    /// The two decimals taken.
-    #[schema(example = "21")]
-    pub digits: String,
-    #[schema(example = 21)]
-    pub result: u32,
-    /// A `bc` command that shows √N.
-    pub bc: String,
 }
 
 /// The result number of a time of day.
@@ -90,18 +74,6 @@ pub struct ReinforcementQuery {
     pub cities: u32,
 }
 
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ReinforcementAnswer {
-    pub ms: u32,
-    pub cities: u32,
-    /// ms mod 6.
-    #[schema(example = 3)]
-    pub remainder: u32,
-    /// Whether the remainder is at most the cities held: one reinforcement point gained.
-    #[schema(example = true)]
-    pub gains: bool,
-}
-
 /// The Rebel reinforcement roll.
 #[utoipa::path(get, path = "/v1/tools/reinforcement", tag = "tools", params(ReinforcementQuery),
     responses((status = 200, body = ReinforcementAnswer), (status = 400, body = crate::error::Problem, content_type = "application/problem+json")))]
@@ -135,27 +107,6 @@ pub struct SealedDelayQuery {
     #[serde(default, deserialize_with = "crate::whole_number::query")]
     #[param(minimum = 8, maximum = 9)]
     pub first_digit: Option<u32>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SealedDelayAnswer {
-    /// `s_{k-1}` = SHA-256 of the secret's 64 characters, in hex.
-    pub previous: String,
-    /// SHA-256 of the secret followed by the post hash (128 characters), in hex.
-    pub digest: String,
-    /// The digest's first 16 hex digits, and their value.
-    pub first_8_bytes: String,
-    pub first_8_bytes_decimal: String,
-    /// That value mod 60,000.
-    pub delay_ms: u64,
-    /// The stamp and stamp + delay, RFC 3339 UTC with milliseconds.
-    pub stamp: String,
-    pub result_time: String,
-    /// The result time on the campaign's clock (H:MM:SS).
-    pub time_of_day: String,
-    pub result_number: crate::views::ResultNumberView,
-    /// Shell commands that redo each step with `sha256sum` and `bc`.
-    pub commands: Vec<String>,
 }
 
 /// A sealed-delay battle's result time and result number, from the secret its outcome revealed
