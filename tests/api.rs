@@ -106,6 +106,14 @@ async fn replayed_key_stores_nothing(backend: Backend) {
     // The same key from another player is that player's own key.
     let theirs = g.app.post_with_key(&g.confederate, &g.campaign, "same-key", note("advance")).await;
     assert_eq!(theirs.ok(201)["seq"], 2);
+    assert_eq!(theirs.body["void"], false, "a post stored now is the log's last: nothing voids it yet");
+
+    // Rolled back since, the post a key names is answered as void when the key is sent again.
+    let back = json!({"kind": "rollback", "body": {"to_seq": 0, "reason": "a fresh start"}});
+    g.app.post(&g.moderator, &g.campaign, back).await.ok(201);
+    let replayed = g.app.post_with_key(&g.union, &g.campaign, "same-key", note("advance")).await;
+    assert_eq!(replayed.ok(200)["seq"], 1);
+    assert_eq!(replayed.body["void"], true, "{}", replayed.text);
 }
 
 async fn players_only_for_their_side(backend: Backend) {

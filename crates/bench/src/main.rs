@@ -144,8 +144,26 @@ impl Drop for Process {
 const BENCH_SIGNING_SEED: [u8; 32] = [7; 32];
 
 async fn start_server(binary: &Path, database_url: &str, admin: &str) -> Result<Process> {
+    start_server_logging(binary, database_url, admin, None).await
+}
+
+/// The server, with its log (every step's span as it closes) written to `spans` when given.
+async fn start_server_logging(binary: &Path, database_url: &str, admin: &str, spans: Option<&Path>) -> Result<Process> {
     let port = free_port()?;
-    let child = Command::new(binary)
+    let mut command = Command::new(binary);
+    match spans {
+        Some(file) => {
+            command
+                .env("ADJUTANT_LOG", "warn,adjutant::post=debug,tower_http::trace=debug")
+                .env("ADJUTANT_LOG_SPANS", "close")
+                .env("NO_COLOR", "1")
+                .stdout(std::fs::File::create(file)?);
+        }
+        None => {
+            command.env("ADJUTANT_LOG", "warn").stdout(Stdio::null());
+        }
+    }
+    let child = command
         .env("ADJUTANT_LISTEN", format!("127.0.0.1:{port}"))
         .env("ADJUTANT_DATABASE_URL", database_url)
         .env("ADJUTANT_ADMIN_TOKEN", admin)
@@ -157,9 +175,7 @@ async fn start_server(binary: &Path, database_url: &str, admin: &str) -> Result<
         // The bench fills campaigns with far more posts a day than any player makes.
         .env("ADJUTANT_NOTES_PER_PLAYER_PER_DAY", "0")
         .env("ADJUTANT_SEALS_PER_PLAYER_PER_DAY", "0")
-        .env("ADJUTANT_LOG", "warn")
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
         .spawn()
         .map_err(|e| format!("{}: {e} (build it with cargo build --release -p adjutant-server)", binary.display()))?;
     Process { child, base: format!("http://127.0.0.1:{port}") }.wait_ready("/healthz").await
@@ -639,6 +655,124 @@ async fn calculator(base: &str, seconds: u64, dir: &Path) -> Result<(Run, Run)> 
 // ---------------------------------------------------------------------------------------------
 // The run and the report.
 
+// ---------------------------------------------------------------------------------------------
+// Where a post's time goes: the server logs each step's span as it closes; one client posts
+// one after another, so the steps are not waiting on other posts.
+
+const PROFILE_POSTS: u64 = 500;
+
+/// A step of a post, as the server's spans name it, with what it is.
+const STEPS: [(&str, &str); 19] = [
+    ("request", "the whole request, as the HTTP layer sees it (body read, JSON, handler, answer)"),
+    ("auth", "the token's principal (a read of the principals table)"),
+    ("campaign", "the campaign's row, its settings and game read"),
+    ("quota", "a player's daily quota of notes and seals (none for this post)"),
+    ("context", "what the verdict reads beyond the tail (nothing for this post)"),
+    ("append", "the write transaction, from waiting for the writer to the commit"),
+    ("begin", "opening it: the writer (SQLite) or the campaign's row lock (PostgreSQL)"),
+    ("known_key", "the idempotency check"),
+    ("tail", "the tail: the last post, the last snapshot, the last outcome position"),
+    ("decide", "the verdict, inside the transaction"),
+    ("chain_and_sign", "the stamp, the SHA-256 link and the Ed25519 receipt"),
+    ("rules", "the rules: the dice, the table and the outcome's JSON"),
+    ("insert_post", "the post's row"),
+    ("insert_outcome", "the outcome's row"),
+    ("enqueue_deliveries", "webhook outbox rows (no webhook here)"),
+    ("remember_key", "the idempotency record"),
+    ("commit", "the commit: the durable write"),
+    ("void_posts", "after the commit, for a replayed key only: the rollbacks read, for the answer's `void`"),
+    ("view", "after the commit: the answer's JSON"),
+];
+
+/// Mean time per post of each step, in ms (busy + idle: the wall time the span was open).
+struct Profile {
+    posts: u64,
+    client_p50_ms: f64,
+    steps: Vec<(&'static str, &'static str, f64, u64)>,
+}
+
+fn duration_ms(text: &str) -> Option<f64> {
+    let (number, unit) = text.split_at(text.find(|c: char| !(c.is_ascii_digit() || c == '.'))?);
+    let value: f64 = number.parse().ok()?;
+    Some(match unit {
+        "ns" => value / 1e6,
+        "µs" => value / 1e3,
+        "ms" => value,
+        "s" => value * 1e3,
+        _ => return None,
+    })
+}
+
+/// The closing span's name and wall time from one line of the server's log.
+fn closed_span(line: &str) -> Option<(String, f64)> {
+    let (head, times) = line.split_once(": close ")?;
+    let busy = times.split_whitespace().find_map(|t| t.strip_prefix("time.busy="))?;
+    let idle = times.split_whitespace().find_map(|t| t.strip_prefix("time.idle="))?;
+    let wall = duration_ms(busy)? + duration_ms(idle)?;
+    // `request{…}:step{name="append"}:step{name="tail"}: adjutant::post` → the last span.
+    let spans = head.rsplit_once(": ")?.0;
+    let last = spans.rsplit(':').find(|s| !s.is_empty())?;
+    let name = match last.split_once("{name=\"") {
+        Some((_, rest)) => rest.trim_end_matches("\"}").to_owned(),
+        None => last.split('{').next()?.rsplit(' ').next()?.to_owned(),
+    };
+    Some((name, wall))
+}
+
+async fn profile(binary: &Path, dir: &Path, admin: &str) -> Result<Profile> {
+    let log = dir.join("spans.log");
+    let db = dir.join("profile.db");
+    let server = start_server_logging(binary, &format!("sqlite://{}", db.display()), admin, Some(&log)).await?;
+    let game = game(&server.base, admin, "Profile").await?;
+    let client = client()?;
+    let url = format!("{}/v1/campaigns/{}/posts", server.base, game.campaign);
+    let mut latencies = Vec::new();
+    for i in 0..PROFILE_POSTS {
+        let at = Instant::now();
+        let answer = client
+            .post(&url)
+            .bearer_auth(&game.players[0])
+            .header("Idempotency-Key", format!("profile-{i}"))
+            .json(&order(0, i))
+            .send()
+            .await?;
+        if answer.status().as_u16() != 201 {
+            return Err(format!("profile post {i}: {}", answer.status()).into());
+        }
+        answer.bytes().await?;
+        latencies.push(at.elapsed().as_micros() as u64);
+    }
+    drop(server);
+    latencies.sort_unstable();
+    let text = std::fs::read_to_string(&log)?;
+    // Only the posts' requests: the set-up's requests (moderator, campaign, players) come first.
+    let mut totals: std::collections::HashMap<String, (f64, u64)> = std::collections::HashMap::new();
+    for line in text.lines().filter(|l| l.contains("uri=/v1/campaigns/") && l.contains("/posts ")) {
+        if let Some((name, ms)) = closed_span(line) {
+            let name = if name == "request" || line.contains("tower_http::trace::make_span: close") {
+                "request".to_owned()
+            } else {
+                name
+            };
+            let entry = totals.entry(name).or_default();
+            entry.0 += ms;
+            entry.1 += 1;
+        }
+    }
+    let steps = STEPS
+        .iter()
+        .map(|(name, what)| {
+            let (sum, count) = totals.get(*name).copied().unwrap_or_default();
+            (*name, *what, sum / PROFILE_POSTS as f64, count)
+        })
+        .collect();
+    Ok(Profile {
+        posts: PROFILE_POSTS,
+        client_p50_ms: latencies.get(latencies.len() / 2).map_or(f64::NAN, |us| *us as f64 / 1000.0),
+        steps,
+    })
+}
+
 struct Backend {
     name: &'static str,
     settings: String,
@@ -667,6 +801,8 @@ async fn run(o: Options) -> Result<()> {
     eprintln!("3. calculator beside a bare handler, {} s each", o.seconds);
     let (calc, bare) = calculator(&server.base, o.seconds, dir.path()).await?;
     drop(server);
+    eprintln!("5. where a post's time goes: {PROFILE_POSTS} posts, one client, the server's spans");
+    let profile = profile(&o.server, dir.path(), &admin).await?;
 
     if let Some(url) = &o.postgres {
         eprintln!("1. PostgreSQL ceiling: durable single-row inserts, {} s", o.seconds);
@@ -679,7 +815,7 @@ async fn run(o: Options) -> Result<()> {
         backends.push(Backend { name: "PostgreSQL", settings, service, ceiling, peak_kib: peak });
     }
 
-    let report = report(&o, &backends, &history, &calc, &bare);
+    let report = report(&o, &backends, &history, &calc, &bare, &profile);
     if let Some(parent) = o.out.parent() {
         std::fs::create_dir_all(parent)?;
     }
@@ -708,7 +844,7 @@ fn mib(kib: Option<u64>) -> String {
     kib.map_or_else(|| "unknown".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0))
 }
 
-fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare: &Run) -> String {
+fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare: &Run, profile: &Profile) -> String {
     let (cores, memory, cpu) = machine();
     let mut md = String::new();
     let mut line = |s: String| {
@@ -828,5 +964,58 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
     for b in backends {
         line(format!("- {}: {}", b.name, mib(b.peak_kib)));
     }
+    line(String::new());
+    line("## 5. Where a post's time goes (SQLite)".into());
+    line(String::new());
+    line(format!(
+        "One client posts {} `resolve` posts one after another (the server's own steps, not waiting on other posts). \
+         The server logs each step's span as it closes (`ADJUTANT_LOG_SPANS=close`, `adjutant::post=debug`); \
+         each figure is the step's mean wall time per post. Indented steps are inside the one above. \
+         The client saw a p50 of {:.2} ms.",
+        profile.posts, profile.client_p50_ms
+    ));
+    line(String::new());
+    line("| step | ms per post | share of the request | what it is |".into());
+    line("| --- | ---: | ---: | --- |".into());
+    let request = profile.steps.iter().find(|s| s.0 == "request").map_or(f64::NAN, |s| s.2);
+    for (name, what, ms, count) in &profile.steps {
+        let indent = match *name {
+            "request" => "",
+            "begin" | "known_key" | "tail" | "decide" | "insert_post" | "insert_outcome" | "enqueue_deliveries"
+            | "remember_key" | "commit" => "&nbsp;&nbsp;&nbsp;&nbsp;",
+            "chain_and_sign" | "rules" => "&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;",
+            _ => "&nbsp;&nbsp;",
+        };
+        let shown = if *count == 0 { "—".to_owned() } else { format!("{ms:.3}") };
+        let share = if *count == 0 { "—".to_owned() } else { format!("{:.0} %", 100.0 * ms / request) };
+        line(format!("| {indent}`{name}` | {shown} | {share} | {what} |"));
+    }
+    line(String::new());
+    line(
+        "What the writer holds its transaction for is `append` less `begin`; everything outside `append` (the token, the \
+         campaign, the answer) runs beside other posts' writes. Group commit (one transaction for every append waiting) \
+         shares `begin` and `commit` among the posts of a batch."
+            .into(),
+    );
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_closed_span_is_read_from_the_server_s_log_line() {
+        let step = "2026-11-23T17:22:38.902811Z DEBUG request{method=POST uri=/v1/campaigns/4a93/posts version=HTTP/1.1}:step{name=\"append\"}:step{name=\"tail\"}: adjutant::post: close time.busy=96.7µs time.idle=2.10µs";
+        let (name, ms) = closed_span(step).unwrap();
+        assert_eq!(name, "tail");
+        assert!((ms - 0.0988).abs() < 1e-9, "{ms}");
+        let request = "2026-11-23T17:22:38.906228Z DEBUG request{method=POST uri=/v1/campaigns/4a93/posts version=HTTP/1.1}: tower_http::trace::make_span: close time.busy=3.91ms time.idle=1.31ms";
+        let (name, ms) = closed_span(request).unwrap();
+        assert_eq!(name, "request");
+        assert!((ms - 5.22).abs() < 1e-9, "{ms}");
+        assert_eq!(duration_ms("650ns"), Some(0.00065));
+        assert_eq!(duration_ms("2.5s"), Some(2500.0));
+        assert_eq!(closed_span("2026-11-23T17:22:38Z DEBUG request{}: x: new"), None);
+    }
 }

@@ -172,7 +172,13 @@ async fn run(mut config: Config) -> Result<(), String> {
 
 fn init_tracing(config: &Config) {
     let filter = EnvFilter::try_from_env("ADJUTANT_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    // `ADJUTANT_LOG_SPANS=close` logs each span's time as it closes: with `adjutant::post=debug`
+    // in ADJUTANT_LOG, the steps of every post (the benchmark's breakdown of a post's time).
+    let spans = match std::env::var("ADJUTANT_LOG_SPANS").as_deref() {
+        Ok("close") => tracing_subscriber::fmt::format::FmtSpan::CLOSE,
+        _ => tracing_subscriber::fmt::format::FmtSpan::NONE,
+    };
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_span_events(spans);
     if config.log_format == "json" {
         builder.json().init();
     } else {

@@ -27,6 +27,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Mutex;
 use std::time::Instant;
+use tracing::Instrument;
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::header::AUTHORIZATION;
@@ -303,7 +304,7 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
                 .into_response();
             }
         }
-        match auth::authenticate(request.headers(), &state).await {
+        match auth::authenticate(request.headers(), &state).instrument(adjutant_store::append::step("auth")).await {
             Ok((caller, hash)) => (caller, Some(hash)),
             Err(refused) => {
                 if matches!(refused, AppError::Unauthorized(_)) {

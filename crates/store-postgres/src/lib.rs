@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{ConnectOptions, PgExecutor, Postgres, Row, Transaction};
-use tracing::instrument;
+use tracing::{instrument, Instrument};
 use uuid::Uuid;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
@@ -407,12 +407,16 @@ impl Store for PostgresStore {
 
     #[instrument(skip_all, fields(campaign = %request.campaign_id))]
     async fn append_post(&self, request: AppendRequest, decide: Decide<'_>) -> Result<Appended> {
-        let mut tx = self.pool.begin().await.map_err(map_err)?;
-        sqlx::query("SELECT id FROM campaigns WHERE id = $1 FOR UPDATE")
-            .bind(request.campaign_id)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(map_err)?;
+        let begin = async {
+            let mut tx = self.pool.begin().await.map_err(map_err)?;
+            sqlx::query("SELECT id FROM campaigns WHERE id = $1 FOR UPDATE")
+                .bind(request.campaign_id)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(map_err)?;
+            Ok::<_, StoreError>(tx)
+        };
+        let tx = begin.instrument(adjutant_store::append::step("begin")).await?;
         append(Append(tx), request, decide).await
     }
 

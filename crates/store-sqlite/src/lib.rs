@@ -22,7 +22,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
 use sqlx::{Row, Sqlite, SqliteExecutor, Transaction};
-use tracing::instrument;
+use tracing::{instrument, Instrument};
 use uuid::Uuid;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
@@ -450,7 +450,8 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all, fields(campaign = %request.campaign_id))]
     async fn append_post(&self, request: AppendRequest, decide: Decide<'_>) -> Result<Appended> {
-        let tx = self.writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
+        let begin = self.writer.begin_with("BEGIN IMMEDIATE");
+        let tx = begin.instrument(adjutant_store::append::step("begin")).await.map_err(map_err)?;
         append(Append(tx), request, decide).await
     }
 

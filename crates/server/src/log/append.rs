@@ -4,12 +4,14 @@
 use std::sync::Mutex;
 
 use adjutant_rules::Side;
+use adjutant_store::append::step;
 use adjutant_store::{
     AppendRequest, Appended, Decision, Declined, Post, Principal, PrincipalKind, Store, StoreError, Tail,
 };
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use tracing::Instrument;
 
 use super::chain::link_hash;
 use super::decide::decide;
@@ -96,7 +98,7 @@ impl Log<'_> {
         let side = new.side.map(Side::key);
         let request_hash = hex::encode(Sha256::digest(format!("{id}\n{}\n{}\n{asked}", new.kind, side.unwrap_or("-"))));
         let body = if PostKind::of(new.kind) == PostKind::Seal { salted(new.body)? } else { asked };
-        let over_quota = self.quota_spent(id, new.author, new.kind).await?;
+        let over_quota = self.quota_spent(id, new.author, new.kind).instrument(step("quota")).await?;
         let genesis = crate::campaign::genesis(&campaign.campaign);
         let request = AppendRequest {
             campaign_id: id,
@@ -108,15 +110,19 @@ impl Log<'_> {
         for _ in 0..ATTEMPTS {
             // Posts whose verdict reads further back than the tail read it before the write
             // transaction, after the head: if the log moves on meanwhile, they are decided again.
-            let needs = super::decide::Needs::of(campaign, new.kind, new.body);
-            let as_of = match needs.any() {
-                true => Some(self.store.head(id).await?.map_or(0, |post| post.seq)),
-                false => None,
+            let context = async {
+                let needs = super::decide::Needs::of(campaign, new.kind, new.body);
+                let as_of = match needs.any() {
+                    true => Some(self.store.head(id).await?.map_or(0, |post| post.seq)),
+                    false => None,
+                };
+                let read = ReadContext::read(self.store, campaign, new.kind, new.body, i64::MAX, async {
+                    crate::sealed_delay::next_secret(self.store, campaign).await.map(Some)
+                })
+                .await?;
+                Ok::<_, LogError>((as_of, read))
             };
-            let read = ReadContext::read(self.store, campaign, new.kind, new.body, i64::MAX, async {
-                crate::sealed_delay::next_secret(self.store, campaign).await.map(Some)
-            })
-            .await?;
+            let (as_of, read) = context.instrument(step("context")).await?;
             let stop = Mutex::new(None);
             let decide_post = |tail: &Tail| -> Result<Decision, Declined> {
                 let refuse = |why: Stop| {
@@ -131,11 +137,14 @@ impl Log<'_> {
                 if as_of.is_some_and(|as_of| tail.next_seq != as_of + 1) {
                     return Err(refuse(Stop::MovedOn));
                 }
-                let post = self.new_post(campaign, tail, &genesis, &new, side, &body);
-                let effects = decide(campaign, tail, &post, &read.context()).map_err(|e| refuse(Stop::Refused(e)))?;
+                let post =
+                    step("chain_and_sign").in_scope(|| self.new_post(campaign, tail, &genesis, &new, side, &body));
+                let effects = step("rules")
+                    .in_scope(|| decide(campaign, tail, &post, &read.context()))
+                    .map_err(|e| refuse(Stop::Refused(e)))?;
                 Ok(Decision { post, outcomes: effects.outcomes, snapshot: effects.snapshot })
             };
-            let written = self.store.append_post(request.clone(), &decide_post).await;
+            let written = self.store.append_post(request.clone(), &decide_post).instrument(step("append")).await;
             let stopped = stop.lock().unwrap_or_else(|e| e.into_inner()).take();
             match (written, stopped) {
                 (Err(StoreError::Declined), Some(Stop::MovedOn)) => continue,

@@ -8,6 +8,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
+use tracing::Instrument;
 use utoipa::IntoParams;
 use uuid::Uuid;
 
@@ -83,8 +84,17 @@ pub async fn create_post(
     if let Ok(value) = HeaderValue::from_str(&format!("/v1/campaigns/{id}/posts/{}", post.seq)) {
         headers.insert(axum::http::header::LOCATION, value);
     }
-    let void = log::read::void_posts(&*state.store, id).await?;
-    Ok((status, headers, Json(PostView::of(&campaign, &post, &outcomes, void.contains(&post.seq)))))
+    // A post stored now is the log's last: no rollback voids it yet. One stored before (a
+    // replayed key) may have been voided since.
+    let void = match status {
+        StatusCode::CREATED => false,
+        _ => log::read::void_posts(&*state.store, id)
+            .instrument(adjutant_store::append::step("void_posts"))
+            .await?
+            .contains(&post.seq),
+    };
+    let view = adjutant_store::append::step("view").in_scope(|| PostView::of(&campaign, &post, &outcomes, void));
+    Ok((status, headers, Json(view)))
 }
 
 /// Who may post to the campaign, and for which side: a player of this campaign for their own

@@ -1,6 +1,7 @@
 //! What the route modules share: the campaign and the post a path names, and the size of a page
 //! a query asks for. Route modules take these from here, never from one another.
 
+use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
@@ -9,8 +10,8 @@ use crate::AppState;
 
 /// The campaign `path.id` names, with its scenario or ruleset loaded; 404 when there is none.
 pub async fn load_campaign(state: &AppState, id: Uuid) -> ApiResult<LoadedCampaign> {
-    let campaign =
-        state.store.campaign(id).await?.ok_or_else(|| AppError::not_found("path.id", format!("no campaign {id}")))?;
+    let read = state.store.campaign(id).instrument(adjutant_store::append::step("campaign"));
+    let campaign = read.await?.ok_or_else(|| AppError::not_found("path.id", format!("no campaign {id}")))?;
     Ok(LoadedCampaign::load(campaign, &state.scenarios)?)
 }
 
