@@ -1,5 +1,6 @@
 //! Faults, with the real `adjutant` binary as a child process: killed with SIGKILL in the middle
-//! of a stream of posts, its PostgreSQL stopped under load, 64 clients posting at once.
+//! of a stream of posts, its PostgreSQL stopped under load, 64 clients posting at once, two
+//! replicas posting to one campaign on one PostgreSQL.
 //!
 //! PostgreSQL: `ADJUTANT_TEST_POSTGRES_URL` names a server where these tests create their own
 //! databases; the database-outage test starts a cluster of its own with the server binaries
@@ -415,6 +416,80 @@ async fn many_clients_at_once(backend: Backend) {
     assert_eq!(assert_log_whole(&api, &g.campaign).await, CLIENTS * POSTS_EACH + 1);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Two servers on one PostgreSQL, posting to one campaign at once.
+
+async fn two_replicas_on_one_database() {
+    const WRITERS_EACH: usize = 32;
+    const POSTS_EACH: usize = 6;
+    let _serial = one_at_a_time().await;
+    let Some(db) = Db::new(Backend::Postgres).await else { return };
+    // Replicas share the signing key (docs/hosting.md): each one's receipts are the other's.
+    let key = "07".repeat(32);
+    let env = [("ADJUTANT_SIGNING_KEY", key.as_str())];
+    let replicas = [Server::start(&db.url, &env).await, Server::start(&db.url, &env).await];
+    let apis = [Arc::new(Api::new(&replicas[0])), Arc::new(Api::new(&replicas[1]))];
+    let g = game(&apis[0], &replicas[0].admin).await;
+    let campaign = Arc::new(g.campaign.clone());
+
+    let mut writers = Vec::new();
+    for writer in 0..2 * WRITERS_EACH {
+        let (api, campaign) = (apis[writer % 2].clone(), campaign.clone());
+        let token = g.players[(writer / 2) % 2].clone();
+        writers.push(tokio::spawn(async move {
+            let mut acked = Vec::new();
+            for i in 0..POSTS_EACH {
+                let key = format!("replica-{}-{writer}-{i}", writer % 2);
+                let answer = api.post(&token, &campaign, &key, &note(&key)).await.expect("post");
+                assert_eq!(answer.status, 201, "{}", answer.text);
+                acked.push((key, answer.body["seq"].as_i64().expect("seq"), answer.body["hash"].clone()));
+            }
+            acked
+        }));
+    }
+    let mut acked = Vec::new();
+    for writer in writers {
+        acked.extend(writer.await.expect("writer"));
+    }
+    let total = 2 * WRITERS_EACH * POSTS_EACH;
+    let mut seqs: Vec<i64> = acked.iter().map(|(_, seq, _)| *seq).collect();
+    seqs.sort_unstable();
+    assert_eq!(seqs, (1..=total as i64).collect::<Vec<_>>(), "a gap, a duplicate or a fork in the sequence");
+
+    // Both replicas read the same whole log, every acknowledged post in it as acknowledged.
+    for api in &apis {
+        assert_eq!(assert_log_whole(api, &g.campaign).await, total);
+    }
+    let posts = apis[1].all_posts(&g.campaign).await;
+    for (key, seq, hash) in &acked {
+        let post = &posts[*seq as usize - 1];
+        assert_eq!(&post["hash"], hash, "acknowledged post {key} (seq {seq}) is not as stored");
+        assert_eq!(post["body"]["text"].as_str(), Some(key.as_str()), "seq {seq}");
+    }
+    let audit = apis[1].get(&format!("/v1/campaigns/{}/audit?fresh=true", g.campaign)).await;
+    assert_eq!(audit.body["ok"], true, "{}", audit.text);
+    assert_eq!(audit.body["posts"], total, "{}", audit.text);
+
+    // One key sent to both replicas at once: stored once, the other answered with that post.
+    let body = Arc::new(note("one order, two replicas"));
+    let mut same = Vec::new();
+    for api in &apis {
+        let (api, campaign, body, token) = (api.clone(), campaign.clone(), body.clone(), g.players[0].clone());
+        same.push(tokio::spawn(
+            async move { api.post(&token, &campaign, "both-replicas", &body).await.expect("post") },
+        ));
+    }
+    let mut statuses = Vec::new();
+    for answer in same {
+        let answer = answer.await.expect("post");
+        assert_eq!(answer.body["seq"].as_i64(), Some(total as i64 + 1), "{}", answer.text);
+        statuses.push(answer.status);
+    }
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 201]);
+    assert_eq!(assert_log_whole(&apis[0], &g.campaign).await, total + 1);
+}
+
 mod sqlite {
     use super::*;
 
@@ -440,6 +515,11 @@ mod postgres {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sixty_four_clients_and_one_key_sent_at_once() {
         many_clients_at_once(Backend::Postgres).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_replicas_post_to_one_campaign_with_no_gap_duplicate_or_fork() {
+        two_replicas_on_one_database().await;
     }
 }
 
