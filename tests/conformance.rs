@@ -7,7 +7,7 @@ use std::sync::Arc;
 use adjutant_e2e::{on_both_backends, Backend, TestDb};
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, Decision, Declined, NewOutcome, NewPrincipal, Post, Principal,
-    PrincipalKind, Store, StoreError, Tail, Webhook,
+    PrincipalKind, SharedDecide, Store, StoreError, Tail, Webhook,
 };
 use chrono::{TimeZone, Utc};
 use uuid::Uuid;
@@ -19,6 +19,7 @@ on_both_backends! {
     a_refused_append_writes_nothing => refused_append;
     concurrent_appends_never_skip_or_repeat => concurrent_appends;
     the_same_key_sent_concurrently_stores_one_post => concurrent_same_key;
+    refusals_and_reused_keys_fail_only_their_own_post_in_a_batch => mixed_batch;
     outcomes_snapshots_and_acknowledgements => outcomes_and_snapshots;
     a_range_of_posts_has_its_outcomes_read_at_once => outcomes_of_posts;
     the_log_cannot_be_rewritten => append_only;
@@ -79,13 +80,8 @@ fn request(campaign: &Campaign, author: &Principal, key: &str, hash: &str) -> Ap
 }
 
 /// A decide callback that writes a post with `outcomes` outcomes and, when asked, a snapshot.
-fn writer(
-    campaign: Uuid,
-    author: Uuid,
-    outcomes: usize,
-    snapshot: bool,
-) -> impl Fn(&Tail) -> Result<Decision, Declined> + Send + Sync {
-    move |tail: &Tail| {
+fn writer(campaign: Uuid, author: Uuid, outcomes: usize, snapshot: bool) -> SharedDecide {
+    std::sync::Arc::new(move |tail: &Tail| {
         let stamp = Utc.timestamp_millis_opt(1_700_000_000_000 + tail.next_seq * 1_000).unwrap();
         Ok(Decision {
             post: Post {
@@ -109,7 +105,7 @@ fn writer(
                 .collect(),
             snapshot: snapshot.then(|| format!("{{\"after\":{}}}", tail.next_seq)),
         })
-    }
+    })
 }
 
 async fn principals(backend: Backend) {
@@ -159,20 +155,20 @@ async fn campaigns(backend: Backend) {
 async fn appends(backend: Backend) {
     let (_db, store, _, campaign, player) = setup(backend).await;
     let decide = writer(campaign.id, player.id, 1, false);
-    let first = store.append_post(request(&campaign, &player, "a", "h1"), &decide).await.unwrap();
+    let first = store.append_post(request(&campaign, &player, "a", "h1"), decide.clone()).await.unwrap();
     let Appended::New(post, outcomes) = first else { panic!("expected a new post") };
     assert_eq!(post.seq, 1);
     assert_eq!(outcomes[0].position, 1);
-    let second = store.append_post(request(&campaign, &player, "b", "h2"), &decide).await.unwrap();
+    let second = store.append_post(request(&campaign, &player, "b", "h2"), decide.clone()).await.unwrap();
     let Appended::New(second, _) = second else { panic!("expected a new post") };
     assert_eq!(second.seq, 2);
     assert_eq!(second.prev_hash, post.hash);
 
     // The same key and request: the stored post, nothing new.
-    let replay = store.append_post(request(&campaign, &player, "a", "h1"), &decide).await.unwrap();
+    let replay = store.append_post(request(&campaign, &player, "a", "h1"), decide.clone()).await.unwrap();
     assert_eq!(replay, Appended::Replayed(post.clone(), outcomes.clone()));
     // The same key, another request: refused.
-    let reused = store.append_post(request(&campaign, &player, "a", "other"), &decide).await;
+    let reused = store.append_post(request(&campaign, &player, "a", "other"), decide.clone()).await;
     assert!(matches!(reused, Err(StoreError::KeyReused)), "{reused:?}");
     assert_eq!(store.posts(campaign.id, 0, 100).await.unwrap().len(), 2);
     assert_eq!(store.post(campaign.id, 1).await.unwrap(), Some(post));
@@ -183,14 +179,17 @@ async fn appends(backend: Backend) {
 
 async fn refused_append(backend: Backend) {
     let (db, store, _, campaign, player) = setup(backend).await;
-    let refuse = |_: &Tail| -> Result<Decision, Declined> { Err(Declined) };
-    let refused = store.append_post(request(&campaign, &player, "k", "h"), &refuse).await;
+    let refuse: SharedDecide = std::sync::Arc::new(|_: &Tail| -> Result<Decision, Declined> { Err(Declined) });
+    let refused = store.append_post(request(&campaign, &player, "k", "h"), refuse).await;
     assert!(matches!(refused, Err(StoreError::Declined)), "{refused:?}");
     assert_eq!(db.count("posts").await, 0);
     assert_eq!(db.count("idempotency_keys").await, 0);
     // The key is still free.
     let decide = writer(campaign.id, player.id, 0, false);
-    assert!(matches!(store.append_post(request(&campaign, &player, "k", "h"), &decide).await, Ok(Appended::New(..))));
+    assert!(matches!(
+        store.append_post(request(&campaign, &player, "k", "h"), decide.clone()).await,
+        Ok(Appended::New(..))
+    ));
 }
 
 async fn concurrent_appends(backend: Backend) {
@@ -202,7 +201,7 @@ async fn concurrent_appends(backend: Backend) {
         let player = player.clone();
         tasks.push(tokio::spawn(async move {
             let decide = writer(campaign.id, player.id, 2, true);
-            store.append_post(request(&campaign, &player, &format!("k{i}"), "h"), &decide).await
+            store.append_post(request(&campaign, &player, &format!("k{i}"), "h"), decide.clone()).await
         }));
     }
     for task in tasks {
@@ -226,7 +225,7 @@ async fn concurrent_same_key(backend: Backend) {
         let player = player.clone();
         tasks.push(tokio::spawn(async move {
             let decide = writer(campaign.id, player.id, 0, false);
-            store.append_post(request(&campaign, &player, "only-once", "h"), &decide).await
+            store.append_post(request(&campaign, &player, "only-once", "h"), decide.clone()).await
         }));
     }
     let mut new = 0;
@@ -247,11 +246,69 @@ async fn concurrent_same_key(backend: Backend) {
     assert_eq!(db.count("posts").await, 1);
 }
 
+/// Posts appended at once share commits (group commit): a declined post, a replayed key and a
+/// key reused with another request each answer for themselves, and the rest of the batch is
+/// written whole around them.
+async fn mixed_batch(backend: Backend) {
+    let (db, store, _, campaign, player) = setup(backend).await;
+    let mut tasks = Vec::new();
+    for i in 0..48usize {
+        let (store, campaign, player) = (store.clone(), campaign.clone(), player.clone());
+        tasks.push(tokio::spawn(async move {
+            let decide: SharedDecide = match i % 4 {
+                0 => std::sync::Arc::new(|_: &Tail| -> Result<Decision, Declined> { Err(Declined) }),
+                _ => writer(campaign.id, player.id, 1, i % 3 == 0),
+            };
+            // Twelve posts send one key: half with one request, half each with another.
+            let (key, hash) = match i % 4 {
+                1 if i < 24 => ("shared".to_owned(), "same".to_owned()),
+                1 => ("shared".to_owned(), format!("other-{i}")),
+                _ => (format!("m{i}"), "h".to_owned()),
+            };
+            let answer = store.append_post(request(&campaign, &player, &key, &hash), decide).await;
+            (i, hash, answer)
+        }));
+    }
+    let mut shared_new = Vec::new();
+    let mut shared_answers = Vec::new();
+    for task in tasks {
+        let (i, hash, answer) = task.await.unwrap();
+        match (i % 4, answer) {
+            (0, answer) => assert!(matches!(answer, Err(StoreError::Declined)), "{i}: {answer:?}"),
+            (1, Ok(Appended::New(post, _))) => shared_new.push((hash, post.seq)),
+            (1, answer) => shared_answers.push((hash, answer)),
+            (_, answer) => assert!(matches!(answer, Ok(Appended::New(..))), "{i}: {answer:?}"),
+        }
+    }
+    // The shared key made one post; its own request is replayed, any other refused.
+    assert_eq!(shared_new.len(), 1, "{shared_new:?}");
+    let (stored_hash, stored_seq) = &shared_new[0];
+    for (hash, answer) in shared_answers {
+        match answer {
+            Ok(Appended::Replayed(post, _)) => {
+                assert_eq!(&hash, stored_hash);
+                assert_eq!(post.seq, *stored_seq);
+            }
+            Err(StoreError::KeyReused) => assert_ne!(&hash, stored_hash),
+            other => panic!("{hash}: {other:?}"),
+        }
+    }
+    let posts = store.posts(campaign.id, 0, 100).await.unwrap();
+    assert_eq!(posts.iter().map(|p| p.seq).collect::<Vec<_>>(), (1..=25).collect::<Vec<_>>());
+    for pair in posts.windows(2) {
+        assert_eq!(pair[1].prev_hash, pair[0].hash);
+    }
+    let outcomes = store.outcomes(campaign.id, 0, 1000).await.unwrap();
+    assert_eq!(outcomes.iter().map(|o| o.position).collect::<Vec<_>>(), (1..=25).collect::<Vec<_>>());
+    assert_eq!(db.count("idempotency_keys").await, 25);
+    eprintln!("{backend:?}: the largest batch was {}", store.largest_batch());
+}
+
 async fn outcomes_and_snapshots(backend: Backend) {
     let (_db, store, moderator, campaign, player) = setup(backend).await;
     for i in 0..4 {
         let decide = writer(campaign.id, player.id, 1, i % 2 == 0);
-        store.append_post(request(&campaign, &player, &format!("k{i}"), "h"), &decide).await.unwrap();
+        store.append_post(request(&campaign, &player, &format!("k{i}"), "h"), decide.clone()).await.unwrap();
     }
     // Snapshots after posts 1 and 3: the latest at or before a post.
     assert_eq!(store.snapshot_at(campaign.id, 1).await.unwrap(), Some((1, "{\"after\":1}".into())));
@@ -295,9 +352,9 @@ async fn outcomes_of_posts(backend: Backend) {
     // Posts 1..=6 with 2, 0, 1, 3, 0, 2 outcomes.
     for (i, count) in [2, 0, 1, 3, 0, 2].into_iter().enumerate() {
         let decide = writer(campaign.id, player.id, count, false);
-        store.append_post(request(&campaign, &player, &format!("k{i}"), "h"), &decide).await.unwrap();
+        store.append_post(request(&campaign, &player, &format!("k{i}"), "h"), decide.clone()).await.unwrap();
         let decide = writer(other.id, other_player.id, 1, false);
-        store.append_post(request(&other, &other_player, &format!("k{i}"), "h"), &decide).await.unwrap();
+        store.append_post(request(&other, &other_player, &format!("k{i}"), "h"), decide.clone()).await.unwrap();
     }
     let positions =
         |outcomes: &[adjutant_store::Outcome]| outcomes.iter().map(|o| (o.seq, o.position)).collect::<Vec<_>>();
@@ -329,7 +386,7 @@ async fn outcomes_of_posts(backend: Backend) {
 async fn append_only(backend: Backend) {
     let (db, store, _, campaign, player) = setup(backend).await;
     let decide = writer(campaign.id, player.id, 1, true);
-    store.append_post(request(&campaign, &player, "k", "h"), &decide).await.unwrap();
+    store.append_post(request(&campaign, &player, "k", "h"), decide.clone()).await.unwrap();
     for sql in [
         "UPDATE posts SET body = '{}'",
         "DELETE FROM posts",
@@ -347,7 +404,7 @@ async fn append_only(backend: Backend) {
 async fn revocation(backend: Backend) {
     let (db, store, moderator, campaign, player) = setup(backend).await;
     let decide = writer(campaign.id, player.id, 1, false);
-    store.append_post(request(&campaign, &player, "k", "h"), &decide).await.unwrap();
+    store.append_post(request(&campaign, &player, "k", "h"), decide.clone()).await.unwrap();
     let (found, revoked_at) = store.principal(player.id).await.unwrap().unwrap();
     assert_eq!((found.id, revoked_at), (player.id, None));
     assert_eq!(store.principal(Uuid::new_v4()).await.unwrap(), None);
@@ -390,7 +447,7 @@ async fn webhook_lifecycle(backend: Backend) {
     };
     store.create_webhook(webhook.clone()).await.unwrap();
     let decide = writer(campaign.id, player.id, 1, false);
-    store.append_post(request(&campaign, &player, "k1", "h1"), &decide).await.unwrap();
+    store.append_post(request(&campaign, &player, "k1", "h1"), decide.clone()).await.unwrap();
     // A new secret signs what is claimed from now on.
     assert!(store.replace_webhook_secret(webhook.id, "whsec_new").await.unwrap());
     let now = Utc::now();
@@ -418,7 +475,7 @@ async fn webhook_lifecycle(backend: Backend) {
     let stored = store.webhook(webhook.id).await.unwrap().unwrap();
     assert_eq!(stored.disabled_reason.as_deref(), Some("deleted"));
     assert_eq!(stored.secret, "whsec_new");
-    store.append_post(request(&campaign, &player, "k2", "h2"), &decide).await.unwrap();
+    store.append_post(request(&campaign, &player, "k2", "h2"), decide.clone()).await.unwrap();
     let later = now + chrono::Duration::minutes(5);
     assert!(store.claim_deliveries(later, later + chrono::Duration::seconds(30), 10).await.unwrap().is_empty());
     assert_eq!(store.deliveries(webhook.id, 0, 10).await.unwrap().len(), 1);
@@ -430,12 +487,12 @@ async fn counting(backend: Backend) {
     // `writer` stamps post n at 1_700_000_000 s + n s, kind `note`.
     for key in ["a", "b", "c"] {
         store
-            .append_post(request(&campaign, &player, key, key), &writer(campaign.id, player.id, 0, false))
+            .append_post(request(&campaign, &player, key, key), writer(campaign.id, player.id, 0, false))
             .await
             .unwrap();
     }
     store
-        .append_post(request(&campaign, &moderator, "m", "m"), &writer(campaign.id, moderator.id, 0, false))
+        .append_post(request(&campaign, &moderator, "m", "m"), writer(campaign.id, moderator.id, 0, false))
         .await
         .unwrap();
     let at = |seconds: i64| Utc.timestamp_millis_opt(1_700_000_000_000 + seconds * 1_000).unwrap();
@@ -465,7 +522,7 @@ async fn campaign_secrets(backend: Backend) {
     // Outcomes are counted by kind, across the campaign's posts.
     for key in ["a", "b"] {
         store
-            .append_post(request(&campaign, &player, key, key), &writer(campaign.id, player.id, 2, false))
+            .append_post(request(&campaign, &player, key, key), writer(campaign.id, player.id, 2, false))
             .await
             .unwrap();
     }

@@ -22,6 +22,9 @@ pub struct Config {
     pub request_timeout_secs: u64,
     pub header_read_timeout_secs: u64,
     pub max_connections: usize,
+    /// The most posts one commit carries (group commit); 1 writes each post on its own.
+    #[serde(default = "default_max_batch")]
+    pub max_batch: usize,
     pub rate_limit_per_minute: u32,
     pub expensive_reads_per_minute: u32,
     pub auth_failures_per_minute: u32,
@@ -148,6 +151,9 @@ impl Config {
         if let Some(v) = var("ADJUTANT_LOG_FORMAT") {
             self.log_format = v;
         }
+        if let Some(v) = var("ADJUTANT_MAX_BATCH") {
+            self.max_batch = parse("ADJUTANT_MAX_BATCH", v)?;
+        }
         if let Some(v) = var("ADJUTANT_WEBHOOK_POLL_MS") {
             self.webhook_poll_ms = parse("ADJUTANT_WEBHOOK_POLL_MS", v)?;
         }
@@ -185,6 +191,10 @@ impl Config {
         self.admin_token = var("ADJUTANT_ADMIN_TOKEN").filter(|t| !t.is_empty()).map(Secret::new);
         Ok(())
     }
+}
+
+fn default_max_batch() -> usize {
+    adjutant_store::MAX_BATCH
 }
 
 #[cfg(test)]

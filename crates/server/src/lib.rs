@@ -70,8 +70,8 @@ impl AppState {
     pub fn log(&self) -> log::append::Log<'_> {
         log::append::Log {
             store: &*self.store,
-            clock: &*self.clock,
-            keys: &self.keys,
+            clock: self.clock.clone(),
+            keys: self.keys.clone(),
             quotas: log::append::Quotas {
                 notes_per_day: self.config.notes_per_player_per_day,
                 seals_per_day: self.config.seals_per_player_per_day,
@@ -101,6 +101,11 @@ impl AppState {
 
 /// Opens the store the database URL names: `sqlite://…` or `postgres://…`.
 pub async fn open_store(url: &str) -> Result<Arc<dyn Store>, String> {
+    open_store_batching(url, adjutant_store::MAX_BATCH).await
+}
+
+/// [`open_store`], committing at most `max_batch` posts at once.
+pub async fn open_store_batching(url: &str, max_batch: usize) -> Result<Arc<dyn Store>, String> {
     if let Some(path) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
         let file = path.split('?').next().unwrap_or(path);
         if let Some(parent) = std::path::Path::new(file).parent() {
@@ -109,10 +114,10 @@ pub async fn open_store(url: &str) -> Result<Arc<dyn Store>, String> {
             }
         }
         let store = adjutant_store_sqlite::SqliteStore::open(url).await.map_err(|e| e.to_string())?;
-        Ok(Arc::new(store))
+        Ok(Arc::new(store.with_max_batch(max_batch)))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let store = adjutant_store_postgres::PostgresStore::open(url).await.map_err(|e| e.to_string())?;
-        Ok(Arc::new(store))
+        Ok(Arc::new(store.with_max_batch(max_batch)))
     } else {
         Err(format!("ADJUTANT_DATABASE_URL must start with sqlite:// or postgres://, not {url:?}"))
     }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use adjutant_server::clock::SystemClock;
 use adjutant_server::config::Config;
-use adjutant_server::{open_store, operator, serve, AppState};
+use adjutant_server::{open_store_batching, operator, serve, AppState};
 use tracing_subscriber::EnvFilter;
 
 const USAGE: &str = "usage: adjutant [serve]
@@ -136,7 +136,7 @@ fn bot(args: &[String]) -> std::process::ExitCode {
 async fn run(mut config: Config) -> Result<(), String> {
     let (operator_token, origin) = operator::operator_token(&config)?;
     config.admin_token = Some(operator_token.clone());
-    let store = open_store(&config.database_url).await?;
+    let store = open_store_batching(&config.database_url, config.max_batch).await?;
     let listener =
         tokio::net::TcpListener::bind(&config.listen).await.map_err(|e| format!("{}: {e}", config.listen))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;

@@ -699,6 +699,10 @@ pub struct Health {
     pub status: String,
     /// `sqlite` or `postgres`.
     pub backend: String,
+    /// The most posts one commit of this server has carried since it started (group commit:
+    /// posts waiting for the writer are written in one transaction).
+    #[schema(minimum = 0)]
+    pub largest_batch: u64,
 }
 
 /// Who a token speaks for.

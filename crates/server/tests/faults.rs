@@ -285,6 +285,8 @@ async fn assert_log_whole(api: &Api, campaign: &str) -> usize {
 // SIGKILL in the middle of a stream of posts.
 
 async fn killed_mid_stream(backend: Backend) {
+    // Enough writers at once that posts queue for the writer and commit in batches.
+    const WRITERS: usize = 64;
     let _serial = one_at_a_time().await;
     let Some(db) = Db::new(backend).await else { return };
     let mut server = Server::start(&db.url, &[]).await;
@@ -296,7 +298,7 @@ async fn killed_mid_stream(backend: Backend) {
     let acked: Arc<Mutex<BTreeMap<String, (i64, String)>>> = Arc::default();
     let count = Arc::new(AtomicUsize::new(0));
     let mut writers = Vec::new();
-    for writer in 0..16 {
+    for writer in 0..WRITERS {
         let (api, campaign, acked, count) = (api.clone(), campaign.clone(), acked.clone(), count.clone());
         let token = g.players[writer % 2].clone();
         writers.push(tokio::spawn(async move {
@@ -322,7 +324,12 @@ async fn killed_mid_stream(backend: Backend) {
         assert!(Instant::now() < deadline, "the posts did not flow:\n{}", server.log_text());
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    let largest_batch = api.get("/healthz").await.body["largest_batch"].as_u64().expect("largest_batch");
     server.kill();
+    eprintln!(
+        "{backend:?}: {} posts acknowledged before the kill; the largest batch was {largest_batch}",
+        count.load(Ordering::SeqCst)
+    );
     for writer in writers {
         if let Some(answer) = writer.await.expect("writer") {
             panic!("a post was answered {} before the kill: {}", answer.status, answer.text);

@@ -24,7 +24,7 @@ use uuid::Uuid;
 
 struct Harness {
     store: SqliteStore,
-    clock: ManualClock,
+    clock: Arc<ManualClock>,
     keys: Arc<Keyring>,
     campaign: LoadedCampaign,
     moderator: Principal,
@@ -77,7 +77,7 @@ async fn harness(scenario: Option<&str>) -> Harness {
     }
     Harness {
         store,
-        clock: ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 23, 9, 51, 45).unwrap()),
+        clock: Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 23, 9, 51, 45).unwrap())),
         keys: Arc::new(Keyring::new(ed25519_dalek::SigningKey::from_bytes(&[7; 32]), Vec::new())),
         campaign: LoadedCampaign::load(campaign, &scenarios).unwrap(),
         moderator,
@@ -89,7 +89,7 @@ async fn harness(scenario: Option<&str>) -> Harness {
 
 impl Harness {
     fn log(&self) -> Log<'_> {
-        Log { store: &self.store, clock: &self.clock, keys: &self.keys, quotas: Quotas::default() }
+        Log { store: &self.store, clock: self.clock.clone(), keys: self.keys.clone(), quotas: Quotas::default() }
     }
 
     /// Appends a post, one second after the last: the post stored, or the refusal.

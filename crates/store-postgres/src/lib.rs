@@ -6,26 +6,35 @@
 
 use std::time::Duration;
 
-use adjutant_store::append::{append, AppendSteps, KnownKey, LastPost};
+use adjutant_store::append::{AppendSteps, GroupCommit, KnownKey, LastPost};
 use adjutant_store::row::{self, bad_column, Columns, OUTCOME_COLUMNS};
 use adjutant_store::{
-    Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, Decide, DeliveryAttempt, DeliveryLogEntry,
-    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, Store, StoreError, Webhook,
+    Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, DeliveryAttempt, DeliveryLogEntry,
+    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, SharedDecide, Store, StoreError, Webhook,
+    MAX_BATCH,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{ConnectOptions, PgExecutor, Postgres, Row, Transaction};
-use tracing::{instrument, Instrument};
+use tracing::instrument;
 use uuid::Uuid;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
 pub struct PostgresStore {
     pool: PgPool,
+    /// Posts waiting for this server's writer, appended a batch per transaction.
+    batches: GroupCommit,
 }
 
 impl PostgresStore {
+    /// Commits at most `max_batch` posts at once (group commit; 1: each post on its own).
+    pub fn with_max_batch(mut self, max_batch: usize) -> Self {
+        self.batches = GroupCommit::new(max_batch);
+        self
+    }
+
     /// Connects to `url` (`postgres://…`) and brings the schema up to date.
     pub async fn open(url: &str) -> Result<Self> {
         let options: PgConnectOptions = url
@@ -39,7 +48,7 @@ impl PostgresStore {
             .await
             .map_err(map_err)?;
         MIGRATOR.run(&pool).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
-        Ok(Self { pool })
+        Ok(Self { pool, batches: GroupCommit::new(MAX_BATCH) })
     }
 
     pub async fn close(&self) {
@@ -278,6 +287,29 @@ impl AppendSteps for Append {
         Ok(())
     }
 
+    async fn lock_campaign(&mut self, campaign_id: Uuid) -> Result<()> {
+        // Other replicas' appends to the campaign wait here until this batch commits.
+        sqlx::query("SELECT id FROM campaigns WHERE id = $1 FOR UPDATE")
+            .bind(campaign_id)
+            .fetch_optional(&mut *self.0)
+            .await
+            .map_err(map_err)
+            .map(|_| ())
+    }
+
+    async fn savepoint(&mut self) -> Result<()> {
+        sqlx::query("SAVEPOINT post").execute(&mut *self.0).await.map_err(map_err).map(|_| ())
+    }
+
+    async fn release(&mut self) -> Result<()> {
+        sqlx::query("RELEASE SAVEPOINT post").execute(&mut *self.0).await.map_err(map_err).map(|_| ())
+    }
+
+    async fn rollback_to_savepoint(&mut self) -> Result<()> {
+        sqlx::query("ROLLBACK TO SAVEPOINT post").execute(&mut *self.0).await.map_err(map_err)?;
+        sqlx::query("RELEASE SAVEPOINT post").execute(&mut *self.0).await.map_err(map_err).map(|_| ())
+    }
+
     async fn commit(self) -> Result<()> {
         self.0.commit().await.map_err(map_err)
     }
@@ -406,18 +438,17 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all, fields(campaign = %request.campaign_id))]
-    async fn append_post(&self, request: AppendRequest, decide: Decide<'_>) -> Result<Appended> {
-        let begin = async {
-            let mut tx = self.pool.begin().await.map_err(map_err)?;
-            sqlx::query("SELECT id FROM campaigns WHERE id = $1 FOR UPDATE")
-                .bind(request.campaign_id)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(map_err)?;
-            Ok::<_, StoreError>(tx)
+    async fn append_post(&self, request: AppendRequest, decide: SharedDecide) -> Result<Appended> {
+        let pool = self.pool.clone();
+        let begin = move || {
+            let pool = pool.clone();
+            async move { pool.begin().await.map(Append).map_err(map_err) }
         };
-        let tx = begin.instrument(adjutant_store::append::step("begin")).await?;
-        append(Append(tx), request, decide).await
+        self.batches.append(request, decide, begin).await
+    }
+
+    fn largest_batch(&self) -> usize {
+        self.batches.largest_batch()
     }
 
     #[instrument(skip_all)]

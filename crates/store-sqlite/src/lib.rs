@@ -10,11 +10,12 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use adjutant_store::append::{append, AppendSteps, KnownKey, LastPost};
+use adjutant_store::append::{AppendSteps, GroupCommit, KnownKey, LastPost};
 use adjutant_store::row::{self, bad_column, Columns, OUTCOME_COLUMNS};
 use adjutant_store::{
-    Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, Decide, DeliveryAttempt, DeliveryLogEntry,
-    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, Store, StoreError, Webhook,
+    Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, DeliveryAttempt, DeliveryLogEntry,
+    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, SharedDecide, Store, StoreError, Webhook,
+    MAX_BATCH,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
@@ -22,7 +23,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
 use sqlx::{Row, Sqlite, SqliteExecutor, Transaction};
-use tracing::{instrument, Instrument};
+use tracing::instrument;
 use uuid::Uuid;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
@@ -30,9 +31,17 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqli
 pub struct SqliteStore {
     writer: SqlitePool,
     readers: SqlitePool,
+    /// Posts waiting for the writer, appended a batch per transaction.
+    batches: GroupCommit,
 }
 
 impl SqliteStore {
+    /// Commits at most `max_batch` posts at once (group commit; 1: each post on its own).
+    pub fn with_max_batch(mut self, max_batch: usize) -> Self {
+        self.batches = GroupCommit::new(max_batch);
+        self
+    }
+
     /// Opens (creating if missing) the database at `url` (`sqlite://path/to/file.db`) and brings
     /// its schema up to date.
     pub async fn open(url: &str) -> Result<Self> {
@@ -56,7 +65,7 @@ impl SqliteStore {
             .connect_with(options.read_only(true))
             .await
             .map_err(map_err)?;
-        Ok(Self { writer, readers })
+        Ok(Self { writer, readers, batches: GroupCommit::new(MAX_BATCH) })
     }
 
     pub async fn close(&self) {
@@ -320,6 +329,24 @@ impl AppendSteps for Append {
         Ok(())
     }
 
+    async fn lock_campaign(&mut self, _campaign_id: Uuid) -> Result<()> {
+        // `BEGIN IMMEDIATE` took the database's one write lock already.
+        Ok(())
+    }
+
+    async fn savepoint(&mut self) -> Result<()> {
+        sqlx::query("SAVEPOINT post").execute(&mut *self.0).await.map_err(map_err).map(|_| ())
+    }
+
+    async fn release(&mut self) -> Result<()> {
+        sqlx::query("RELEASE SAVEPOINT post").execute(&mut *self.0).await.map_err(map_err).map(|_| ())
+    }
+
+    async fn rollback_to_savepoint(&mut self) -> Result<()> {
+        sqlx::query("ROLLBACK TO SAVEPOINT post").execute(&mut *self.0).await.map_err(map_err)?;
+        sqlx::query("RELEASE SAVEPOINT post").execute(&mut *self.0).await.map_err(map_err).map(|_| ())
+    }
+
     async fn commit(self) -> Result<()> {
         self.0.commit().await.map_err(map_err)
     }
@@ -449,10 +476,17 @@ impl Store for SqliteStore {
     }
 
     #[instrument(skip_all, fields(campaign = %request.campaign_id))]
-    async fn append_post(&self, request: AppendRequest, decide: Decide<'_>) -> Result<Appended> {
-        let begin = self.writer.begin_with("BEGIN IMMEDIATE");
-        let tx = begin.instrument(adjutant_store::append::step("begin")).await.map_err(map_err)?;
-        append(Append(tx), request, decide).await
+    async fn append_post(&self, request: AppendRequest, decide: SharedDecide) -> Result<Appended> {
+        let writer = self.writer.clone();
+        let begin = move || {
+            let writer = writer.clone();
+            async move { writer.begin_with("BEGIN IMMEDIATE").await.map(Append).map_err(map_err) }
+        };
+        self.batches.append(request, decide, begin).await
+    }
+
+    fn largest_batch(&self) -> usize {
+        self.batches.largest_batch()
     }
 
     #[instrument(skip_all)]

@@ -1,18 +1,22 @@
 //! Appending a post, once for both backends.
 //!
-//! [`append`] is the whole protocol: replay a known idempotency key, otherwise read the tail,
-//! let `decide` rule on it, and write the post, its outcomes, their webhook outbox rows, the
-//! state snapshot and the idempotency record. A backend supplies the steps ([`AppendSteps`]) in
-//! its own SQL, all inside one write transaction it has opened so that no other append to the
-//! same campaign runs between the tail read and the commit (SQLite's single writer,
-//! PostgreSQL's lock on the campaign's row).
+//! [`append_one`] is the whole protocol for a post: replay a known idempotency key, otherwise
+//! read the tail, let `decide` rule on it, and write the post, its outcomes, their webhook
+//! outbox rows, the state snapshot and the idempotency record. [`GroupCommit`] runs the posts
+//! waiting at once in one write transaction, each in a savepoint, and answers them after the
+//! commit. A backend supplies the steps ([`AppendSteps`]) in its own SQL, inside a transaction
+//! it has opened so that no other append to the same campaign runs between a tail read and the
+//! commit (SQLite's single writer, PostgreSQL's lock on the campaign's row).
 
 use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
 use tracing::Instrument;
 use uuid::Uuid;
 
-use crate::{AppendRequest, Appended, Decide, Declined, Outcome, Post, Result, StoreError, Tail};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::{AppendRequest, Appended, Decide, Declined, Outcome, Post, Result, SharedDecide, StoreError, Tail};
 
 /// An idempotency key seen before: what was asked with it and the post it made.
 #[derive(Debug, Clone)]
@@ -51,13 +55,27 @@ pub trait AppendSteps: Send {
     async fn insert_snapshot(&mut self, campaign_id: Uuid, seq: i64, state: &str) -> Result<()>;
     /// Records the key and what was asked with it, pointing at post `seq`.
     async fn remember_key(&mut self, request: &AppendRequest, seq: i64) -> Result<()>;
+    /// Holds the campaign against other writers until the transaction ends (PostgreSQL's row
+    /// lock; SQLite's single writer holds every campaign already).
+    async fn lock_campaign(&mut self, campaign_id: Uuid) -> Result<()>;
+    /// `SAVEPOINT post`: a post of a batch starts here.
+    async fn savepoint(&mut self) -> Result<()>;
+    /// `RELEASE SAVEPOINT post`: the post stays in the batch.
+    async fn release(&mut self) -> Result<()>;
+    /// `ROLLBACK TO SAVEPOINT post`: nothing of the post stays; the batch goes on.
+    async fn rollback_to_savepoint(&mut self) -> Result<()>;
     async fn commit(self) -> Result<()>;
 }
 
-/// Appends a post through `steps`: see the module's documentation. Nothing is written unless
-/// everything is (a refusal or an error drops the transaction uncommitted).
-pub async fn append<S: AppendSteps>(mut steps: S, request: AppendRequest, decide: Decide<'_>) -> Result<Appended> {
+/// Appends one post through `steps`, inside the batch's transaction, without committing it:
+/// see the module's documentation.
+pub async fn append_one<S: AppendSteps>(
+    steps: &mut S,
+    request: &AppendRequest,
+    decide: Decide<'_>,
+) -> Result<Appended> {
     let campaign_id = request.campaign_id;
+    steps.lock_campaign(campaign_id).instrument(step("lock_campaign")).await?;
 
     if let Some(known) =
         steps.known_key(request.author_id, &request.idempotency_key).instrument(step("known_key")).await?
@@ -75,7 +93,7 @@ pub async fn append<S: AppendSteps>(mut steps: S, request: AppendRequest, decide
         return Ok(Appended::Replayed(post, outcomes));
     }
 
-    let tail = tail(&mut steps, campaign_id).instrument(step("tail")).await?;
+    let tail = tail(steps, campaign_id).instrument(step("tail")).await?;
     let decision = step("decide").in_scope(|| decide(&tail)).map_err(|Declined| StoreError::Declined)?;
     let post = decision.post;
     steps.insert_post(campaign_id, &post).instrument(step("insert_post")).await?;
@@ -93,9 +111,139 @@ pub async fn append<S: AppendSteps>(mut steps: S, request: AppendRequest, decide
     if let Some(state) = &decision.snapshot {
         steps.insert_snapshot(campaign_id, post.seq, state).instrument(step("insert_snapshot")).await?;
     }
-    steps.remember_key(&request, post.seq).instrument(step("remember_key")).await?;
-    steps.commit().instrument(step("commit")).await?;
+    steps.remember_key(request, post.seq).instrument(step("remember_key")).await?;
     Ok(Appended::New(post, outcomes))
+}
+
+/// A post waiting for its batch: what it asks, how it is decided, where its answer goes.
+struct Waiting {
+    request: AppendRequest,
+    decide: SharedDecide,
+    answer: tokio::sync::oneshot::Sender<Result<Appended>>,
+}
+
+/// Group commit: the posts waiting for the writer are appended in one transaction and answered
+/// after its commit, so a batch of posts shares one durable write.
+///
+/// A post joins the queue, then waits for its answer or for the writer, whichever comes first.
+/// Whoever gets the writer takes every post queued (at most `max_batch`) and writes them in
+/// order, each in a savepoint: a post sees the tail the one before it left, a refused post or
+/// a database error rolls back only that post, and an idempotency key used twice in a batch
+/// is answered from the first. Every post is answered only once the commit is durable; a
+/// failed commit fails the batch's new posts (503). A lone post is never held back: a batch is
+/// whatever queued while the writer was busy.
+pub struct GroupCommit {
+    queue: std::sync::Mutex<Vec<Waiting>>,
+    writer: Arc<tokio::sync::Mutex<()>>,
+    max_batch: usize,
+    largest: Arc<AtomicUsize>,
+}
+
+impl GroupCommit {
+    pub fn new(max_batch: usize) -> Self {
+        Self {
+            queue: std::sync::Mutex::default(),
+            writer: Arc::default(),
+            max_batch: max_batch.max(1),
+            largest: Arc::default(),
+        }
+    }
+
+    /// The most posts one commit has carried so far.
+    pub fn largest_batch(&self) -> usize {
+        self.largest.load(Ordering::Relaxed)
+    }
+
+    /// Appends a post in the next batch. `begin` opens the batch's transaction.
+    pub async fn append<S, B, F>(&self, request: AppendRequest, decide: SharedDecide, begin: B) -> Result<Appended>
+    where
+        S: AppendSteps + 'static,
+        B: Fn() -> F,
+        F: std::future::Future<Output = Result<S>> + Send + 'static,
+    {
+        let (answer, mut answered) = tokio::sync::oneshot::channel();
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(Waiting { request, decide, answer });
+        let lost = || StoreError::Unavailable("the batch writing this post stopped; it was not stored".into());
+        loop {
+            tokio::select! {
+                biased;
+                result = &mut answered => return result.unwrap_or_else(|_| Err(lost())),
+                writer = self.writer.clone().lock_owned() => {
+                    let batch: Vec<Waiting> = {
+                        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                        let n = queue.len().min(self.max_batch);
+                        queue.drain(..n).collect()
+                    };
+                    if batch.is_empty() {
+                        // Another writer took this post: its answer is on the way.
+                        drop(writer);
+                        return (&mut answered).await.unwrap_or_else(|_| Err(lost()));
+                    }
+                    let largest = self.largest.clone();
+                    let opened = begin();
+                    // On a task of its own, so a caller going away never cuts a batch short.
+                    // The batch's steps are logged under the post whose task took the writer.
+                    let writing = tokio::spawn(
+                        async move {
+                            largest.fetch_max(batch.len(), Ordering::Relaxed);
+                            write_batch(opened, batch).await;
+                            drop(writer);
+                        }
+                        .in_current_span(),
+                    );
+                    let _ = writing.await;
+                }
+            }
+        }
+    }
+}
+
+async fn write_batch<S: AppendSteps>(opened: impl std::future::Future<Output = Result<S>>, batch: Vec<Waiting>) {
+    let mut steps = match opened.instrument(step("begin")).await {
+        Ok(steps) => steps,
+        Err(e) => {
+            for waiting in batch {
+                let _ = waiting.answer.send(Err(e.clone()));
+            }
+            return;
+        }
+    };
+    let mut done: Vec<(tokio::sync::oneshot::Sender<Result<Appended>>, Result<Appended>)> = Vec::new();
+    let mut broken: Option<StoreError> = None;
+    for waiting in batch {
+        if let Some(e) = &broken {
+            let _ = waiting.answer.send(Err(e.clone()));
+            continue;
+        }
+        let result = match steps.savepoint().await {
+            Ok(()) => append_one(&mut steps, &waiting.request, &*waiting.decide).await,
+            Err(e) => Err(e),
+        };
+        let settled = match &result {
+            Ok(Appended::New(..)) => steps.release().await,
+            _ => steps.rollback_to_savepoint().await,
+        };
+        if let Err(e) = settled {
+            // The transaction cannot go on: nothing of this batch is written.
+            broken = Some(e.clone());
+            let _ = waiting.answer.send(Err(e));
+            continue;
+        }
+        done.push((waiting.answer, result));
+    }
+    let committed = match &broken {
+        Some(e) => Err(e.clone()),
+        None => steps.commit().instrument(step("commit")).await,
+    };
+    for (answer, result) in done {
+        let result = match (&committed, result) {
+            (Ok(()), result) => result,
+            // A post written in a batch that did not commit is not stored.
+            (Err(e), Ok(Appended::New(..))) => Err(StoreError::Unavailable(format!("the commit failed: {e}"))),
+            (Err(_), other) => other,
+        };
+        let _ = answer.send(result);
+    }
 }
 
 /// A step of the append, as a span: with `ADJUTANT_LOG_SPANS=close` and the target

@@ -26,7 +26,7 @@ use uuid::Uuid;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Declined;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The `decide` callback declined the post; nothing was written.
     #[error("the post was declined; nothing was written")]
@@ -302,6 +302,12 @@ pub fn outcomes_by_post(outcomes: Vec<Outcome>) -> std::collections::BTreeMap<i6
 
 pub type Decide<'a> = &'a (dyn Fn(&Tail) -> std::result::Result<Decision, Declined> + Send + Sync);
 
+/// The most posts one group commit carries.
+pub const MAX_BATCH: usize = 64;
+
+/// A `decide` callback a post can take into a batch: owned and shared with the batch's writer.
+pub type SharedDecide = std::sync::Arc<dyn Fn(&Tail) -> std::result::Result<Decision, Declined> + Send + Sync>;
+
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// `sqlite` or `postgres`.
@@ -335,9 +341,12 @@ pub trait Store: Send + Sync + 'static {
     /// How many outcomes of `kind` the campaign has, void posts' included.
     async fn count_outcomes_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<i64>;
 
-    /// Appends a post: inside one write transaction, replays a known idempotency key, otherwise
-    /// hands the tail to `decide` and writes what it returns.
-    async fn append_post(&self, request: AppendRequest, decide: Decide<'_>) -> Result<Appended>;
+    /// Appends a post: inside a write transaction, replays a known idempotency key, otherwise
+    /// hands the tail to `decide` and writes what it returns. The posts waiting at once share
+    /// one transaction (group commit, [`append::GroupCommit`]); each is answered after the commit.
+    async fn append_post(&self, request: AppendRequest, decide: SharedDecide) -> Result<Appended>;
+    /// The most posts one commit has carried so far (group commit).
+    fn largest_batch(&self) -> usize;
     /// Posts with `seq > after`, in order, at most `limit`.
     async fn posts(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>>;
     async fn post(&self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>>;

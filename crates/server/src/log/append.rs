@@ -1,12 +1,12 @@
 //! The append: a post is stamped, chained, signed and decided inside the store's write
 //! transaction, and written with its outcomes, or not at all.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use adjutant_rules::Side;
 use adjutant_store::append::step;
 use adjutant_store::{
-    AppendRequest, Appended, Decision, Declined, Post, Principal, PrincipalKind, Store, StoreError, Tail,
+    AppendRequest, Appended, Decision, Declined, Post, Principal, PrincipalKind, SharedDecide, Store, StoreError, Tail,
 };
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -36,8 +36,9 @@ pub struct Quotas {
 /// What the log needs to take posts.
 pub struct Log<'a> {
     pub store: &'a dyn Store,
-    pub clock: &'a dyn ServerClock,
-    pub keys: &'a Keyring,
+    /// Shared with the store's writer, which stamps and signs a post in its batch.
+    pub clock: Arc<dyn ServerClock>,
+    pub keys: Arc<Keyring>,
     pub quotas: Quotas,
 }
 
@@ -87,6 +88,46 @@ enum Stop {
     MovedOn,
 }
 
+/// What a post's decision needs, owned by the decision: the store may run it in a batch that
+/// another post's task is writing.
+struct Owned {
+    campaign: LoadedCampaign,
+    read: ReadContext,
+    genesis: String,
+    author_id: uuid::Uuid,
+    kind: String,
+    side: Option<String>,
+    body: String,
+    over_quota: Option<Refusal>,
+    clock: Arc<dyn ServerClock>,
+    keys: Arc<Keyring>,
+}
+
+impl Owned {
+    /// The post at the end of the log: stamped now (never before the last post's stamp, even
+    /// if the machine's clock is stepped back), chained and signed. Signed before it is
+    /// written, so no post is stored unsigned.
+    fn new_post(&self, tail: &Tail) -> Post {
+        let now = self.clock.now();
+        let stamp: DateTime<Utc> = tail.prev_stamp.map_or(now, |prev| now.max(prev));
+        let mut post = Post {
+            campaign_id: self.campaign.campaign.id,
+            seq: tail.next_seq,
+            stamp,
+            author_id: self.author_id,
+            side: self.side.clone(),
+            kind: self.kind.clone(),
+            body: self.body.clone(),
+            prev_hash: tail.prev_hash.clone().unwrap_or_else(|| self.genesis.clone()),
+            hash: String::new(),
+            receipt: None,
+        };
+        post.hash = link_hash(&post, &post.prev_hash);
+        post.receipt = Some(self.keys.sign(&post));
+        post
+    }
+}
+
 impl Log<'_> {
     /// Appends `new` to `campaign`'s log. The server stamps it inside the write transaction;
     /// nothing the author sends sets the time.
@@ -123,28 +164,43 @@ impl Log<'_> {
                 Ok::<_, LogError>((as_of, read))
             };
             let (as_of, read) = context.instrument(step("context")).await?;
-            let stop = Mutex::new(None);
-            let decide_post = |tail: &Tail| -> Result<Decision, Declined> {
+            // What the decision needs, owned: it may run in a batch another post's task writes.
+            let stop: Arc<Mutex<Option<Stop>>> = Arc::default();
+            let owned = Arc::new(Owned {
+                campaign: campaign.clone(),
+                read,
+                genesis: genesis.clone(),
+                author_id: new.author.id,
+                kind: new.kind.to_owned(),
+                side: side.map(str::to_owned),
+                body: body.clone(),
+                over_quota: over_quota.clone(),
+                clock: self.clock.clone(),
+                keys: self.keys.clone(),
+            });
+            let said = stop.clone();
+            let decide_post: SharedDecide = Arc::new(move |tail: &Tail| -> Result<Decision, Declined> {
+                let (stop, o) = (&said, &owned);
+                let campaign = &o.campaign;
                 let refuse = |why: Stop| {
                     *stop.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
                     Declined
                 };
                 // Refused here, not before: a retry of a post stored before is replayed, never
                 // refused for the quota it spent itself.
-                if let Some(refusal) = &over_quota {
+                if let Some(refusal) = &o.over_quota {
                     return Err(refuse(Stop::Refused(refusal.clone().into())));
                 }
                 if as_of.is_some_and(|as_of| tail.next_seq != as_of + 1) {
                     return Err(refuse(Stop::MovedOn));
                 }
-                let post =
-                    step("chain_and_sign").in_scope(|| self.new_post(campaign, tail, &genesis, &new, side, &body));
+                let post = step("chain_and_sign").in_scope(|| o.new_post(tail));
                 let effects = step("rules")
-                    .in_scope(|| decide(campaign, tail, &post, &read.context()))
+                    .in_scope(|| decide(campaign, tail, &post, &o.read.context()))
                     .map_err(|e| refuse(Stop::Refused(e)))?;
                 Ok(Decision { post, outcomes: effects.outcomes, snapshot: effects.snapshot })
-            };
-            let written = self.store.append_post(request.clone(), &decide_post).instrument(step("append")).await;
+            });
+            let written = self.store.append_post(request.clone(), decide_post).instrument(step("append")).await;
             let stopped = stop.lock().unwrap_or_else(|e| e.into_inner()).take();
             match (written, stopped) {
                 (Err(StoreError::Declined), Some(Stop::MovedOn)) => continue,
@@ -154,37 +210,6 @@ impl Log<'_> {
             }
         }
         Err(LogError::Busy)
-    }
-
-    /// The post at the end of the log: stamped now (never before the last post's stamp, even
-    /// if the machine's clock is stepped back), chained and signed. Signed before it is
-    /// written, so no post is stored unsigned.
-    fn new_post(
-        &self,
-        campaign: &LoadedCampaign,
-        tail: &Tail,
-        genesis: &str,
-        new: &NewPost<'_>,
-        side: Option<&str>,
-        body: &str,
-    ) -> Post {
-        let now = self.clock.now();
-        let stamp: DateTime<Utc> = tail.prev_stamp.map_or(now, |prev| now.max(prev));
-        let mut post = Post {
-            campaign_id: campaign.campaign.id,
-            seq: tail.next_seq,
-            stamp,
-            author_id: new.author.id,
-            side: side.map(str::to_owned),
-            kind: new.kind.to_owned(),
-            body: body.to_owned(),
-            prev_hash: tail.prev_hash.clone().unwrap_or_else(|| genesis.to_owned()),
-            hash: String::new(),
-            receipt: None,
-        };
-        post.hash = link_hash(&post, &post.prev_hash);
-        post.receipt = Some(self.keys.sign(&post));
-        post
     }
 
     /// A player's notes and seals per campaign per UTC day are limited, counted from the log:

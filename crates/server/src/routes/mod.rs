@@ -65,5 +65,9 @@ pub fn router() -> Router<AppState> {
     responses((status = 200, body = Health), (status = 503, body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn healthz(axum::extract::State(state): axum::extract::State<AppState>) -> ApiResult<Json<Health>> {
     state.store.ping().await?;
-    Ok(Json(Health { status: "ok".into(), backend: state.store.backend().into() }))
+    Ok(Json(Health {
+        status: "ok".into(),
+        backend: state.store.backend().into(),
+        largest_batch: state.store.largest_batch() as u64,
+    }))
 }
