@@ -62,9 +62,12 @@ fn map_err(err: sqlx::Error) -> StoreError {
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_) => {
             StoreError::Unavailable(err.to_string())
         }
-        // Server shutting down, cannot connect now, or too many connections.
+        // Server shutting down, cannot connect now, too many connections; or a deadlock or a
+        // serialization failure between replicas' batches: the post was not written, try again.
         sqlx::Error::Database(db)
-            if db.code().is_some_and(|c| c.starts_with("57P") || c.starts_with("08") || c == "53300") =>
+            if db.code().is_some_and(|c| {
+                c.starts_with("57P") || c.starts_with("08") || c == "53300" || c == "40P01" || c == "40001"
+            }) =>
         {
             StoreError::Unavailable(err.to_string())
         }
