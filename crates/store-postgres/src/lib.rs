@@ -300,17 +300,8 @@ impl AppendSteps for Append {
             .map(|_| ())
     }
 
-    async fn savepoint(&mut self) -> Result<()> {
-        sqlx::query("SAVEPOINT post").execute(&mut *self.0).await.map_err(map_err).map(|_| ())
-    }
-
-    async fn release(&mut self) -> Result<()> {
-        sqlx::query("RELEASE SAVEPOINT post").execute(&mut *self.0).await.map_err(map_err).map(|_| ())
-    }
-
-    async fn rollback_to_savepoint(&mut self) -> Result<()> {
-        sqlx::query("ROLLBACK TO SAVEPOINT post").execute(&mut *self.0).await.map_err(map_err)?;
-        sqlx::query("RELEASE SAVEPOINT post").execute(&mut *self.0).await.map_err(map_err).map(|_| ())
+    async fn execute(&mut self, sql: &'static str) -> Result<()> {
+        sqlx::query(sql).execute(&mut *self.0).await.map_err(map_err).map(|_| ())
     }
 
     async fn commit(self) -> Result<()> {

@@ -58,12 +58,22 @@ pub trait AppendSteps: Send {
     /// Holds the campaign against other writers until the transaction ends (PostgreSQL's row
     /// lock; SQLite's single writer holds every campaign already).
     async fn lock_campaign(&mut self, campaign_id: Uuid) -> Result<()>;
+    /// Runs one statement that takes no parameters and returns no rows (the savepoints are
+    /// the same SQL in both dialects).
+    async fn execute(&mut self, sql: &'static str) -> Result<()>;
     /// `SAVEPOINT post`: a post of a batch starts here.
-    async fn savepoint(&mut self) -> Result<()>;
+    async fn savepoint(&mut self) -> Result<()> {
+        self.execute("SAVEPOINT post").await
+    }
     /// `RELEASE SAVEPOINT post`: the post stays in the batch.
-    async fn release(&mut self) -> Result<()>;
+    async fn release(&mut self) -> Result<()> {
+        self.execute("RELEASE SAVEPOINT post").await
+    }
     /// `ROLLBACK TO SAVEPOINT post`: nothing of the post stays; the batch goes on.
-    async fn rollback_to_savepoint(&mut self) -> Result<()>;
+    async fn rollback_to_savepoint(&mut self) -> Result<()> {
+        self.execute("ROLLBACK TO SAVEPOINT post").await?;
+        self.execute("RELEASE SAVEPOINT post").await
+    }
     async fn commit(self) -> Result<()>;
 }
 

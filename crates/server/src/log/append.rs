@@ -157,7 +157,7 @@ impl Log<'_> {
                     true => Some(self.store.head(id).await?.map_or(0, |post| post.seq)),
                     false => None,
                 };
-                let read = ReadContext::read(self.store, campaign, new.kind, new.body, i64::MAX, async {
+                let read = ReadContext::read(self.store, campaign, needs, i64::MAX, async {
                     crate::sealed_delay::next_secret(self.store, campaign).await.map(Some)
                 })
                 .await?;

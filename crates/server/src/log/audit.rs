@@ -9,7 +9,6 @@ use super::chain::{link_hash, ChainCheck};
 use super::error::{LogError, LogResult};
 use super::read::ReadContext;
 use super::replay::{Finding, Replay, Stored};
-use super::view::body_value;
 use crate::campaign::LoadedCampaign;
 use crate::sealed_delay;
 use crate::signing::Keyring;
@@ -25,7 +24,7 @@ pub async fn replay_post(
 ) -> LogResult<Vec<Finding>> {
     let id = post.campaign_id;
     // The log as it stood when the post was written: rollbacks after it do not count.
-    let read = ReadContext::read(store, campaign, &post.kind, &body_value(post), post.seq, async {
+    let read = ReadContext::read(store, campaign, Replay::needs(campaign, post), post.seq, async {
         Ok(sealed_delay::revealed(stored))
     })
     .await?;

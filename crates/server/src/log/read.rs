@@ -4,7 +4,6 @@
 use adjutant_rules::result_time::ChainSecret;
 use adjutant_rules::short_acw::GameState;
 use adjutant_store::{Post, Store};
-use serde_json::Value;
 use uuid::Uuid;
 
 use super::decide::Needs;
@@ -62,19 +61,17 @@ pub struct ReadContext {
 }
 
 impl ReadContext {
-    /// The context a post of `kind` with `body` reads, with the log as it stands before post
+    /// The context a post that `needs` it reads, with the log as it stands before post
     /// `before`; `chain_secret` gives the sealed-delay secret when [`Needs`] asks for it (the
     /// server's next one for a new post, the revealed one for a stored post).
     pub async fn read(
         store: &dyn Store,
         campaign: &LoadedCampaign,
-        kind: &str,
-        body: &Value,
+        needs: Needs,
         before: i64,
         chain_secret: impl std::future::Future<Output = LogResult<Option<ChainSecret>>>,
     ) -> LogResult<Self> {
         let id = campaign.campaign.id;
-        let needs = Needs::of(campaign, kind, body);
         let view = if needs.view { view_before(store, id, before).await? } else { LogView::default() };
         let rollback_snapshot = match needs.rollback_snapshot {
             Some(to_seq) => store.snapshot_at(id, to_seq).await?,
