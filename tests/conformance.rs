@@ -20,6 +20,7 @@ on_both_backends! {
     concurrent_appends_never_skip_or_repeat => concurrent_appends;
     the_same_key_sent_concurrently_stores_one_post => concurrent_same_key;
     refusals_and_reused_keys_fail_only_their_own_post_in_a_batch => mixed_batch;
+    a_database_error_in_a_batch_fails_only_the_post_it_touched => batch_with_a_failing_post;
     outcomes_snapshots_and_acknowledgements => outcomes_and_snapshots;
     a_range_of_posts_has_its_outcomes_read_at_once => outcomes_of_posts;
     the_log_cannot_be_rewritten => append_only;
@@ -301,6 +302,87 @@ async fn mixed_batch(backend: Backend) {
     let outcomes = store.outcomes(campaign.id, 0, 1000).await.unwrap();
     assert_eq!(outcomes.iter().map(|o| o.position).collect::<Vec<_>>(), (1..=25).collect::<Vec<_>>());
     assert_eq!(db.count("idempotency_keys").await, 25);
+    eprintln!("{backend:?}: the largest batch was {}", store.largest_batch());
+}
+
+async fn batch_with_a_failing_post(backend: Backend) {
+    let (db, store, moderator, first, first_player) = setup(backend).await;
+    let second = store.create_campaign(new_campaign(moderator.id, "Second")).await.unwrap();
+    let mut second_player = principal(PrincipalKind::Player, Some(second.id));
+    second_player.created_by = Some(moderator.id);
+    let second_player =
+        store.create_principal(NewPrincipal { principal: second_player, token_hash: [6; 32] }).await.unwrap();
+    // An outcome id already taken: the post that reuses it breaks a unique constraint.
+    let Appended::New(_, taken) = store
+        .append_post(request(&first, &first_player, "before", "h"), writer(first.id, first_player.id, 1, false))
+        .await
+        .unwrap()
+    else {
+        panic!("a new key makes a new post");
+    };
+    let taken = taken[0].id;
+
+    let mut tasks = Vec::new();
+    for i in 0..64usize {
+        let store = store.clone();
+        let (campaign, player) =
+            if i % 2 == 0 { (first.clone(), first_player.clone()) } else { (second.clone(), second_player.clone()) };
+        tasks.push(tokio::spawn(async move {
+            let write = writer(campaign.id, player.id, 2, i % 3 == 0);
+            let decide: SharedDecide = match i {
+                _ if i % 8 == 3 => Arc::new(|_: &Tail| -> Result<Decision, Declined> { Err(Declined) }),
+                20 | 41 => Arc::new(move |tail: &Tail| {
+                    let mut decision = write(tail)?;
+                    decision.outcomes[1].id = taken;
+                    Ok(decision)
+                }),
+                _ => write,
+            };
+            (i, store.append_post(request(&campaign, &player, &format!("b{i}"), "h"), decide).await)
+        }));
+    }
+    let mut stored = [Vec::new(), Vec::new()];
+    for task in tasks {
+        let (i, answer) = task.await.unwrap();
+        match answer {
+            Err(StoreError::Declined) if i % 8 == 3 => {}
+            Err(StoreError::Conflict(_)) if i == 20 || i == 41 => {}
+            Ok(Appended::New(post, outcomes)) if i % 8 != 3 && i != 20 && i != 41 => {
+                assert_eq!(outcomes.len(), 2);
+                stored[i % 2].push((i, post.seq));
+            }
+            other => panic!("post {i}: {other:?}"),
+        }
+    }
+    for (campaign, stored, earlier) in [(&first, &stored[0], 1), (&second, &stored[1], 0)] {
+        let posts = store.posts(campaign.id, 0, 100).await.unwrap();
+        let count = (stored.len() + earlier) as i64;
+        assert_eq!(posts.iter().map(|p| p.seq).collect::<Vec<_>>(), (1..=count).collect::<Vec<_>>());
+        for pair in posts.windows(2) {
+            assert_eq!(pair[1].prev_hash, pair[0].hash);
+        }
+        let outcomes = store.outcomes(campaign.id, 0, 1000).await.unwrap();
+        let positions: Vec<i64> = outcomes.iter().map(|o| o.position).collect();
+        assert_eq!(positions, (1..=outcomes.len() as i64).collect::<Vec<_>>());
+        assert_eq!(outcomes.len() as i64, 2 * count - earlier as i64);
+        // A snapshot for each post that asked for one, each after its own post.
+        let snapshots = store.snapshots(campaign.id, 0, 100).await.unwrap();
+        let asked: BTreeSet<i64> = stored.iter().filter(|(i, _)| i % 3 == 0).map(|&(_, seq)| seq).collect();
+        assert_eq!(snapshots.iter().map(|(seq, _)| *seq).collect::<BTreeSet<_>>(), asked);
+        for (seq, state) in &snapshots {
+            assert_eq!(state, &format!("{{\"after\":{seq}}}"));
+        }
+    }
+    assert_eq!(db.count("idempotency_keys").await, (stored[0].len() + stored[1].len() + 1) as i64);
+    // Every key of the batch is remembered: sent again, it gives back its post.
+    for (i, seq) in stored[0].iter().chain(&stored[1]).copied() {
+        let (campaign, player) = if i % 2 == 0 { (&first, &first_player) } else { (&second, &second_player) };
+        let again = store
+            .append_post(request(campaign, player, &format!("b{i}"), "h"), writer(campaign.id, player.id, 2, false))
+            .await
+            .unwrap();
+        assert!(matches!(&again, Appended::Replayed(post, outcomes) if post.seq == seq && outcomes.len() == 2));
+    }
     eprintln!("{backend:?}: the largest batch was {}", store.largest_batch());
 }
 

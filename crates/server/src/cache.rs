@@ -1,7 +1,8 @@
 //! What public reads remember between requests, in this process: the verified prefix of each
 //! campaign's log (so a repeat audit checks only the posts added since), and results keyed by
 //! the hash of the campaign's last post (the fairness report, the PNG map), which changes with
-//! every post and so can never be stale.
+//! every post and so can never be stale; and each campaign a post went to, as loaded from its
+//! creation record, which never changes.
 //!
 //! Nothing here is shared between replicas or survives a restart; a cold server just does the
 //! work once again.
@@ -12,11 +13,16 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
+use crate::campaign::LoadedCampaign;
 use crate::log::audit::AuditCheckpoint;
 
 /// Campaigns remembered per cache; beyond it, a cache starts over (a bound on memory, not a
 /// policy: the work is redone at most once per campaign).
 const MAX_CAMPAIGNS: usize = 10_000;
+
+/// Campaigns whose creation record is remembered, loaded; beyond it, the cache starts over. A
+/// loaded campaign holds its scenario, so this bound is smaller than the others.
+const MAX_LOADED: usize = 2_048;
 
 /// PNG renders at once; others wait (and time out with the request).
 pub const MAP_RENDERS: usize = 2;
@@ -25,6 +31,9 @@ pub const MAP_RENDERS: usize = 2;
 type ByHead = HashMap<(Uuid, &'static str), (String, Arc<Vec<u8>>)>;
 
 pub struct Caches {
+    /// Campaigns as loaded from their creation record, which never changes (the database
+    /// refuses an update): safe to keep, in every replica, for as long as the process lives.
+    campaigns: Mutex<HashMap<Uuid, LoadedCampaign>>,
     audits: Mutex<HashMap<Uuid, Arc<AuditCheckpoint>>>,
     /// Per campaign, the last post up to which a per-post audit found every link whole, and
     /// that post's hash.
@@ -37,6 +46,7 @@ pub struct Caches {
 impl Default for Caches {
     fn default() -> Self {
         Self {
+            campaigns: Mutex::default(),
             audits: Mutex::default(),
             chains: Mutex::default(),
             by_head: Mutex::default(),
@@ -53,6 +63,19 @@ fn insert<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>, key: K, value: V)
 }
 
 impl Caches {
+    /// A campaign loaded before.
+    pub fn campaign(&self, id: Uuid) -> Option<LoadedCampaign> {
+        self.campaigns.lock().unwrap_or_else(|e| e.into_inner()).get(&id).cloned()
+    }
+
+    pub fn remember_campaign(&self, campaign: LoadedCampaign) {
+        let mut campaigns = self.campaigns.lock().unwrap_or_else(|e| e.into_inner());
+        if campaigns.len() >= MAX_LOADED {
+            campaigns.clear();
+        }
+        campaigns.insert(campaign.campaign.id, campaign);
+    }
+
     /// The last verified prefix of a campaign's log.
     pub fn audit(&self, campaign: Uuid) -> Option<Arc<AuditCheckpoint>> {
         self.audits.lock().unwrap_or_else(|e| e.into_inner()).get(&campaign).cloned()

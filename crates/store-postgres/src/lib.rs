@@ -218,38 +218,73 @@ impl AppendSteps for Append {
             .map_err(map_err)
     }
 
-    async fn insert_post(&mut self, campaign_id: Uuid, post: &Post) -> Result<()> {
+    async fn insert_post(&mut self, _campaign_id: Uuid, post: &Post) -> Result<()> {
+        self.insert_posts(&[post]).await
+    }
+
+    async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()> {
+        self.insert_outcomes(&[outcome]).await
+    }
+
+    async fn any_known_key(&mut self, keys: &[(Uuid, &str)]) -> Result<bool> {
+        let (principals, keys): (Vec<Uuid>, Vec<&str>) = keys.iter().copied().unzip();
+        sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM idempotency_keys k
+                 JOIN UNNEST($1::uuid[], $2::text[]) AS asked (principal_id, key)
+                   ON k.principal_id = asked.principal_id AND k.key = asked.key)",
+        )
+        .bind(principals)
+        .bind(keys)
+        .fetch_one(&mut *self.0)
+        .await
+        .map_err(map_err)
+    }
+
+    async fn has_webhooks(&mut self, campaign_id: Uuid) -> Result<bool> {
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = $1 AND disabled_at IS NULL)")
+            .bind(campaign_id)
+            .fetch_one(&mut *self.0)
+            .await
+            .map_err(map_err)
+    }
+
+    async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
         sqlx::query(&format!(
-            "INSERT INTO posts ({POST_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+            "INSERT INTO posts ({POST_COLUMNS})
+             SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::timestamptz[], $4::uuid[], $5::text[], $6::text[],
+                                  $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])"
         ))
-        .bind(campaign_id)
-        .bind(post.seq)
-        .bind(post.stamp)
-        .bind(post.author_id)
-        .bind(&post.side)
-        .bind(&post.kind)
-        .bind(&post.body)
-        .bind(&post.prev_hash)
-        .bind(&post.hash)
-        .bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
-        .bind(post.receipt.as_ref().map(|r| r.signature.as_str()))
+        .bind(posts.iter().map(|p| p.campaign_id).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.seq).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.stamp).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.author_id).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.side.as_deref()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.kind.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.body.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.prev_hash.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.hash.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.key_id.as_str())).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.signature.as_str())).collect::<Vec<_>>())
         .execute(&mut *self.0)
         .await
         .map_err(map_err)?;
         Ok(())
     }
 
-    async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()> {
-        sqlx::query(&format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"))
-            .bind(outcome.id)
-            .bind(outcome.campaign_id)
-            .bind(outcome.position)
-            .bind(outcome.seq)
-            .bind(&outcome.kind)
-            .bind(&outcome.data)
-            .execute(&mut *self.0)
-            .await
-            .map_err(map_err)?;
+    async fn insert_outcomes(&mut self, outcomes: &[&Outcome]) -> Result<()> {
+        sqlx::query(&format!(
+            "INSERT INTO outcomes ({OUTCOME_COLUMNS})
+             SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::text[], $6::text[])"
+        ))
+        .bind(outcomes.iter().map(|o| o.id).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.campaign_id).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.position).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.seq).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.kind.as_str()).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.data.as_str()).collect::<Vec<_>>())
+        .execute(&mut *self.0)
+        .await
+        .map_err(map_err)?;
         Ok(())
     }
 
@@ -276,14 +311,19 @@ impl AppendSteps for Append {
     }
 
     async fn remember_key(&mut self, request: &AppendRequest, seq: i64) -> Result<()> {
+        self.remember_keys(&[(request, seq)]).await
+    }
+
+    async fn remember_keys(&mut self, keys: &[(&AppendRequest, i64)]) -> Result<()> {
         sqlx::query(
-            "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq)
+             SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::bigint[])",
         )
-        .bind(request.author_id)
-        .bind(&request.idempotency_key)
-        .bind(request.campaign_id)
-        .bind(&request.request_hash)
-        .bind(seq)
+        .bind(keys.iter().map(|(r, _)| r.author_id).collect::<Vec<_>>())
+        .bind(keys.iter().map(|(r, _)| r.idempotency_key.as_str()).collect::<Vec<_>>())
+        .bind(keys.iter().map(|(r, _)| r.campaign_id).collect::<Vec<_>>())
+        .bind(keys.iter().map(|(r, _)| r.request_hash.as_str()).collect::<Vec<_>>())
+        .bind(keys.iter().map(|&(_, seq)| seq).collect::<Vec<_>>())
         .execute(&mut *self.0)
         .await
         .map_err(map_err)?;

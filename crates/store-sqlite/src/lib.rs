@@ -22,7 +22,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
-use sqlx::{Row, Sqlite, SqliteExecutor, Transaction};
+use sqlx::{QueryBuilder, Row, Sqlite, SqliteExecutor, Transaction};
 use tracing::instrument;
 use uuid::Uuid;
 
@@ -52,8 +52,11 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(30));
+        // A connection in this process cannot drop away like a socket: no liveness test (a
+        // round trip to the connection's thread) before each use.
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
+            .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(30))
             .connect_with(options.clone())
             .await
@@ -61,6 +64,7 @@ impl SqliteStore {
         MIGRATOR.run(&writer).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
         let readers = SqlitePoolOptions::new()
             .max_connections(4)
+            .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(30))
             .connect_with(options.read_only(true))
             .await
@@ -206,6 +210,10 @@ async fn select_snapshot_at<'e>(
     row.as_ref().map(|row| decode(row, row::snapshot)).transpose()
 }
 
+/// The most rows one INSERT of a batch carries: SQLite takes at most 32,766 parameters a
+/// statement, and a post's row has 11.
+const ROWS_PER_STATEMENT: usize = 1000;
+
 /// An append's steps, inside a `BEGIN IMMEDIATE` transaction: the single writer holds the
 /// database's write lock from the tail read to the commit.
 struct Append(Transaction<'static, Sqlite>);
@@ -259,36 +267,72 @@ impl AppendSteps for Append {
         .map_err(map_err)
     }
 
-    async fn insert_post(&mut self, campaign_id: Uuid, post: &Post) -> Result<()> {
-        sqlx::query(&format!("INSERT INTO posts ({POST_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"))
-            .bind(campaign_id.to_string())
-            .bind(post.seq)
-            .bind(post.stamp.timestamp_millis())
-            .bind(post.author_id.to_string())
-            .bind(&post.side)
-            .bind(&post.kind)
-            .bind(&post.body)
-            .bind(&post.prev_hash)
-            .bind(&post.hash)
-            .bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
-            .bind(post.receipt.as_ref().map(|r| r.signature.as_str()))
-            .execute(&mut *self.0)
-            .await
-            .map_err(map_err)?;
-        Ok(())
+    async fn insert_post(&mut self, _campaign_id: Uuid, post: &Post) -> Result<()> {
+        self.insert_posts(&[post]).await
     }
 
     async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()> {
-        sqlx::query(&format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"))
-            .bind(outcome.id.to_string())
-            .bind(outcome.campaign_id.to_string())
-            .bind(outcome.position)
-            .bind(outcome.seq)
-            .bind(&outcome.kind)
-            .bind(&outcome.data)
-            .execute(&mut *self.0)
+        self.insert_outcomes(&[outcome]).await
+    }
+
+    async fn any_known_key(&mut self, keys: &[(Uuid, &str)]) -> Result<bool> {
+        for keys in keys.chunks(ROWS_PER_STATEMENT) {
+            let mut query = QueryBuilder::<Sqlite>::new(
+                "SELECT EXISTS (SELECT 1 FROM idempotency_keys WHERE (principal_id, key) IN (",
+            );
+            query.push_values(keys, |mut row, (principal_id, key)| {
+                row.push_bind(principal_id.to_string()).push_bind(*key);
+            });
+            query.push("))");
+            if query.build_query_scalar().fetch_one(&mut *self.0).await.map_err(map_err)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    async fn has_webhooks(&mut self, campaign_id: Uuid) -> Result<bool> {
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = ? AND disabled_at IS NULL)")
+            .bind(campaign_id.to_string())
+            .fetch_one(&mut *self.0)
             .await
-            .map_err(map_err)?;
+            .map_err(map_err)
+    }
+
+    async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
+        for posts in posts.chunks(ROWS_PER_STATEMENT) {
+            let mut query = QueryBuilder::<Sqlite>::new(format!("INSERT INTO posts ({POST_COLUMNS}) "));
+            query.push_values(posts, |mut row, post| {
+                row.push_bind(post.campaign_id.to_string())
+                    .push_bind(post.seq)
+                    .push_bind(post.stamp.timestamp_millis())
+                    .push_bind(post.author_id.to_string())
+                    .push_bind(post.side.as_deref())
+                    .push_bind(post.kind.as_str())
+                    .push_bind(post.body.as_str())
+                    .push_bind(post.prev_hash.as_str())
+                    .push_bind(post.hash.as_str())
+                    .push_bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
+                    .push_bind(post.receipt.as_ref().map(|r| r.signature.as_str()));
+            });
+            query.build().execute(&mut *self.0).await.map_err(map_err)?;
+        }
+        Ok(())
+    }
+
+    async fn insert_outcomes(&mut self, outcomes: &[&Outcome]) -> Result<()> {
+        for outcomes in outcomes.chunks(ROWS_PER_STATEMENT) {
+            let mut query = QueryBuilder::<Sqlite>::new(format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) "));
+            query.push_values(outcomes, |mut row, outcome| {
+                row.push_bind(outcome.id.to_string())
+                    .push_bind(outcome.campaign_id.to_string())
+                    .push_bind(outcome.position)
+                    .push_bind(outcome.seq)
+                    .push_bind(outcome.kind.as_str())
+                    .push_bind(outcome.data.as_str());
+            });
+            query.build().execute(&mut *self.0).await.map_err(map_err)?;
+        }
         Ok(())
     }
 
@@ -315,17 +359,23 @@ impl AppendSteps for Append {
     }
 
     async fn remember_key(&mut self, request: &AppendRequest, seq: i64) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(request.author_id.to_string())
-        .bind(&request.idempotency_key)
-        .bind(request.campaign_id.to_string())
-        .bind(&request.request_hash)
-        .bind(seq)
-        .execute(&mut *self.0)
-        .await
-        .map_err(map_err)?;
+        self.remember_keys(&[(request, seq)]).await
+    }
+
+    async fn remember_keys(&mut self, keys: &[(&AppendRequest, i64)]) -> Result<()> {
+        for keys in keys.chunks(ROWS_PER_STATEMENT) {
+            let mut query = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) ",
+            );
+            query.push_values(keys, |mut row, (request, seq)| {
+                row.push_bind(request.author_id.to_string())
+                    .push_bind(request.idempotency_key.as_str())
+                    .push_bind(request.campaign_id.to_string())
+                    .push_bind(request.request_hash.as_str())
+                    .push_bind(*seq);
+            });
+            query.build().execute(&mut *self.0).await.map_err(map_err)?;
+        }
         Ok(())
     }
 

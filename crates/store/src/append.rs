@@ -49,6 +49,42 @@ pub trait AppendSteps: Send {
     async fn last_position(&mut self, campaign_id: Uuid) -> Result<i64>;
     async fn insert_post(&mut self, campaign_id: Uuid, post: &Post) -> Result<()>;
     async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()>;
+    /// Whether any of `keys` (principal, key) has a record. A backend may ask in one statement.
+    async fn any_known_key(&mut self, keys: &[(Uuid, &str)]) -> Result<bool> {
+        for &(principal_id, key) in keys {
+            if self.known_key(principal_id, key).await?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+    /// Whether the campaign has a webhook that takes deliveries: without one, a post's outcomes
+    /// need no outbox rows.
+    async fn has_webhooks(&mut self, _campaign_id: Uuid) -> Result<bool> {
+        Ok(true)
+    }
+    /// Several posts' rows; a backend may write them in one statement.
+    async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
+        for post in posts {
+            self.insert_post(post.campaign_id, post).await?;
+        }
+        Ok(())
+    }
+    /// Several outcomes' rows; a backend may write them in one statement.
+    async fn insert_outcomes(&mut self, outcomes: &[&Outcome]) -> Result<()> {
+        for outcome in outcomes {
+            self.insert_outcome(outcome).await?;
+        }
+        Ok(())
+    }
+    /// Several idempotency records (each request with the post it made); a backend may write
+    /// them in one statement.
+    async fn remember_keys(&mut self, keys: &[(&AppendRequest, i64)]) -> Result<()> {
+        for &(request, seq) in keys {
+            self.remember_key(request, seq).await?;
+        }
+        Ok(())
+    }
     /// One outbox row per outcome of post `seq` and active webhook of the campaign, each holding
     /// the Standard Webhooks body (`timestamp`: the post's stamp, RFC 3339 to the millisecond).
     async fn enqueue_deliveries(&mut self, campaign_id: Uuid, seq: i64, timestamp: &str) -> Result<()>;
@@ -61,6 +97,19 @@ pub trait AppendSteps: Send {
     /// Runs one statement that takes no parameters and returns no rows (the savepoints are
     /// the same SQL in both dialects).
     async fn execute(&mut self, sql: &'static str) -> Result<()>;
+    /// `SAVEPOINT batch`: a batch written together starts here.
+    async fn savepoint_batch(&mut self) -> Result<()> {
+        self.execute("SAVEPOINT batch").await
+    }
+    /// `RELEASE SAVEPOINT batch`: the batch's rows stay.
+    async fn release_batch(&mut self) -> Result<()> {
+        self.execute("RELEASE SAVEPOINT batch").await
+    }
+    /// `ROLLBACK TO SAVEPOINT batch`: nothing of the batch stays; its posts go one by one.
+    async fn rollback_batch(&mut self) -> Result<()> {
+        self.execute("ROLLBACK TO SAVEPOINT batch").await?;
+        self.execute("RELEASE SAVEPOINT batch").await
+    }
     /// `SAVEPOINT post`: a post of a batch starts here.
     async fn savepoint(&mut self) -> Result<()> {
         self.execute("SAVEPOINT post").await
@@ -129,7 +178,7 @@ pub async fn append_one<S: AppendSteps>(
 struct Waiting {
     request: AppendRequest,
     decide: SharedDecide,
-    answer: tokio::sync::oneshot::Sender<Result<Appended>>,
+    answer: Answer,
 }
 
 /// Group commit: the posts waiting for the writer are appended in one transaction and answered
@@ -208,6 +257,8 @@ impl GroupCommit {
     }
 }
 
+type Answer = tokio::sync::oneshot::Sender<Result<Appended>>;
+
 async fn write_batch<S: AppendSteps>(opened: impl std::future::Future<Output = Result<S>>, batch: Vec<Waiting>) {
     let mut steps = match opened.instrument(step("begin")).await {
         Ok(steps) => steps,
@@ -218,7 +269,150 @@ async fn write_batch<S: AppendSteps>(opened: impl std::future::Future<Output = R
             return;
         }
     };
-    let mut done: Vec<(tokio::sync::oneshot::Sender<Result<Appended>>, Result<Appended>)> = Vec::new();
+    // Together when it can be, one by one when it cannot: either way, the same answers.
+    let together = match steps.savepoint_batch().await {
+        Ok(()) => match write_together(&mut steps, &batch).await {
+            Ok(Some(results)) => steps.release_batch().await.map(|()| Some(results)),
+            Ok(None) | Err(_) => steps.rollback_batch().await.map(|()| None),
+        },
+        Err(e) => Err(e),
+    };
+    let (done, broken) = match together {
+        Ok(Some(results)) => (batch.into_iter().map(|waiting| waiting.answer).zip(results).collect(), None),
+        Ok(None) => one_by_one(&mut steps, batch).await,
+        Err(e) => {
+            // The transaction cannot go on: nothing of this batch is written.
+            for waiting in batch {
+                let _ = waiting.answer.send(Err(e.clone()));
+            }
+            return;
+        }
+    };
+    let committed = match &broken {
+        Some(e) => Err(e.clone()),
+        None => steps.commit().instrument(step("commit")).await,
+    };
+    for (answer, result) in done {
+        let result = match (&committed, result) {
+            (Ok(()), result) => result,
+            // A post written in a batch that did not commit is not stored.
+            (Err(e), Ok(Appended::New(..))) => Err(StoreError::Unavailable(format!("the commit failed: {e}"))),
+            (Err(_), other) => other,
+        };
+        let _ = answer.send(result);
+    }
+}
+
+/// Writes a batch's posts together: every key checked in one statement, each campaign's tail
+/// read once, every post decided on the tail the post before it left, then each table's rows
+/// in one statement. `None` when the batch must go one by one because a key was used before or
+/// twice in it (its posts are answered from the first); an error when a statement failed (the
+/// caller rolls the batch back and goes one by one, so that the error fails only the posts it
+/// touched).
+async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Result<Option<Vec<Result<Appended>>>> {
+    // Each campaign held in one order, whoever writes, so that replicas never wait on each other
+    // in a circle.
+    let mut campaigns: Vec<Uuid> = batch.iter().map(|waiting| waiting.request.campaign_id).collect();
+    campaigns.sort_unstable();
+    campaigns.dedup();
+    for &campaign_id in &campaigns {
+        steps.lock_campaign(campaign_id).instrument(step("lock_campaign")).await?;
+    }
+
+    let keys: Vec<(Uuid, &str)> =
+        batch.iter().map(|waiting| (waiting.request.author_id, waiting.request.idempotency_key.as_str())).collect();
+    let distinct: std::collections::HashSet<&(Uuid, &str)> = keys.iter().collect();
+    if distinct.len() < keys.len() || steps.any_known_key(&keys).instrument(step("known_key")).await? {
+        return Ok(None);
+    }
+
+    let mut tails = std::collections::HashMap::with_capacity(campaigns.len());
+    let mut webhooks = std::collections::HashSet::new();
+    for &campaign_id in &campaigns {
+        tails.insert(campaign_id, tail(steps, campaign_id).instrument(step("tail")).await?);
+        if steps.has_webhooks(campaign_id).await? {
+            webhooks.insert(campaign_id);
+        }
+    }
+
+    let mut results = Vec::with_capacity(batch.len());
+    let mut snapshots = Vec::new();
+    for waiting in batch {
+        let campaign_id = waiting.request.campaign_id;
+        let Some(tail) = tails.get_mut(&campaign_id) else {
+            return Err(StoreError::Database(format!("no tail was read for campaign {campaign_id}")));
+        };
+        let Ok(decision) = step("decide").in_scope(|| (waiting.decide)(tail)) else {
+            results.push(Err(StoreError::Declined));
+            continue;
+        };
+        let post = decision.post;
+        let outcomes: Vec<Outcome> = (tail.next_position..)
+            .zip(decision.outcomes)
+            .map(|(position, new)| Outcome {
+                id: new.id,
+                campaign_id,
+                position,
+                seq: post.seq,
+                kind: new.kind,
+                data: new.data,
+            })
+            .collect();
+        // The tail this post leaves, for the next post of its campaign.
+        tail.next_seq = post.seq + 1;
+        tail.prev_hash = Some(post.hash.clone());
+        tail.prev_stamp = Some(post.stamp);
+        tail.next_position += outcomes.len() as i64;
+        if let Some(state) = decision.snapshot {
+            snapshots.push((campaign_id, post.seq, state.clone()));
+            tail.snapshot = Some((post.seq, state));
+        }
+        results.push(Ok(Appended::New(post, outcomes)));
+    }
+
+    let written: Vec<(&AppendRequest, &Post, &[Outcome])> = batch
+        .iter()
+        .zip(&results)
+        .filter_map(|(waiting, result)| match result {
+            Ok(Appended::New(post, outcomes)) => Some((&waiting.request, post, outcomes.as_slice())),
+            _ => None,
+        })
+        .collect();
+    if written.is_empty() {
+        return Ok(Some(results));
+    }
+    let posts: Vec<&Post> = written.iter().map(|&(_, post, _)| post).collect();
+    steps.insert_posts(&posts).instrument(step("insert_post")).await?;
+    let outcomes: Vec<&Outcome> = written.iter().flat_map(|&(_, _, outcomes)| outcomes).collect();
+    if !outcomes.is_empty() {
+        steps.insert_outcomes(&outcomes).instrument(step("insert_outcome")).await?;
+    }
+    for &(_, post, outcomes) in &written {
+        if !outcomes.is_empty() && webhooks.contains(&post.campaign_id) {
+            // The outbox rows go with the outcomes, in the same transaction.
+            let timestamp = post.stamp.to_rfc3339_opts(SecondsFormat::Millis, true);
+            steps
+                .enqueue_deliveries(post.campaign_id, post.seq, &timestamp)
+                .instrument(step("enqueue_deliveries"))
+                .await?;
+        }
+    }
+    for (campaign_id, seq, state) in &snapshots {
+        steps.insert_snapshot(*campaign_id, *seq, state).instrument(step("insert_snapshot")).await?;
+    }
+    let remembered: Vec<(&AppendRequest, i64)> = written.iter().map(|&(request, post, _)| (request, post.seq)).collect();
+    steps.remember_keys(&remembered).instrument(step("remember_key")).await?;
+    Ok(Some(results))
+}
+
+/// Writes a batch's posts one by one, each in a savepoint: a refused post, a known key or a
+/// database error rolls back only that post. The second part is the error that stopped the
+/// transaction, if one did (the posts after it are answered with it already).
+async fn one_by_one<S: AppendSteps>(
+    steps: &mut S,
+    batch: Vec<Waiting>,
+) -> (Vec<(Answer, Result<Appended>)>, Option<StoreError>) {
+    let mut done = Vec::with_capacity(batch.len());
     let mut broken: Option<StoreError> = None;
     for waiting in batch {
         if let Some(e) = &broken {
@@ -226,7 +420,7 @@ async fn write_batch<S: AppendSteps>(opened: impl std::future::Future<Output = R
             continue;
         }
         let result = match steps.savepoint().await {
-            Ok(()) => append_one(&mut steps, &waiting.request, &*waiting.decide).await,
+            Ok(()) => append_one(steps, &waiting.request, &*waiting.decide).await,
             Err(e) => Err(e),
         };
         let settled = match &result {
@@ -241,19 +435,7 @@ async fn write_batch<S: AppendSteps>(opened: impl std::future::Future<Output = R
         }
         done.push((waiting.answer, result));
     }
-    let committed = match &broken {
-        Some(e) => Err(e.clone()),
-        None => steps.commit().instrument(step("commit")).await,
-    };
-    for (answer, result) in done {
-        let result = match (&committed, result) {
-            (Ok(()), result) => result,
-            // A post written in a batch that did not commit is not stored.
-            (Err(e), Ok(Appended::New(..))) => Err(StoreError::Unavailable(format!("the commit failed: {e}"))),
-            (Err(_), other) => other,
-        };
-        let _ = answer.send(result);
-    }
+    (done, broken)
 }
 
 /// A step of the append, as a span: with `ADJUTANT_LOG_SPANS=close` and the target

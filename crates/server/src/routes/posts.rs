@@ -17,7 +17,7 @@ use crate::campaign::{parse_side, LoadedCampaign};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::log;
-use crate::routes::shared::{load_campaign, load_post, page_limit};
+use crate::routes::shared::{campaign_to_post_to, load_campaign, load_post, page_limit};
 use crate::views::{NewPost, PostPage, PostView};
 use crate::AppState;
 
@@ -62,7 +62,7 @@ pub async fn create_post(
     headers: HeaderMap,
     ApiJson(req): ApiJson<NewPost>,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<PostView>)> {
-    let campaign = load_campaign(&state, id).await?;
+    let campaign = campaign_to_post_to(&state, id).await?;
     let (author, side) = author_of(&caller, &campaign, req.side.as_deref())?;
     let new = log::append::NewPost {
         author,

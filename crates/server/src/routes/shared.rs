@@ -9,9 +9,31 @@ use crate::error::{ApiResult, AppError};
 use crate::AppState;
 
 /// The campaign `path.id` names, with its scenario or ruleset loaded; 404 when there is none.
+/// Read from the store every time: what a reader, an audit or an export shows is what is stored.
 pub async fn load_campaign(state: &AppState, id: Uuid) -> ApiResult<LoadedCampaign> {
-    let read = state.store.campaign(id).instrument(adjutant_store::append::step("campaign"));
-    let campaign = read.await?.ok_or_else(|| AppError::not_found("path.id", format!("no campaign {id}")))?;
+    read_campaign(state, id).instrument(adjutant_store::append::step("campaign")).await
+}
+
+/// The campaign a new post goes to: as [`load_campaign`], but read once per process and then
+/// kept (`Caches::campaign`), since a campaign's creation record never changes (the database
+/// refuses an update). Should a row be altered behind the server's back, posts go on under the
+/// record as first read, and the audit, which reads the stored row, finds the difference.
+pub async fn campaign_to_post_to(state: &AppState, id: Uuid) -> ApiResult<LoadedCampaign> {
+    async {
+        if let Some(loaded) = state.caches.campaign(id) {
+            return Ok(loaded);
+        }
+        let loaded = read_campaign(state, id).await?;
+        state.caches.remember_campaign(loaded.clone());
+        Ok(loaded)
+    }
+    .instrument(adjutant_store::append::step("campaign"))
+    .await
+}
+
+async fn read_campaign(state: &AppState, id: Uuid) -> ApiResult<LoadedCampaign> {
+    let campaign =
+        state.store.campaign(id).await?.ok_or_else(|| AppError::not_found("path.id", format!("no campaign {id}")))?;
     Ok(LoadedCampaign::load(campaign, &state.scenarios)?)
 }
 
