@@ -244,6 +244,17 @@ where
     Run { requests: latencies.len() as u64, errors: errors.load(Ordering::Relaxed), seconds, latencies }
 }
 
+/// A throughput run's figures, on the terminal as soon as they are measured.
+fn progress(run: &Run) {
+    eprintln!(
+        "   {:.0}/s, p50 {:.2} ms, p99 {:.2} ms, {} failed",
+        run.per_second(),
+        run.percentile_ms(0.5),
+        run.percentile_ms(0.99),
+        run.errors
+    );
+}
+
 fn client() -> Result<reqwest::Client> {
     Ok(reqwest::Client::builder().pool_max_idle_per_host(CLIENTS * 2).timeout(Duration::from_secs(30)).build()?)
 }
@@ -797,10 +808,12 @@ async fn run(o: Options) -> Result<()> {
 
     eprintln!("1. SQLite ceiling: durable single-row inserts, {} s", o.seconds);
     let sqlite_ceiling = sqlite_ceiling(dir.path(), o.seconds).await?;
+    progress(&sqlite_ceiling);
     let db_file = dir.path().join("adjutant.db");
     let server = start_server(&o.server, &format!("sqlite://{}", db_file.display()), &admin).await?;
     eprintln!("1. SQLite: POST posts, {CLIENTS} clients, {} s", o.seconds);
     let service = post_throughput(&server.base, &admin, o.seconds).await?;
+    progress(&service);
     let peak = server.peak_kib();
     let batch = largest_batch(&server.base).await?;
     let settings = "journal_mode=wal, synchronous=FULL (checked on the ceiling's connection)".to_owned();
@@ -824,9 +837,11 @@ async fn run(o: Options) -> Result<()> {
     if let Some(url) = &o.postgres {
         eprintln!("1. PostgreSQL ceiling: durable single-row inserts, {} s", o.seconds);
         let ceiling = postgres_ceiling(url, o.seconds).await?;
+        progress(&ceiling);
         let server = start_server(&o.server, url, &admin).await?;
         eprintln!("1. PostgreSQL: POST posts, {CLIENTS} clients, {} s", o.seconds);
         let service = post_throughput(&server.base, &admin, o.seconds).await?;
+        progress(&service);
         let peak = server.peak_kib();
         let batch = largest_batch(&server.base).await?;
         let settings = postgres_durability(url).await?;

@@ -58,7 +58,9 @@ impl SqliteStore {
             .max_connections(1)
             .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(30))
-            .connect_with(options.clone())
+            // A batch's savepoint keeps the pages it changes in a journal of its own: in memory,
+            // not in a temporary file.
+            .connect_with(options.clone().pragma("temp_store", "memory"))
             .await
             .map_err(map_err)?;
         MIGRATOR.run(&writer).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
