@@ -1314,7 +1314,7 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
          with figure 1's campaign in it), {} resolver campaigns created through its API (one moderator, a player on \
          each side), then {} earlier `resolve` posts seeded into each straight into the database, with their \
          outcomes, chained, signed with the server's receipt key and rolled as the server does (each campaign one \
-         transaction of multi-row inserts); then {CLIENTS} clients post for {} s, each post to a campaign picked \
+         transaction: multi-row inserts on SQLite, one insert of column arrays on PostgreSQL); then {CLIENTS} clients post for {} s, each post to a campaign picked \
          uniformly at random of the {} (SplitMix64 of the client and its request number), by one of its players. \
          After the run a fresh whole-campaign audit of the first, a middle and the last campaign passes (the server \
          takes the seeded posts as its own).",
@@ -1328,13 +1328,13 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
     line(String::new());
     for b in backends {
         line(format!(
-            "- {}: the campaigns created in {:.1} s, {} posts seeded in {:.1} s ({:.0} posts/s); audited campaigns \
+            "- {}: the campaigns created in {:.1} s, {} posts seeded in {:.1} s ({} posts/s); audited campaigns \
              held {} posts.",
             b.name,
             b.scale.create_seconds,
             thousands(SCALE_CAMPAIGNS as u64 * SCALE_POSTS as u64),
             b.scale.seed_seconds,
-            (SCALE_CAMPAIGNS as u64 * SCALE_POSTS as u64) as f64 / b.scale.seed_seconds,
+            thousands(((SCALE_CAMPAIGNS as u64 * SCALE_POSTS as u64) as f64 / b.scale.seed_seconds) as u64),
             b.scale.audited.iter().map(|p| thousands(*p)).collect::<Vec<_>>().join(", "),
         ));
     }
