@@ -3,12 +3,13 @@
 //!
 //! 1. POST posts on SQLite (`synchronous=FULL`), 64 concurrent clients with unique keys, beside
 //!    a minimal loop of durable single-row inserts, one per transaction, with the same settings;
-//!    the same on PostgreSQL when a URL is given.
+//!    the same on PostgreSQL when a URL is given. Then the same 64 clients at scale: 1,000
+//!    campaigns with 1,000 earlier posts each, every post to a campaign picked at random.
 //! 2. Post latency with 100 and with 100,000 earlier posts in the campaign, and the
 //!    whole-campaign audit of the larger (every post replayed through the rules).
 //! 3. `/v1/tools/result-number` requests per second beside a bare axum handler that returns the
 //!    same JSON.
-//! 4. The server's peak resident memory (VmHWM) under (1).
+//! 4. The server's peak resident memory (VmHWM) under (1), and under (1) at scale.
 //!
 //! The server is the real `adjutant` binary in a child process; the bare handler runs in a
 //! child process too (this binary, `bare-calculator`), so both sides of (3) pay the same. The
@@ -16,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -277,17 +278,26 @@ async fn created(client: &reqwest::Client, url: String, token: &str, body: Value
     Ok(serde_json::from_str(&text)?)
 }
 
+async fn moderator(client: &reqwest::Client, base: &str, admin: &str) -> Result<String> {
+    let moderator = created(client, format!("{base}/v1/moderators"), admin, json!({"name": "Bench"})).await?;
+    Ok(moderator["token"].as_str().ok_or("no token")?.to_owned())
+}
+
 async fn game(base: &str, admin: &str, name: &str) -> Result<Game> {
     let client = client()?;
-    let moderator = created(&client, format!("{base}/v1/moderators"), admin, json!({"name": "Bench"})).await?;
-    let moderator = moderator["token"].as_str().ok_or("no token")?.to_owned();
+    let moderator = moderator(&client, base, admin).await?;
+    campaign(&client, base, &moderator, name).await
+}
+
+/// A resolver campaign of the moderator's, with a player on each side.
+async fn campaign(client: &reqwest::Client, base: &str, moderator: &str, name: &str) -> Result<Game> {
     let body = json!({"name": name, "mode": "resolver", "ruleset": RULESET});
-    let campaign = created(&client, format!("{base}/v1/campaigns"), &moderator, body).await?;
+    let campaign = created(client, format!("{base}/v1/campaigns"), moderator, body).await?;
     let campaign = campaign["id"].as_str().ok_or("no id")?.to_owned();
     let mut players = Vec::new();
     for side in ["union", "confederate"] {
         let body = json!({"name": side, "side": side});
-        let player = created(&client, format!("{base}/v1/campaigns/{campaign}/players"), &moderator, body).await?;
+        let player = created(client, format!("{base}/v1/campaigns/{campaign}/players"), moderator, body).await?;
         players.push(player["token"].as_str().ok_or("no token")?.to_owned());
     }
     Ok(Game { campaign, players })
@@ -303,20 +313,21 @@ fn order(client: usize, i: u64) -> Value {
 
 const CLASSES: [&str; 4] = ["A", "B", "C", "D"];
 
-/// Figure 1 for one backend: 64 clients posting with unique keys.
-async fn post_throughput(base: &str, admin: &str, seconds: u64) -> Result<Run> {
-    let game = game(base, admin, "Throughput").await?;
+/// Figure 1 for one backend: 64 clients posting with unique keys, each post to a campaign of
+/// `games` picked by [`spread`] (with one campaign, all to it), by one of its two players.
+async fn post_throughput(base: &str, games: Arc<Vec<Game>>, seconds: u64) -> Result<Run> {
     let client = client()?;
-    let url = Arc::new(format!("{base}/v1/campaigns/{}/posts", game.campaign));
-    let players = Arc::new(game.players);
+    let urls: Arc<Vec<String>> =
+        Arc::new(games.iter().map(|g| format!("{base}/v1/campaigns/{}/posts", g.campaign)).collect());
     let run_id = uuid::Uuid::new_v4().simple().to_string();
     let run = load(CLIENTS, seconds, move |c, i| {
-        let (client, url, players) = (client.clone(), url.clone(), players.clone());
+        let (client, urls, games) = (client.clone(), urls.clone(), games.clone());
         let key = format!("{run_id}-{c}-{i}");
+        let to = spread(c, i, games.len());
         async move {
             let sent = client
-                .post(url.as_str())
-                .bearer_auth(&players[c % 2])
+                .post(urls[to].as_str())
+                .bearer_auth(&games[to].players[c % 2])
                 .header("Idempotency-Key", key)
                 .json(&order(c, i))
                 .send()
@@ -329,6 +340,117 @@ async fn post_throughput(base: &str, admin: &str, seconds: u64) -> Result<Run> {
     })
     .await;
     Ok(run)
+}
+
+/// The campaign of `n` that a client's `i`th post goes to: uniform, independent between clients
+/// and between requests (SplitMix64 of the two), and the same in every run.
+fn spread(client: usize, i: u64, n: usize) -> usize {
+    let mut z = ((client as u64) << 40 ^ i).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z % n.max(1) as u64) as usize
+}
+
+// ---------------------------------------------------------------------------------------------
+// Figure 1 at scale: many campaigns, each with a history, the writes spread across them.
+
+const SCALE_CAMPAIGNS: usize = 1_000;
+/// The earlier posts seeded into each campaign of the scale rows.
+const SCALE_POSTS: i64 = 1_000;
+/// Requests creating the campaigns at once.
+const CREATORS: usize = 8;
+
+/// `n` resolver campaigns of one moderator, created through the API, in order.
+async fn campaigns(base: &str, admin: &str, n: usize) -> Result<Vec<Game>> {
+    let client = client()?;
+    let moderator = Arc::new(moderator(&client, base, admin).await?);
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut creators = Vec::new();
+    for _ in 0..CREATORS {
+        let (client, base, moderator, next) = (client.clone(), base.to_owned(), moderator.clone(), next.clone());
+        creators.push(tokio::spawn(async move {
+            let mut made = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    return Ok::<_, Error>(made);
+                }
+                made.push((i, campaign(&client, &base, &moderator, &format!("Scale {i}")).await?));
+            }
+        }));
+    }
+    let mut games = Vec::with_capacity(n);
+    for creator in creators {
+        games.extend(creator.await??);
+    }
+    games.sort_by_key(|(i, _)| *i);
+    Ok(games.into_iter().map(|(_, game)| game).collect())
+}
+
+/// The database a server runs on, as the bench reaches it too.
+enum Database<'a> {
+    Sqlite(&'a Path),
+    Postgres(&'a str),
+}
+
+impl Database<'_> {
+    fn url(&self) -> String {
+        match self {
+            Self::Sqlite(file) => format!("sqlite://{}", file.display()),
+            Self::Postgres(url) => (*url).to_owned(),
+        }
+    }
+
+    async fn seeder(&self) -> Result<Seeder> {
+        match self {
+            Self::Sqlite(file) => Seeder::sqlite(file).await,
+            Self::Postgres(url) => Seeder::postgres(url).await,
+        }
+    }
+}
+
+/// A scale row: the posts, and how the campaigns were made.
+struct Scale {
+    service: Run,
+    largest_batch: u64,
+    peak_kib: Option<u64>,
+    create_seconds: f64,
+    seed_seconds: f64,
+    /// The campaigns audited whole after the run, and the posts each held.
+    audited: Vec<u64>,
+}
+
+/// A fresh server on `db`; 1,000 campaigns created through its API; 1,000 earlier posts seeded
+/// into each; then 64 clients posting, each post to a campaign picked at random. Afterwards a
+/// fresh whole-campaign audit of the first, a middle and the last campaign must pass: the
+/// server takes the seeded posts as its own.
+async fn scale(binary: &Path, db: Database<'_>, admin: &str, seconds: u64) -> Result<Scale> {
+    let server = start_server(binary, &db.url(), admin).await?;
+    let at = Instant::now();
+    let games = campaigns(&server.base, admin, SCALE_CAMPAIGNS).await?;
+    let create_seconds = at.elapsed().as_secs_f64();
+    let at = Instant::now();
+    let ids: Vec<String> = games.iter().map(|g| g.campaign.clone()).collect();
+    seed(db.seeder().await?, &ids, SCALE_POSTS).await?;
+    let seed_seconds = at.elapsed().as_secs_f64();
+    let service = post_throughput(&server.base, Arc::new(games), seconds).await?;
+    progress(&service);
+    let peak_kib = server.peak_kib();
+    let largest_batch = largest_batch(&server.base).await?;
+    let client = client()?;
+    let mut audited = Vec::new();
+    for campaign in [&ids[0], &ids[ids.len() / 2], &ids[ids.len() - 1]] {
+        let response = client.get(format!("{}/v1/campaigns/{campaign}/audit?fresh=true", server.base)).send().await?;
+        let status = response.status();
+        let audit: Value = response.json().await?;
+        let posts = audit["posts"].as_u64().unwrap_or(0);
+        if status.as_u16() != 200 || audit["ok"] != true || posts < SCALE_POSTS as u64 {
+            return Err(format!("the audit of a seeded campaign failed: {status} {audit}").into());
+        }
+        audited.push(posts);
+    }
+    Ok(Scale { service, largest_batch, peak_kib, create_seconds, seed_seconds, audited })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -397,121 +519,337 @@ async fn postgres_ceiling(url: &str, seconds: u64) -> Result<Run> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Figure 2: history.
+// Seeding: earlier posts written straight into the server's database, as the server writes them.
 
-/// Appends `count` posts to a campaign straight into the SQLite file (one transaction), each
-/// hashed and chained exactly as the server does, so the audit verifies them: `resolve` posts
-/// with their outcomes (dice rolled from each post's stream, as the server rolls them).
-async fn seed_posts(db_file: &Path, campaign: &str, count: i64) -> Result<()> {
-    use adjutant_rules::resolver;
-    use adjutant_rules::DiceStream;
-    let ruleset = resolver::ruleset(RULESET).ok_or("no ruleset")?;
-    use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
-    let options = SqliteConnectOptions::new()
-        .filename(db_file)
-        .journal_mode(SqliteJournalMode::Wal)
-        .busy_timeout(Duration::from_secs(30));
-    let mut conn = sqlx::SqliteConnection::connect_with(&options).await?;
-    let (author, side): (String, Option<String>) = sqlx::query_as(
-        "SELECT id, side FROM principals WHERE kind = 'player' AND campaign_id = ? ORDER BY side LIMIT 1",
-    )
-    .bind(campaign)
-    .fetch_one(&mut conn)
-    .await?;
-    // A millisecond apart, ending a minute ago: the server's next stamp is later still.
-    let first: DateTime<Utc> = Utc::now() - chrono::Duration::milliseconds(count + 60_000);
-    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-    // The chain starts from the hash of the campaign's creation record, as the server's does.
-    let row = sqlx::query(
-        "SELECT name, moderator_id, mode, scenario, scenario_text, ruleset, settings, created_at, chain_genesis
-         FROM campaigns WHERE id = ?",
-    )
-    .bind(campaign)
-    .fetch_one(&mut *tx)
-    .await?;
-    let text = |column: &str| -> String { sqlx::Row::get(&row, column) };
-    let optional = |column: &str| -> Option<String> { sqlx::Row::get(&row, column) };
-    let (name, moderator, mode, settings) = (text("name"), text("moderator_id"), text("mode"), text("settings"));
-    let (scenario, scenario_text, ruleset_name) =
-        (optional("scenario"), optional("scenario_text"), optional("ruleset"));
-    let created_at: i64 = sqlx::Row::get(&row, "created_at");
-    let mut prev_hash = if text("chain_genesis") == "legacy" {
-        GENESIS.to_owned()
-    } else {
+/// A database the bench seeds posts into, beside the server that owns it (the server made the
+/// schema and the campaigns; the bench only appends posts and their outcomes). Seeding is the
+/// set-up, not a measured figure, so its own commits do not wait for the disk (SQLite
+/// `synchronous=NORMAL` in WAL mode, PostgreSQL `synchronous_commit=off` for its session); the
+/// server's connections keep their own settings.
+enum Seeder {
+    Sqlite(sqlx::SqliteConnection),
+    Postgres(sqlx::PgConnection),
+}
+
+/// A campaign's creation record, as the backend stores it: the chain starts from its hash.
+struct CampaignRecord {
+    name: String,
+    moderator_id: String,
+    mode: String,
+    scenario: Option<String>,
+    scenario_text: Option<String>,
+    ruleset: Option<String>,
+    settings: String,
+    created_at: DateTime<Utc>,
+    chain_genesis: String,
+}
+
+impl CampaignRecord {
+    fn from_row<R: sqlx::Row>(row: &R, created_at: DateTime<Utc>) -> Result<Self>
+    where
+        for<'a> &'a str: sqlx::ColumnIndex<R>,
+        for<'a> String: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+        for<'a> Option<String>: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+    {
+        Ok(Self {
+            name: row.try_get("name")?,
+            moderator_id: row.try_get("moderator_id")?,
+            mode: row.try_get("mode")?,
+            scenario: row.try_get("scenario")?,
+            scenario_text: row.try_get("scenario_text")?,
+            ruleset: row.try_get("ruleset")?,
+            settings: row.try_get("settings")?,
+            created_at,
+            chain_genesis: row.try_get("chain_genesis")?,
+        })
+    }
+
+    /// The hash the campaign's first post links to, as the server's does.
+    fn genesis(&self, campaign: &str) -> String {
+        if self.chain_genesis == "legacy" {
+            return GENESIS.to_owned();
+        }
         adjutant_rules::chain::CreationRecord {
             campaign_id: campaign,
-            name: &name,
-            moderator_id: &moderator,
-            mode: &mode,
-            scenario: scenario.as_deref(),
-            scenario_text: scenario_text.as_deref(),
-            ruleset: ruleset_name.as_deref(),
-            settings: &settings,
-            created_at: DateTime::from_timestamp_millis(created_at).ok_or("bad created_at")?,
+            name: &self.name,
+            moderator_id: &self.moderator_id,
+            mode: &self.mode,
+            scenario: self.scenario.as_deref(),
+            scenario_text: self.scenario_text.as_deref(),
+            ruleset: self.ruleset.as_deref(),
+            settings: &self.settings,
+            created_at: self.created_at,
         }
         .genesis()
-    };
-    let signer = ed25519_dalek::SigningKey::from_bytes(&BENCH_SIGNING_SEED);
-    let key_id = {
-        use sha2::Digest;
-        format!("ed25519:{}", &hex::encode(sha2::Sha256::digest(signer.verifying_key().as_bytes()))[..16])
-    };
+    }
+}
+
+/// Where a campaign's seeded posts start: the campaign, the player who writes them, and the
+/// hash the first one links to.
+struct ChainStart {
+    /// The campaign's place among those seeded together, which orders its outcomes' ids.
+    order: u64,
+    campaign: String,
+    author: String,
+    side: Option<String>,
+    genesis: String,
+}
+
+/// One seeded post and its outcome, as the server would have written them.
+struct SeededPost {
+    seq: i64,
+    stamp: DateTime<Utc>,
+    body: String,
+    prev_hash: String,
+    hash: String,
+    signature: String,
+    outcome_id: uuid::Uuid,
+    outcome: String,
+}
+
+/// Rows per multi-row INSERT on SQLite: within its 32,766 bound parameters. (PostgreSQL takes a
+/// campaign's posts in one statement, each column an array.)
+const SEED_ROWS_PER_INSERT: usize = 500;
+
+/// Campaigns whose posts are computed at once (hashes, signatures, dice), while the database
+/// writes the ones before.
+const SEED_WORKERS: usize = 2;
+
+fn signing_key() -> ed25519_dalek::SigningKey {
+    ed25519_dalek::SigningKey::from_bytes(&BENCH_SIGNING_SEED)
+}
+
+/// The receipts' key id, as the server names its key.
+fn receipt_key_id() -> String {
+    use sha2::Digest;
+    format!("ed25519:{}", &hex::encode(sha2::Sha256::digest(signing_key().verifying_key().as_bytes()))[..16])
+}
+
+/// `count` `resolve` posts after `start`, a millisecond apart from `first`, each hashed and
+/// chained, its receipt signed with the server's key, and its outcome rolled from its own dice
+/// stream exactly as the server does, so the audit verifies them.
+fn seeded_posts(start: &ChainStart, count: i64, first: DateTime<Utc>) -> Result<Vec<SeededPost>> {
+    use adjutant_rules::resolver;
+    use adjutant_rules::DiceStream;
+    use ed25519_dalek::Signer;
+    let ruleset = resolver::ruleset(RULESET).ok_or("no ruleset")?;
+    let signer = signing_key();
+    let mut prev_hash = start.genesis.clone();
+    let mut posts = Vec::with_capacity(usize::try_from(count)?);
     for seq in 1..=count {
         let stamp = first + chrono::Duration::milliseconds(seq);
         let order = order(seq as usize, seq as u64);
         let body = serde_json::to_string(&order["body"])?;
         let hash = Link {
             prev_hash: &prev_hash,
-            campaign_id: campaign,
+            campaign_id: &start.campaign,
             seq,
             stamp,
-            author_id: &author,
-            side: side.as_deref(),
+            author_id: &start.author,
+            side: start.side.as_deref(),
             kind: "resolve",
             body: &body,
         }
         .hash();
-        let signature = {
-            use ed25519_dalek::Signer;
-            let message = adjutant_rules::chain::receipt_message(campaign, seq, stamp, &hash);
-            hex::encode(signer.sign(message.as_bytes()).to_bytes())
-        };
-        sqlx::query(
-            "INSERT INTO posts (campaign_id, seq, stamp_ms, author_id, side, kind, body, prev_hash, hash,
-                                receipt_key_id, receipt_signature)
-             VALUES (?, ?, ?, ?, ?, 'resolve', ?, ?, ?, ?, ?)",
-        )
-        .bind(campaign)
-        .bind(seq)
-        .bind(stamp.timestamp_millis())
-        .bind(&author)
-        .bind(&side)
-        .bind(&body)
-        .bind(&prev_hash)
-        .bind(&hash)
-        .bind(&key_id)
-        .bind(&signature)
-        .execute(&mut *tx)
-        .await?;
-        let dice = DiceStream::new(campaign, seq as u64, stamp);
+        let message = adjutant_rules::chain::receipt_message(&start.campaign, seq, stamp, &hash);
+        let signature = hex::encode(signer.sign(message.as_bytes()).to_bytes());
+        let dice = DiceStream::new(&start.campaign, seq as u64, stamp);
         let resolution = resolver::resolve(ruleset, "formation_test", &order["body"]["inputs"], dice)
             .map_err(|r| format!("seeding post {seq}: {r}"))?;
-        let data = json!({"headline": resolution.headline, "data": serde_json::to_value(&resolution)?}).to_string();
-        sqlx::query(
-            "INSERT INTO outcomes (id, campaign_id, position, seq, kind, data) VALUES (?, ?, ?, ?, 'resolution', ?)",
-        )
-        .bind(uuid::Uuid::new_v4().to_string())
-        .bind(campaign)
-        .bind(seq)
-        .bind(seq)
-        .bind(&data)
-        .execute(&mut *tx)
-        .await?;
-        prev_hash = hash;
+        let outcome = json!({"headline": resolution.headline, "data": serde_json::to_value(&resolution)?}).to_string();
+        let prev = std::mem::replace(&mut prev_hash, hash.clone());
+        posts.push(SeededPost {
+            seq,
+            stamp,
+            body,
+            prev_hash: prev,
+            hash,
+            signature,
+            outcome_id: outcome_id(first, start.order * count as u64 + seq as u64),
+            outcome,
+        });
     }
-    tx.commit().await?;
+    Ok(posts)
+}
+
+/// The id of the `n`th outcome seeded: time-ordered (UUIDv7, the seeding's first stamp and then
+/// `n`), so the seeded outcomes are appended to the end of the id index instead of all over it.
+fn outcome_id(first: DateTime<Utc>, n: u64) -> uuid::Uuid {
+    let mut counter = [0u8; 10];
+    counter[2..].copy_from_slice(&n.to_be_bytes());
+    uuid::Builder::from_unix_timestamp_millis(first.timestamp_millis() as u64, &counter).into_uuid()
+}
+
+impl Seeder {
+    async fn sqlite(db_file: &Path) -> Result<Self> {
+        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
+        let options = SqliteConnectOptions::new()
+            .filename(db_file)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
+            .pragma("cache_size", "-262144")
+            .busy_timeout(Duration::from_secs(30));
+        Ok(Self::Sqlite(sqlx::SqliteConnection::connect_with(&options).await?))
+    }
+
+    async fn postgres(url: &str) -> Result<Self> {
+        let mut conn = sqlx::PgConnection::connect(url).await?;
+        conn.execute("SET synchronous_commit = off").await?;
+        Ok(Self::Postgres(conn))
+    }
+
+    /// The campaign's creation record and the player whose posts are seeded (the first side).
+    async fn chain_start(&mut self, order: u64, campaign: &str) -> Result<ChainStart> {
+        const PLAYER: &str =
+            "SELECT id, side FROM principals WHERE kind = 'player' AND campaign_id = $1 ORDER BY side LIMIT 1";
+        const RECORD: &str =
+            "SELECT name, moderator_id, mode, scenario, scenario_text, ruleset, settings, created_at, chain_genesis
+             FROM campaigns WHERE id = $1";
+        let (author, side, record) = match self {
+            Self::Sqlite(conn) => {
+                let (author, side): (String, Option<String>) =
+                    sqlx::query_as(PLAYER).bind(campaign).fetch_one(&mut *conn).await?;
+                let row = sqlx::query(RECORD).bind(campaign).fetch_one(&mut *conn).await?;
+                let created_at: i64 = sqlx::Row::try_get(&row, "created_at")?;
+                let created_at = DateTime::from_timestamp_millis(created_at).ok_or("bad created_at")?;
+                (author, side, CampaignRecord::from_row(&row, created_at)?)
+            }
+            Self::Postgres(conn) => {
+                let id = uuid::Uuid::parse_str(campaign)?;
+                let (author, side): (uuid::Uuid, Option<String>) =
+                    sqlx::query_as(PLAYER).bind(id).fetch_one(&mut *conn).await?;
+                let record = RECORD.replace("moderator_id,", "moderator_id::text AS moderator_id,");
+                let row = sqlx::query(&record).bind(id).fetch_one(&mut *conn).await?;
+                let created_at: DateTime<Utc> = sqlx::Row::try_get(&row, "created_at")?;
+                (author.to_string(), side, CampaignRecord::from_row(&row, created_at)?)
+            }
+        };
+        let genesis = record.genesis(campaign);
+        Ok(ChainStart { order, campaign: campaign.to_owned(), author, side, genesis })
+    }
+
+    /// Appends the posts and their outcomes in one transaction, many rows to a statement.
+    async fn insert(&mut self, start: &ChainStart, key_id: &str, posts: &[SeededPost]) -> Result<()> {
+        const POSTS: &str =
+            "INSERT INTO posts (campaign_id, seq, {stamp}, author_id, side, kind, body, prev_hash, hash,
+                                                receipt_key_id, receipt_signature) ";
+        const OUTCOMES: &str = "INSERT INTO outcomes (id, campaign_id, position, seq, kind, data) ";
+        match self {
+            Self::Sqlite(conn) => {
+                let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+                for chunk in posts.chunks(SEED_ROWS_PER_INSERT) {
+                    let mut insert = sqlx::QueryBuilder::<sqlx::Sqlite>::new(POSTS.replace("{stamp}", "stamp_ms"));
+                    insert.push_values(chunk, |mut row, post| {
+                        row.push_bind(&start.campaign)
+                            .push_bind(post.seq)
+                            .push_bind(post.stamp.timestamp_millis())
+                            .push_bind(&start.author)
+                            .push_bind(&start.side)
+                            .push_bind("resolve")
+                            .push_bind(&post.body)
+                            .push_bind(&post.prev_hash)
+                            .push_bind(&post.hash)
+                            .push_bind(key_id)
+                            .push_bind(&post.signature);
+                    });
+                    insert.build().execute(&mut *tx).await?;
+                    let mut insert = sqlx::QueryBuilder::<sqlx::Sqlite>::new(OUTCOMES);
+                    insert.push_values(chunk, |mut row, post| {
+                        row.push_bind(post.outcome_id.to_string())
+                            .push_bind(&start.campaign)
+                            .push_bind(post.seq)
+                            .push_bind(post.seq)
+                            .push_bind("resolution")
+                            .push_bind(&post.outcome);
+                    });
+                    insert.build().execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+            }
+            Self::Postgres(conn) => {
+                // One statement for the posts and one for the outcomes, each column an array.
+                let campaign = uuid::Uuid::parse_str(&start.campaign)?;
+                let author = uuid::Uuid::parse_str(&start.author)?;
+                let column = |f: fn(&SeededPost) -> &String| posts.iter().map(f).cloned().collect::<Vec<_>>();
+                let seqs: Vec<i64> = posts.iter().map(|p| p.seq).collect();
+                let mut tx = conn.begin().await?;
+                sqlx::query(
+                    "INSERT INTO posts (campaign_id, seq, stamp, author_id, side, kind, body, prev_hash, hash,
+                                        receipt_key_id, receipt_signature)
+                     SELECT $1, p.seq, p.stamp, $2, $3, 'resolve', p.body, p.prev_hash, p.hash, $4, p.signature
+                     FROM UNNEST($5::bigint[], $6::timestamptz[], $7::text[], $8::text[], $9::text[], $10::text[])
+                          AS p (seq, stamp, body, prev_hash, hash, signature)",
+                )
+                .bind(campaign)
+                .bind(author)
+                .bind(&start.side)
+                .bind(key_id)
+                .bind(&seqs)
+                .bind(posts.iter().map(|p| p.stamp).collect::<Vec<_>>())
+                .bind(column(|p| &p.body))
+                .bind(column(|p| &p.prev_hash))
+                .bind(column(|p| &p.hash))
+                .bind(column(|p| &p.signature))
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query(
+                    "INSERT INTO outcomes (id, campaign_id, position, seq, kind, data)
+                     SELECT o.id, $1, o.seq, o.seq, 'resolution', o.data
+                     FROM UNNEST($2::uuid[], $3::bigint[], $4::text[]) AS o (id, seq, data)",
+                )
+                .bind(campaign)
+                .bind(posts.iter().map(|p| p.outcome_id).collect::<Vec<_>>())
+                .bind(&seqs)
+                .bind(column(|p| &p.outcome))
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Appends `count` earlier posts to each campaign straight into the database, each campaign in
+/// one transaction: a few campaigns' posts are computed on blocking threads while the database
+/// writes the ones before. The stamps are a millisecond apart and end a minute before the
+/// seeding began, so the server's next stamp is later still.
+async fn seed(mut db: Seeder, campaigns: &[String], count: i64) -> Result<()> {
+    let first: DateTime<Utc> = Utc::now() - chrono::Duration::milliseconds(count + 60_000);
+    let mut starts = Vec::with_capacity(campaigns.len());
+    for (order, campaign) in campaigns.iter().enumerate() {
+        starts.push(Arc::new(db.chain_start(order as u64, campaign).await?));
+    }
+    let starts = Arc::new(starts);
+    let next = Arc::new(AtomicUsize::new(0));
+    let (send, mut computed) = tokio::sync::mpsc::channel::<(usize, Vec<SeededPost>)>(SEED_WORKERS);
+    let mut workers = Vec::new();
+    for _ in 0..SEED_WORKERS {
+        let (starts, next, send) = (starts.clone(), next.clone(), send.clone());
+        workers.push(tokio::spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(start) = starts.get(i).cloned() else { return Ok::<(), Error>(()) };
+                let posts = tokio::task::spawn_blocking(move || seeded_posts(&start, count, first)).await??;
+                if send.send((i, posts)).await.is_err() {
+                    return Ok(());
+                }
+            }
+        }));
+    }
+    drop(send);
+    let key_id = receipt_key_id();
+    while let Some((i, posts)) = computed.recv().await {
+        db.insert(&starts[i], &key_id, &posts).await?;
+    }
+    for worker in workers {
+        worker.await??;
+    }
     Ok(())
 }
+
+// ---------------------------------------------------------------------------------------------
+// Figure 2: history.
 
 struct History {
     small: Run,
@@ -526,8 +864,8 @@ async fn history(base: &str, admin: &str, db_file: &Path) -> Result<History> {
     const POSTS: usize = 300;
     let small = game(base, admin, "A hundred posts").await?;
     let large = game(base, admin, "A hundred thousand posts").await?;
-    seed_posts(db_file, &small.campaign, 100).await?;
-    seed_posts(db_file, &large.campaign, 100_000).await?;
+    seed(Seeder::sqlite(db_file).await?, std::slice::from_ref(&small.campaign), 100).await?;
+    seed(Seeder::sqlite(db_file).await?, std::slice::from_ref(&large.campaign), 100_000).await?;
     let client = client()?;
     let mut runs = [Run::default(), Run::default()];
     let start = Instant::now();
@@ -799,6 +1137,8 @@ struct Backend {
     service: Run,
     ceiling: Run,
     peak_kib: Option<u64>,
+    /// The same posting spread over 1,000 campaigns of 1,000 earlier posts each.
+    scale: Scale,
 }
 
 async fn run(o: Options) -> Result<()> {
@@ -810,21 +1150,13 @@ async fn run(o: Options) -> Result<()> {
     let sqlite_ceiling = sqlite_ceiling(dir.path(), o.seconds).await?;
     progress(&sqlite_ceiling);
     let db_file = dir.path().join("adjutant.db");
-    let server = start_server(&o.server, &format!("sqlite://{}", db_file.display()), &admin).await?;
+    let server = start_server(&o.server, &Database::Sqlite(&db_file).url(), &admin).await?;
     eprintln!("1. SQLite: POST posts, {CLIENTS} clients, {} s", o.seconds);
-    let service = post_throughput(&server.base, &admin, o.seconds).await?;
+    let one = game(&server.base, &admin, "Throughput").await?;
+    let service = post_throughput(&server.base, Arc::new(vec![one]), o.seconds).await?;
     progress(&service);
     let peak = server.peak_kib();
     let batch = largest_batch(&server.base).await?;
-    let settings = "journal_mode=wal, synchronous=FULL (checked on the ceiling's connection)".to_owned();
-    backends.push(Backend {
-        name: "SQLite",
-        largest_batch: batch,
-        settings,
-        service,
-        ceiling: sqlite_ceiling,
-        peak_kib: peak,
-    });
 
     eprintln!("2. history: 100 and 100,000 earlier posts");
     let history = history(&server.base, &admin, &db_file).await?;
@@ -834,18 +1166,50 @@ async fn run(o: Options) -> Result<()> {
     eprintln!("5. where a post's time goes: {PROFILE_POSTS} posts, one client, the server's spans");
     let profile = profile(&o.server, dir.path(), &admin).await?;
 
+    eprintln!(
+        "1. SQLite at scale: {SCALE_CAMPAIGNS} campaigns × {SCALE_POSTS} earlier posts, {CLIENTS} clients, {} s",
+        o.seconds
+    );
+    let scale_db = dir.path().join("scale.db");
+    let sqlite_scale = scale(&o.server, Database::Sqlite(&scale_db), &admin, o.seconds).await?;
+    let settings = "journal_mode=wal, synchronous=FULL (checked on the ceiling's connection)".to_owned();
+    backends.push(Backend {
+        name: "SQLite",
+        largest_batch: batch,
+        settings,
+        service,
+        ceiling: sqlite_ceiling,
+        peak_kib: peak,
+        scale: sqlite_scale,
+    });
+
     if let Some(url) = &o.postgres {
         eprintln!("1. PostgreSQL ceiling: durable single-row inserts, {} s", o.seconds);
         let ceiling = postgres_ceiling(url, o.seconds).await?;
         progress(&ceiling);
         let server = start_server(&o.server, url, &admin).await?;
         eprintln!("1. PostgreSQL: POST posts, {CLIENTS} clients, {} s", o.seconds);
-        let service = post_throughput(&server.base, &admin, o.seconds).await?;
+        let one = game(&server.base, &admin, "Throughput").await?;
+        let service = post_throughput(&server.base, Arc::new(vec![one]), o.seconds).await?;
         progress(&service);
         let peak = server.peak_kib();
         let batch = largest_batch(&server.base).await?;
+        drop(server);
+        eprintln!(
+            "1. PostgreSQL at scale: {SCALE_CAMPAIGNS} campaigns × {SCALE_POSTS} earlier posts, {CLIENTS} clients, {} s",
+            o.seconds
+        );
+        let scale = scale(&o.server, Database::Postgres(url), &admin, o.seconds).await?;
         let settings = postgres_durability(url).await?;
-        backends.push(Backend { name: "PostgreSQL", largest_batch: batch, settings, service, ceiling, peak_kib: peak });
+        backends.push(Backend {
+            name: "PostgreSQL",
+            largest_batch: batch,
+            settings,
+            service,
+            ceiling,
+            peak_kib: peak,
+            scale,
+        });
     }
 
     let report = report(&o, &backends, &history, &calc, &bare, &profile);
@@ -871,6 +1235,19 @@ fn machine() -> (usize, String, String) {
         .and_then(|c| Some(c.lines().find(|l| l.starts_with("model name"))?.split_once(':')?.1.trim().to_owned()))
         .unwrap_or_else(|| "unknown".into());
     (cores, memory, cpu)
+}
+
+/// `1000000` as `1,000,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut text = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            text.push(',');
+        }
+        text.push(digit);
+    }
+    text
 }
 
 fn mib(kib: Option<u64>) -> String {
@@ -910,19 +1287,29 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
     line("| backend | service posts/s | ceiling inserts/s | ratio (goal ≥ 1) | service p50 / p99 ms (goal p99 ≤ 20) | ceiling p50 / p99 ms | largest batch | failed requests |".into());
     line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |".into());
     for b in backends {
-        line(format!(
-            "| {} | {:.0} | {:.0} | **{:.2}** | {:.1} / {:.1} | {:.2} / {:.2} | {} | {} |",
+        let scale = format!(
+            "{}, {} campaigns × {} posts",
             b.name,
-            b.service.per_second(),
-            b.ceiling.per_second(),
-            b.service.per_second() / b.ceiling.per_second(),
-            b.service.percentile_ms(0.5),
-            b.service.percentile_ms(0.99),
-            b.ceiling.percentile_ms(0.5),
-            b.ceiling.percentile_ms(0.99),
-            b.largest_batch,
-            b.service.errors,
-        ));
+            thousands(SCALE_CAMPAIGNS as u64),
+            thousands(SCALE_POSTS as u64)
+        );
+        for (name, service, batch) in
+            [(b.name.to_owned(), &b.service, b.largest_batch), (scale, &b.scale.service, b.scale.largest_batch)]
+        {
+            line(format!(
+                "| {} | {:.0} | {:.0} | **{:.2}** | {:.1} / {:.1} | {:.2} / {:.2} | {} | {} |",
+                name,
+                service.per_second(),
+                b.ceiling.per_second(),
+                service.per_second() / b.ceiling.per_second(),
+                service.percentile_ms(0.5),
+                service.percentile_ms(0.99),
+                b.ceiling.percentile_ms(0.5),
+                b.ceiling.percentile_ms(0.99),
+                batch,
+                service.errors,
+            ));
+        }
     }
     line(String::new());
     for b in backends {
@@ -937,6 +1324,36 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
     line("the commit. A post also costs a token lookup, the campaign, the idempotency check, the tail of".into());
     line("the chain, a SHA-256, an Ed25519 signature and the HTTP and JSON work, on the same two cores".into());
     line("as the load generator; the ceiling does one insert and nothing else (figure 5 has the breakdown).".into());
+    line(String::new());
+    line(format!(
+        "The rows \"{} campaigns × {} posts\": a fresh server on a fresh database (PostgreSQL: the same database, \
+         with figure 1's campaign in it), {} resolver campaigns created through its API (one moderator, a player on \
+         each side), then {} earlier `resolve` posts seeded into each straight into the database, with their \
+         outcomes, chained, signed with the server's receipt key and rolled as the server does (each campaign one \
+         transaction: multi-row inserts on SQLite, one insert of column arrays on PostgreSQL); then {CLIENTS} clients post for {} s, each post to a campaign picked \
+         uniformly at random of the {} (SplitMix64 of the client and its request number), by one of its players. \
+         After the run a fresh whole-campaign audit of the first, a middle and the last campaign passes (the server \
+         takes the seeded posts as its own).",
+        thousands(SCALE_CAMPAIGNS as u64),
+        thousands(SCALE_POSTS as u64),
+        thousands(SCALE_CAMPAIGNS as u64),
+        thousands(SCALE_POSTS as u64),
+        o.seconds,
+        thousands(SCALE_CAMPAIGNS as u64),
+    ));
+    line(String::new());
+    for b in backends {
+        line(format!(
+            "- {}: the campaigns created in {:.1} s, {} posts seeded in {:.1} s ({} posts/s); audited campaigns \
+             held {} posts.",
+            b.name,
+            b.scale.create_seconds,
+            thousands(SCALE_CAMPAIGNS as u64 * SCALE_POSTS as u64),
+            b.scale.seed_seconds,
+            thousands(((SCALE_CAMPAIGNS as u64 * SCALE_POSTS as u64) as f64 / b.scale.seed_seconds) as u64),
+            b.scale.audited.iter().map(|p| thousands(*p)).collect::<Vec<_>>().join(", "),
+        ));
+    }
     line(String::new());
     line("## 2. Cost as history grows (SQLite)".into());
     line(String::new());
@@ -994,10 +1411,21 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
     line(String::new());
     line("## 4. Peak memory".into());
     line(String::new());
-    line("VmHWM of the `adjutant` process (from `/proc/<pid>/status`) at the end of figure 1.".into());
+    line(
+        "VmHWM of the `adjutant` process (from `/proc/<pid>/status`) at the end of figure 1's runs (each scale run"
+            .into(),
+    );
+    line("has a server of its own, from the campaigns' creation on).".into());
     line(String::new());
     for b in backends {
         line(format!("- {}: {}", b.name, mib(b.peak_kib)));
+        line(format!(
+            "- {}, {} campaigns × {} posts: {}",
+            b.name,
+            thousands(SCALE_CAMPAIGNS as u64),
+            thousands(SCALE_POSTS as u64),
+            mib(b.scale.peak_kib)
+        ));
     }
     line(String::new());
     line("## 5. Where a post's time goes (SQLite)".into());
@@ -1052,5 +1480,73 @@ mod tests {
         assert_eq!(duration_ms("650ns"), Some(0.00065));
         assert_eq!(duration_ms("2.5s"), Some(2500.0));
         assert_eq!(closed_span("2026-11-23T17:22:38Z DEBUG request{}: x: new"), None);
+    }
+
+    #[test]
+    fn the_scale_run_spreads_posts_over_every_campaign() {
+        let mut posts = vec![0u32; SCALE_CAMPAIGNS];
+        for client in 0..CLIENTS {
+            for i in 0..500 {
+                posts[spread(client, i, SCALE_CAMPAIGNS)] += 1;
+            }
+        }
+        // 32,000 posts over 1,000 campaigns: 32 each on average.
+        assert!(posts.iter().all(|&n| (8..=96).contains(&n)), "{:?}", (posts.iter().min(), posts.iter().max()));
+        assert_eq!(spread(5, 7, SCALE_CAMPAIGNS), spread(5, 7, SCALE_CAMPAIGNS));
+        assert!((0..CLIENTS).all(|c| (0..100).all(|i| spread(c, i, 1) == 0)));
+        assert_eq!(thousands(1_000_000), "1,000,000");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(999), "999");
+    }
+
+    #[test]
+    fn seeded_posts_chain_from_the_genesis_with_receipts_the_server_s_key_verifies() {
+        use adjutant_rules::DiceStream;
+        use ed25519_dalek::Verifier;
+        let start = ChainStart {
+            order: 0,
+            campaign: uuid::Uuid::new_v4().to_string(),
+            author: uuid::Uuid::new_v4().to_string(),
+            side: Some("confederate".into()),
+            genesis: "ab".repeat(32),
+        };
+        let first = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();
+        let posts = seeded_posts(&start, 40, first).unwrap();
+        assert_eq!(posts.len(), 40);
+        let key = signing_key().verifying_key();
+        let mut prev_hash = start.genesis.clone();
+        for (n, post) in posts.iter().enumerate() {
+            assert_eq!(post.seq, n as i64 + 1);
+            assert_eq!(post.stamp, first + chrono::Duration::milliseconds(post.seq));
+            assert_eq!(post.prev_hash, prev_hash);
+            let link = Link {
+                prev_hash: &prev_hash,
+                campaign_id: &start.campaign,
+                seq: post.seq,
+                stamp: post.stamp,
+                author_id: &start.author,
+                side: Some("confederate"),
+                kind: "resolve",
+                body: &post.body,
+            };
+            assert_eq!(post.hash, link.hash());
+            let message = adjutant_rules::chain::receipt_message(&start.campaign, post.seq, post.stamp, &post.hash);
+            let signature: [u8; 64] = hex::decode(&post.signature).unwrap().try_into().unwrap();
+            key.verify(message.as_bytes(), &ed25519_dalek::Signature::from_bytes(&signature)).unwrap();
+            // The outcome is the one the post's own dice give.
+            let ruleset = adjutant_rules::resolver::ruleset(RULESET).unwrap();
+            let inputs: Value = serde_json::from_str::<Value>(&post.body).unwrap()["inputs"].clone();
+            let dice = DiceStream::new(&start.campaign, post.seq as u64, post.stamp);
+            let again = adjutant_rules::resolver::resolve(ruleset, "formation_test", &inputs, dice).unwrap();
+            let stored: Value = serde_json::from_str(&post.outcome).unwrap();
+            assert_eq!(stored["data"], serde_json::to_value(&again).unwrap());
+            prev_hash = post.hash.clone();
+        }
+        assert!(receipt_key_id().starts_with("ed25519:") && receipt_key_id().len() == 24);
+        // The outcomes' ids rise with the post and with the campaign's place in the seeding.
+        assert!(posts.windows(2).all(|w| w[0].outcome_id < w[1].outcome_id));
+        let next_campaign = seeded_posts(&ChainStart { order: 1, ..start }, 40, first).unwrap();
+        assert!(posts[39].outcome_id < next_campaign[0].outcome_id);
+        assert_eq!(next_campaign[0].outcome_id.get_version_num(), 7);
     }
 }
