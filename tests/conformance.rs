@@ -21,6 +21,7 @@ on_both_backends! {
     the_same_key_sent_concurrently_stores_one_post => concurrent_same_key;
     refusals_and_reused_keys_fail_only_their_own_post_in_a_batch => mixed_batch;
     a_database_error_in_a_batch_fails_only_the_post_it_touched => batch_with_a_failing_post;
+    decide_sees_the_tail_the_log_left => tails;
     outcomes_snapshots_and_acknowledgements => outcomes_and_snapshots;
     a_range_of_posts_has_its_outcomes_read_at_once => outcomes_of_posts;
     the_log_cannot_be_rewritten => append_only;
@@ -384,6 +385,71 @@ async fn batch_with_a_failing_post(backend: Backend) {
         assert!(matches!(&again, Appended::Replayed(post, outcomes) if post.seq == seq && outcomes.len() == 2));
     }
     eprintln!("{backend:?}: the largest batch was {}", store.largest_batch());
+}
+
+/// Appends a post through `write` and gives back the tail its decide was shown.
+async fn tail_seen(store: &Arc<dyn Store>, request: AppendRequest, write: SharedDecide) -> Tail {
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let keep = seen.clone();
+    let decide: SharedDecide = Arc::new(move |tail: &Tail| {
+        *keep.lock().unwrap() = Some(tail.clone());
+        write(tail)
+    });
+    store.append_post(request, decide).await.unwrap();
+    let tail = seen.lock().unwrap().take();
+    tail.expect("decide ran")
+}
+
+async fn tails(backend: Backend) {
+    let (_db, store, moderator, campaign, player) = setup(backend).await;
+    let other = store.create_campaign(new_campaign(moderator.id, "Other")).await.unwrap();
+    let mut other_player = principal(PrincipalKind::Player, Some(other.id));
+    other_player.created_by = Some(moderator.id);
+    let other_player =
+        store.create_principal(NewPrincipal { principal: other_player, token_hash: [7; 32] }).await.unwrap();
+    let empty = Tail { next_seq: 1, prev_hash: None, prev_stamp: None, snapshot: None, next_position: 1 };
+    let first =
+        tail_seen(&store, request(&campaign, &player, "t0", "h"), writer(campaign.id, player.id, 2, true)).await;
+    assert_eq!(first, empty);
+    // Post 2 has no snapshot and no outcome, post 3 three outcomes; the other campaign's posts
+    // in between are none of this campaign's tail.
+    for (i, (outcomes, snapshot)) in [(0, false), (3, false)].into_iter().enumerate() {
+        let key = format!("t{}", i + 1);
+        store
+            .append_post(request(&campaign, &player, &key, "h"), writer(campaign.id, player.id, outcomes, snapshot))
+            .await
+            .unwrap();
+        store
+            .append_post(request(&other, &other_player, &key, "h"), writer(other.id, other_player.id, 1, true))
+            .await
+            .unwrap();
+    }
+    let last = store.head(campaign.id).await.unwrap().unwrap();
+    let fourth =
+        tail_seen(&store, request(&campaign, &player, "t4", "h"), writer(campaign.id, player.id, 1, false)).await;
+    assert_eq!(
+        fourth,
+        Tail {
+            next_seq: 4,
+            prev_hash: Some(last.hash.clone()),
+            prev_stamp: Some(last.stamp),
+            snapshot: Some((1, "{\"after\":1}".into())),
+            next_position: 6,
+        }
+    );
+    let other_last = store.head(other.id).await.unwrap().unwrap();
+    let other_tail =
+        tail_seen(&store, request(&other, &other_player, "t9", "h"), writer(other.id, other_player.id, 0, false)).await;
+    assert_eq!(
+        other_tail,
+        Tail {
+            next_seq: 3,
+            prev_hash: Some(other_last.hash),
+            prev_stamp: Some(other_last.stamp),
+            snapshot: Some((2, "{\"after\":2}".into())),
+            next_position: 3,
+        }
+    );
 }
 
 async fn outcomes_and_snapshots(backend: Backend) {

@@ -10,7 +10,7 @@ use adjutant_store::append::{AppendSteps, GroupCommit, KnownKey, LastPost};
 use adjutant_store::row::{self, bad_column, Columns, OUTCOME_COLUMNS};
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, DeliveryAttempt, DeliveryLogEntry,
-    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, SharedDecide, Store, StoreError, Webhook,
+    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, SharedDecide, Store, StoreError, Tail, Webhook,
     MAX_BATCH,
 };
 use async_trait::async_trait;
@@ -41,8 +41,12 @@ impl PostgresStore {
             .parse::<PgConnectOptions>()
             .map_err(|e| StoreError::Database(format!("bad PostgreSQL URL: {e}")))?
             .log_statements(tracing::log::LevelFilter::Trace);
+        // No ping before each use (sqlx pings a connection as it goes back to the pool already):
+        // it would add a round trip to every token lookup. A connection PostgreSQL closed while
+        // idle (a restart) fails the one request that meets it with a 503 to retry (`map_err`).
         let pool = PgPoolOptions::new()
             .max_connections(16)
+            .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(5))
             .connect_with(options)
             .await
@@ -246,6 +250,38 @@ impl AppendSteps for Append {
             .fetch_one(&mut *self.0)
             .await
             .map_err(map_err)
+    }
+
+    async fn lock_campaigns(&mut self, campaign_ids: &[Uuid]) -> Result<()> {
+        // Rows are locked in the order sorted (the lock is taken above the sort), so replicas
+        // never wait on each other in a circle.
+        sqlx::query("SELECT id FROM campaigns WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+            .bind(campaign_ids)
+            .fetch_all(&mut *self.0)
+            .await
+            .map_err(map_err)
+            .map(|_| ())
+    }
+
+    async fn tails(&mut self, campaign_ids: &[Uuid]) -> Result<Vec<(Uuid, Tail, bool)>> {
+        let rows = sqlx::query(
+            "SELECT asked.id AS campaign_id, last.seq AS last_seq, last.hash AS last_hash, last.stamp AS last_stamp,
+                    snapshot.seq AS snapshot_seq, snapshot.state AS snapshot_state,
+                    (SELECT position FROM outcomes WHERE campaign_id = asked.id ORDER BY position DESC LIMIT 1)
+                      AS last_position,
+                    (EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = asked.id AND disabled_at IS NULL))::INT8
+                      AS webhooks
+             FROM UNNEST($1::uuid[]) AS asked (id)
+             LEFT JOIN LATERAL (SELECT seq, hash, stamp FROM posts WHERE campaign_id = asked.id
+                                ORDER BY seq DESC LIMIT 1) last ON true
+             LEFT JOIN LATERAL (SELECT seq, state FROM snapshots WHERE campaign_id = asked.id AND seq <= last.seq
+                                ORDER BY seq DESC LIMIT 1) snapshot ON true",
+        )
+        .bind(campaign_ids)
+        .fetch_all(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        decode_all(&rows, row::tail)
     }
 
     async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {

@@ -14,7 +14,7 @@ use adjutant_store::append::{AppendSteps, GroupCommit, KnownKey, LastPost};
 use adjutant_store::row::{self, bad_column, Columns, OUTCOME_COLUMNS};
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, DeliveryAttempt, DeliveryLogEntry,
-    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, SharedDecide, Store, StoreError, Webhook,
+    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, SharedDecide, Store, StoreError, Tail, Webhook,
     MAX_BATCH,
 };
 use async_trait::async_trait;
@@ -299,6 +299,35 @@ impl AppendSteps for Append {
             .fetch_one(&mut *self.0)
             .await
             .map_err(map_err)
+    }
+
+    async fn tails(&mut self, campaign_ids: &[Uuid]) -> Result<Vec<(Uuid, Tail, bool)>> {
+        let mut tails = Vec::with_capacity(campaign_ids.len());
+        for campaign_ids in campaign_ids.chunks(ROWS_PER_STATEMENT) {
+            // Each a seek on an index from its end: the cost does not grow with the log.
+            let mut query = QueryBuilder::<Sqlite>::new(
+                "SELECT t.*,
+                    (SELECT seq FROM snapshots WHERE campaign_id = t.campaign_id AND seq <= t.last_seq
+                      ORDER BY seq DESC LIMIT 1) AS snapshot_seq,
+                    (SELECT state FROM snapshots WHERE campaign_id = t.campaign_id AND seq <= t.last_seq
+                      ORDER BY seq DESC LIMIT 1) AS snapshot_state
+                 FROM (SELECT a.column1 AS campaign_id,
+                    (SELECT seq FROM posts WHERE campaign_id = a.column1 ORDER BY seq DESC LIMIT 1) AS last_seq,
+                    (SELECT hash FROM posts WHERE campaign_id = a.column1 ORDER BY seq DESC LIMIT 1) AS last_hash,
+                    (SELECT stamp_ms FROM posts WHERE campaign_id = a.column1 ORDER BY seq DESC LIMIT 1) AS last_stamp,
+                    (SELECT position FROM outcomes WHERE campaign_id = a.column1 ORDER BY position DESC LIMIT 1)
+                      AS last_position,
+                    EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = a.column1 AND disabled_at IS NULL) AS webhooks
+                  FROM (",
+            );
+            query.push_values(campaign_ids, |mut row, id| {
+                row.push_bind(id.to_string());
+            });
+            query.push(") AS a) AS t");
+            let rows = query.build().fetch_all(&mut *self.0).await.map_err(map_err)?;
+            tails.extend(decode_all(&rows, row::tail)?);
+        }
+        Ok(tails)
     }
 
     async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {

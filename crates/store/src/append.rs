@@ -63,6 +63,27 @@ pub trait AppendSteps: Send {
     async fn has_webhooks(&mut self, _campaign_id: Uuid) -> Result<bool> {
         Ok(true)
     }
+    /// Holds several campaigns against other writers, in the order given (a backend may take
+    /// them in one statement).
+    async fn lock_campaigns(&mut self, campaign_ids: &[Uuid]) -> Result<()> {
+        for &campaign_id in campaign_ids {
+            self.lock_campaign(campaign_id).await?;
+        }
+        Ok(())
+    }
+    /// Each campaign's tail, and whether it has a webhook that takes deliveries (a backend may
+    /// read them all in one statement, [`crate::row::tail`]).
+    async fn tails(&mut self, campaign_ids: &[Uuid]) -> Result<Vec<(Uuid, Tail, bool)>>
+    where
+        Self: Sized,
+    {
+        let mut tails = Vec::with_capacity(campaign_ids.len());
+        for &campaign_id in campaign_ids {
+            let tail = tail(self, campaign_id).await?;
+            tails.push((campaign_id, tail, self.has_webhooks(campaign_id).await?));
+        }
+        Ok(tails)
+    }
     /// Several posts' rows; a backend may write them in one statement.
     async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
         for post in posts {
@@ -315,9 +336,7 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
     let mut campaigns: Vec<Uuid> = batch.iter().map(|waiting| waiting.request.campaign_id).collect();
     campaigns.sort_unstable();
     campaigns.dedup();
-    for &campaign_id in &campaigns {
-        steps.lock_campaign(campaign_id).instrument(step("lock_campaign")).await?;
-    }
+    steps.lock_campaigns(&campaigns).instrument(step("lock_campaign")).await?;
 
     let keys: Vec<(Uuid, &str)> =
         batch.iter().map(|waiting| (waiting.request.author_id, waiting.request.idempotency_key.as_str())).collect();
@@ -328,9 +347,9 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
 
     let mut tails = std::collections::HashMap::with_capacity(campaigns.len());
     let mut webhooks = std::collections::HashSet::new();
-    for &campaign_id in &campaigns {
-        tails.insert(campaign_id, tail(steps, campaign_id).instrument(step("tail")).await?);
-        if steps.has_webhooks(campaign_id).await? {
+    for (campaign_id, tail, has_webhooks) in steps.tails(&campaigns).instrument(step("tail")).await? {
+        tails.insert(campaign_id, tail);
+        if has_webhooks {
             webhooks.insert(campaign_id);
         }
     }
@@ -400,7 +419,8 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
     for (campaign_id, seq, state) in &snapshots {
         steps.insert_snapshot(*campaign_id, *seq, state).instrument(step("insert_snapshot")).await?;
     }
-    let remembered: Vec<(&AppendRequest, i64)> = written.iter().map(|&(request, post, _)| (request, post.seq)).collect();
+    let remembered: Vec<(&AppendRequest, i64)> =
+        written.iter().map(|&(request, post, _)| (request, post.seq)).collect();
     steps.remember_keys(&remembered).instrument(step("remember_key")).await?;
     Ok(Some(results))
 }
@@ -445,7 +465,8 @@ pub fn step(name: &'static str) -> tracing::Span {
     tracing::debug_span!(target: "adjutant::post", "step", name)
 }
 
-async fn tail<S: AppendSteps>(steps: &mut S, campaign_id: Uuid) -> Result<Tail> {
+/// A campaign's tail, read in three steps.
+pub async fn tail<S: AppendSteps>(steps: &mut S, campaign_id: Uuid) -> Result<Tail> {
     let last = steps.last_post(campaign_id).await?;
     // Only a snapshot of a post that exists: a stray row beyond the log's end is never the state.
     let last_seq = last.as_ref().map_or(0, |p| p.seq);

@@ -168,7 +168,7 @@ pub struct Acknowledgement {
 }
 
 /// The end of a campaign's log, as `decide` sees it inside the write transaction.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tail {
     /// The sequence number the new post will get.
     pub next_seq: i64,

@@ -11,7 +11,7 @@ use uuid::Uuid;
 use crate::append::{KnownKey, LastPost};
 use crate::{
     Acknowledgement, Campaign, ClaimedDelivery, DeliveryLogEntry, Outcome, Post, Principal, PrincipalKind, Receipt,
-    Result, StoreError, Webhook,
+    Result, StoreError, Tail, Webhook,
 };
 
 /// One row of a backend's result, read column by column in domain types. A backend says how
@@ -116,6 +116,26 @@ pub fn known_key(row: &dyn Columns) -> Result<KnownKey> {
 /// The last post as the tail needs it; its stamp is read from the column `stamp`.
 pub fn last_post(row: &dyn Columns) -> Result<LastPost> {
     Ok(LastPost { seq: row.int("seq")?, hash: row.text("hash")?, stamp: row.time("stamp")? })
+}
+
+/// A campaign's tail as one row: `campaign_id`, its last post's `last_seq`, `last_hash` and
+/// `last_stamp` (all null before its first post), the last snapshot at or before that post
+/// (`snapshot_seq`, `snapshot_state`), `last_position` (null before its first outcome) and
+/// `webhooks` (1 when a webhook takes deliveries, else 0).
+pub fn tail(row: &dyn Columns) -> Result<(Uuid, Tail, bool)> {
+    let last_seq = row.opt_int("last_seq")?;
+    let snapshot = match (row.opt_int("snapshot_seq")?, row.opt_text("snapshot_state")?) {
+        (Some(seq), Some(state)) => Some((seq, state)),
+        _ => None,
+    };
+    let tail = Tail {
+        next_seq: last_seq.unwrap_or(0) + 1,
+        prev_hash: row.opt_text("last_hash")?,
+        prev_stamp: row.opt_time("last_stamp")?,
+        snapshot,
+        next_position: row.opt_int("last_position")?.unwrap_or(0) + 1,
+    };
+    Ok((row.uuid("campaign_id")?, tail, row.int("webhooks")? != 0))
 }
 
 /// The columns of an outcome, named and typed alike on both backends, in the order of an insert.
