@@ -242,6 +242,13 @@ async fn a_forged_receipt_and_a_changed_outcome_among_pages_are_named_at_their_p
     }
     let (clean, _) = replay_from(&h.store, &h.keys, &h.campaign, None).await.unwrap();
     assert!(clean.ok && clean.posts == 1_100 && clean.outcomes == 110, "{clean:?}");
+    // Every die of every stored resolution, rolled again.
+    let stored = h.store.outcomes(id, 0, 1_000).await.unwrap();
+    let rolled: usize = stored
+        .iter()
+        .map(|o| serde_json::from_str::<Value>(&o.data).unwrap()["data"]["dice"].as_array().unwrap().len())
+        .sum();
+    assert!(rolled >= 110 && clean.dice == rolled as i64, "{} dice rolled again, {rolled} stored", clean.dice);
 
     // Posts 700 and 1050 carry the signature of the post after them; post 904's outcome gains a
     // space.

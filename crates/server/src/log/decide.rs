@@ -22,6 +22,8 @@ use crate::free_text::{forbidden, is_one_line, one_line_detail, LINE_MAX};
 pub struct Effects {
     pub outcomes: Vec<NewOutcome>,
     pub snapshot: Option<String>,
+    /// The dice a resolver's resolution rolled (the audit counts them).
+    pub dice: i64,
 }
 
 /// Everything `decide` needs that is not in the tail.
@@ -140,6 +142,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
             Ok(Effects {
                 outcomes: applied.outcomes.iter().map(|o| outcome(&o.kind, &o.headline, &o.data)).collect(),
                 snapshot: Some(to_json(&applied.state)?),
+                dice: 0,
             })
         }
         Game::Resolver { ruleset, rules_version } => {
@@ -165,6 +168,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
             Ok(Effects {
                 outcomes: vec![outcome(OutcomeKind::Resolution.as_str(), &resolution.headline, &data)],
                 snapshot: None,
+                dice: resolution.dice.len() as i64,
             })
         }
     }
@@ -233,7 +237,7 @@ fn umpire(scenario: &Scenario, settings: &short_acw::Settings, state: &GameState
         &json!({"side": side, "kind": body.kind, "reason": body.reason.trim()}),
     )];
     outcomes.extend(applied.outcomes.iter().map(|o| outcome(&o.kind, &o.headline, &o.data)));
-    Ok(Effects { outcomes, snapshot: Some(to_json(&applied.state)?) })
+    Ok(Effects { outcomes, snapshot: Some(to_json(&applied.state)?), dice: 0 })
 }
 
 fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<Effects> {
@@ -305,7 +309,7 @@ fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<
                     "sealed_posts": [other.seq, post.seq]}),
         ));
     }
-    Ok(Effects { outcomes, snapshot: None })
+    Ok(Effects { outcomes, snapshot: None, dice: 0 })
 }
 
 fn fill_sealed_choices(inputs: &mut Value, topic: &str, context: &Context) -> LogResult<()> {
@@ -385,7 +389,7 @@ fn rollback(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogRes
         body.reason.trim()
     );
     let data = json!({"to_seq": body.to_seq, "reason": body.reason.trim(), "voided": voided});
-    Ok(Effects { outcomes: vec![outcome(OutcomeKind::Rollback.as_str(), &headline, &data)], snapshot })
+    Ok(Effects { outcomes: vec![outcome(OutcomeKind::Rollback.as_str(), &headline, &data)], snapshot, dice: 0 })
 }
 
 #[cfg(test)]

@@ -4,9 +4,7 @@
 //! context rule.
 
 use adjutant_rules::result_time::ResultTime;
-use adjutant_store::{NewOutcome, Post, Tail};
-use serde::de::IgnoredAny;
-use serde::Deserialize;
+use adjutant_store::{Post, Tail};
 
 use super::decide::{decide, Context, Effects, Needs};
 use super::error::LogResult;
@@ -66,33 +64,8 @@ pub struct Stored<'a> {
     pub snapshot: Option<&'a str>,
 }
 
-/// The rules' verdict on a post, and the dice it rolled.
-pub struct Verdict {
-    effects: LogResult<Effects>,
-    dice: i64,
-}
-
-impl Verdict {
-    fn of(effects: LogResult<Effects>) -> Self {
-        let dice = effects.as_ref().map_or(0, |effects| {
-            effects.outcomes.iter().filter(|o| OutcomeKind::of(&o.kind) == OutcomeKind::Resolution).map(dice_in).sum()
-        });
-        Self { effects, dice }
-    }
-}
-
-/// The dice a resolution outcome lists (its `data.dice`), read without building its JSON.
-fn dice_in(resolution: &NewOutcome) -> i64 {
-    #[derive(Deserialize)]
-    struct Outcome {
-        data: Resolution,
-    }
-    #[derive(Deserialize)]
-    struct Resolution {
-        dice: Vec<IgnoredAny>,
-    }
-    serde_json::from_str::<Outcome>(&resolution.data).map_or(0, |o| o.data.dice.len() as i64)
-}
+/// The rules' verdict on a post.
+pub type Verdict = LogResult<Effects>;
 
 /// A replay of a log, post by post.
 #[derive(Debug, Clone)]
@@ -140,7 +113,7 @@ impl Replay {
     /// [`Replay::post`] would reach in its place in the log.
     pub fn verdict_alone(campaign: &LoadedCampaign, post: &Post) -> Verdict {
         let context = Context { view: &LogView::default(), rollback_snapshot: None, chain_secret: None };
-        Verdict::of(decide(campaign, &Self::tail(post, None), post, &context))
+        decide(campaign, &Self::tail(post, None), post, &context)
     }
 
     fn tail(post: &Post, snapshot: Option<(i64, String)>) -> Tail {
@@ -194,11 +167,11 @@ impl Replay {
         }
         let verdict = verdict.unwrap_or_else(|| {
             let context = Context { view: &self.view, rollback_snapshot, chain_secret: secret.as_ref() };
-            Verdict::of(decide(campaign, &Self::tail(post, self.state.clone()), post, &context))
+            decide(campaign, &Self::tail(post, self.state.clone()), post, &context)
         });
-        self.counts.dice += verdict.dice;
-        match verdict.effects {
+        match verdict {
             Ok(effects) => {
+                self.counts.dice += effects.dice;
                 self.counts.outcomes += stored.outcomes.len() as i64;
                 let same = effects.outcomes.len() == stored.outcomes.len()
                     && effects
