@@ -85,6 +85,8 @@ fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let outcome = if args.get(1).map(String::as_str) == Some("bare-calculator") {
         runtime.block_on(bare_calculator(args.get(2).cloned().unwrap_or_default()))
+    } else if args.get(1).map(String::as_str) == Some("history") {
+        runtime.block_on(history_alone(args.get(2).map(PathBuf::from)))
     } else {
         options().and_then(|o| runtime.block_on(run(o)))
     };
@@ -933,6 +935,23 @@ async fn history(base: &str, admin: &str, db_file: &Path) -> Result<History> {
     repeat_audit_ms.sort_by(f64::total_cmp);
     let [small, large] = runs;
     Ok(History { small, large, audit_ms, repeat_audit_ms })
+}
+
+/// Figure 2 alone (`adjutant-bench history [DIR]`), to measure the audit while working on it:
+/// the server beside this binary on `DIR/adjutant.db` (kept, to start the server on it again
+/// for a profiler; a throwaway folder without DIR), the same campaigns seeded as in the full run.
+async fn history_alone(dir: Option<PathBuf>) -> Result<()> {
+    let temp = tempfile::tempdir()?;
+    let dir = dir.unwrap_or_else(|| temp.path().to_owned());
+    std::fs::create_dir_all(&dir)?;
+    let db_file = dir.join("adjutant.db");
+    let admin = format!("bench-{}", uuid::Uuid::new_v4());
+    let binary = std::env::current_exe()?.with_file_name("adjutant");
+    let server = start_server(&binary, &format!("sqlite://{}", db_file.display()), &admin).await?;
+    let history = history(&server.base, &admin, &db_file).await?;
+    println!("cold audits (ms): {:.0?}", history.audit_ms);
+    println!("repeat audits (ms): {:.0?}", history.repeat_audit_ms);
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

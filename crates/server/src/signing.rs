@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use adjutant_store::{Post, Receipt};
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
+use sha2::{Digest, Sha256, Sha512};
 use utoipa::ToSchema;
 
 use crate::config::Config;
@@ -52,6 +52,74 @@ pub fn signature_holds(public: &VerifyingKey, message: &str, signature_hex: &str
         return false;
     };
     public.verify(message.as_bytes(), &Signature::from_bytes(&bytes)).is_ok()
+}
+
+/// Whether every signature of `signed` (message, hex signature) holds under `public`, checked
+/// together: the answer [`signature_holds`] gives for each, but in a fraction of the time.
+///
+/// Each signature (R, s) of a message M holds when [s]B = R + [k]A, with k = SHA-512(R ‖ A ‖ M)
+/// and A the public key. Summed with weights z_i drawn at random after the signatures are read
+/// (128 bits each), the equations give one: [∑ z_i·s_i]B − [∑ z_i·k_i]A − ∑ [z_i]R_i = 0, which
+/// one bad signature among them breaks but with probability 2⁻¹²⁸. One key signed them all, so
+/// its terms add up into one, and the sum is one multiscalar multiplication over n + 2 points
+/// where checking them one by one costs n double-scalar multiplications. Like the check of one,
+/// it refuses a signature whose s is not below the group order or whose R is not a point in
+/// its canonical encoding. (The one case where the two could answer differently, an R with a
+/// small-order component, is a signature only the key's holder can make.)
+pub fn signatures_hold<'a>(public: &VerifyingKey, signed: impl IntoIterator<Item = (&'a [u8], &'a str)>) -> bool {
+    use curve25519_dalek::edwards::EdwardsPoint;
+    use curve25519_dalek::scalar::Scalar;
+    use curve25519_dalek::traits::{IsIdentity, VartimeMultiscalarMul};
+    use rand::Rng;
+
+    let mut rng = rand::thread_rng();
+    let (mut base_coefficient, mut key_coefficient) = (Scalar::ZERO, Scalar::ZERO);
+    let mut weights = Vec::new();
+    let mut commitments = Vec::new();
+    for (message, signature_hex) in signed {
+        let mut bytes = [0u8; 64];
+        if hex::decode_to_slice(signature_hex, &mut bytes).is_err() {
+            return false;
+        }
+        let signature = Signature::from_bytes(&bytes);
+        let (Some(s), Some(r)) = (
+            Option::<Scalar>::from(Scalar::from_canonical_bytes(*signature.s_bytes())),
+            canonical_point(signature.r_bytes()),
+        ) else {
+            return false;
+        };
+        let hash =
+            Sha512::new().chain_update(signature.r_bytes()).chain_update(public.as_bytes()).chain_update(message);
+        let k = Scalar::from_bytes_mod_order_wide(&hash.finalize().into());
+        let z = Scalar::from(rng.gen::<u128>());
+        base_coefficient += z * s;
+        key_coefficient += z * k;
+        weights.push(z);
+        commitments.push(r);
+    }
+    let sum = EdwardsPoint::vartime_multiscalar_mul(
+        [-base_coefficient, key_coefficient].into_iter().chain(weights),
+        [curve25519_dalek::constants::ED25519_BASEPOINT_POINT, public.to_edwards()].into_iter().chain(commitments),
+    );
+    sum.is_identity()
+}
+
+/// The point `bytes` encode, if they are its canonical encoding (what compressing it gives
+/// back): y below p = 2²⁵⁵ − 19, and the sign bit clear when x is 0 (y = 1 or y = p − 1).
+fn canonical_point(bytes: &[u8; 32]) -> Option<curve25519_dalek::EdwardsPoint> {
+    let mut y = *bytes;
+    y[31] &= 0x7f;
+    let below_p = !(y[31] == 0x7f && y[1..31].iter().all(|b| *b == 0xff) && y[0] >= 0xed);
+    let mut one = [0u8; 32];
+    one[0] = 1;
+    let mut p_minus_one = [0xffu8; 32];
+    (p_minus_one[0], p_minus_one[31]) = (0xec, 0x7f);
+    let x_is_zero = y == one || y == p_minus_one;
+    let signed = bytes[31] & 0x80 != 0;
+    if !below_p || (signed && x_is_zero) {
+        return None;
+    }
+    curve25519_dalek::edwards::CompressedEdwardsY(*bytes).decompress()
 }
 
 /// One public key, as `GET /v1/keys` lists it.
@@ -191,6 +259,34 @@ impl Keyring {
     }
 }
 
+impl Keyring {
+    /// What is wrong with each post's receipt: [`Keyring::check`] of each, the signatures of
+    /// one key checked together ([`signatures_hold`]). When they do not all hold, each is
+    /// checked on its own, to name the posts at fault.
+    pub fn check_all(&self, posts: &[Post]) -> Vec<Option<String>> {
+        let mut problems = vec![None; posts.len()];
+        let mut by_key: Vec<(&str, VerifyingKey, Vec<usize>)> = Vec::new();
+        for (i, post) in posts.iter().enumerate() {
+            let Some(receipt) = &post.receipt else { continue };
+            match (by_key.iter_mut().find(|(id, _, _)| *id == receipt.key_id), self.public(&receipt.key_id)) {
+                (Some((_, _, signed)), _) => signed.push(i),
+                (None, Some(public)) => by_key.push((&receipt.key_id, public, vec![i])),
+                (None, None) => problems[i] = self.check(post),
+            }
+        }
+        for (_, public, signed) in by_key {
+            let messages: Vec<String> = signed.iter().map(|&i| receipt_message(&posts[i])).collect();
+            let receipts = signed.iter().map(|&i| posts[i].receipt.as_ref().map_or("", |r| r.signature.as_str()));
+            if !signatures_hold(&public, messages.iter().map(String::as_bytes).zip(receipts)) {
+                for i in signed {
+                    problems[i] = self.check(&posts[i]);
+                }
+            }
+        }
+        problems
+    }
+}
+
 fn new_key() -> SigningKey {
     let mut seed = [0u8; 32];
     rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut seed);
@@ -292,6 +388,118 @@ mod tests {
         let mut changed = signed.clone();
         changed.seq = 4;
         assert!(rotated.check(&changed).unwrap().contains("does not match"));
+    }
+
+    /// `count` posts signed by `ring`, a second apart.
+    fn signed_posts(ring: &Keyring, count: i64) -> Vec<Post> {
+        (1..=count)
+            .map(|seq| {
+                let mut p = post();
+                p.seq = seq;
+                p.stamp += chrono::TimeDelta::seconds(seq);
+                p.hash = format!("{seq:064x}");
+                p.receipt = Some(ring.sign(&p));
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn receipts_checked_together_give_the_answer_of_each_checked_alone() {
+        let ring = Keyring::new(SigningKey::from_bytes(&[3; 32]), Vec::new());
+        let posts = signed_posts(&ring, 300);
+        assert!(ring.check_all(&posts).iter().all(Option::is_none));
+        assert!(ring.check_all(&[]).is_empty());
+
+        // One forged receipt among a page: the batch fails, and only that post is named, in the
+        // words of the check of one.
+        let mut forged = posts.clone();
+        forged[136].hash = format!("{:064x}", 9999);
+        let mut other_key = forged[211].clone();
+        other_key.receipt = Some(Keyring::new(SigningKey::from_bytes(&[4; 32]), Vec::new()).sign(&other_key));
+        forged[211] = other_key;
+        let found = ring.check_all(&forged);
+        let expected: Vec<Option<String>> = forged.iter().map(|p| ring.check(p)).collect();
+        assert_eq!(found, expected);
+        let named: Vec<usize> = found.iter().enumerate().filter(|(_, f)| f.is_some()).map(|(i, _)| i).collect();
+        assert_eq!(named, vec![136, 211]);
+        assert!(found[136].as_deref().unwrap().contains("does not match"));
+    }
+
+    #[test]
+    fn a_batch_refuses_what_the_check_of_one_refuses() {
+        let ring = Keyring::new(SigningKey::from_bytes(&[5; 32]), Vec::new());
+        let public = ring.current_public();
+        let posts = signed_posts(&ring, 4);
+        let messages: Vec<String> = posts.iter().map(receipt_message).collect();
+        let signatures: Vec<String> = posts.iter().map(|p| p.receipt.clone().unwrap().signature).collect();
+        let batch = |signatures: &[String]| {
+            signatures_hold(&public, messages.iter().map(String::as_bytes).zip(signatures.iter().map(String::as_str)))
+        };
+        assert!(batch(&signatures));
+        assert!(signatures_hold(&public, std::iter::empty()));
+
+        // s + ℓ (the group order) satisfies the same equation but is not a reduced scalar.
+        let mut unreduced = signatures.clone();
+        let mut bytes = hex::decode(&unreduced[2]).unwrap();
+        // ℓ = 2²⁵² + 27742317777372353535851937790883648493, little-endian.
+        let mut order = [0u8; 32];
+        order[..16].copy_from_slice(&hex::decode("edd3f55c1a631258d69cf7a2def9de14").unwrap());
+        order[31] = 0x10;
+        let mut carry = 0u16;
+        for (byte, add) in bytes[32..].iter_mut().zip(order) {
+            let sum = *byte as u16 + add as u16 + carry;
+            (*byte, carry) = (sum as u8, sum >> 8);
+        }
+        unreduced[2] = hex::encode(&bytes);
+        assert!(!signature_holds(&public, &messages[2], &unreduced[2]));
+        assert!(!batch(&unreduced));
+
+        // Not hex, the wrong length, a signature of another message.
+        for bad in ["zz".repeat(64), "ab".repeat(63), signatures[0].clone()] {
+            let mut with_bad = signatures.clone();
+            with_bad[1] = bad.clone();
+            assert!(!signature_holds(&public, &messages[1], &bad));
+            assert!(!batch(&with_bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_commitment_is_taken_only_in_the_encoding_compressing_its_point_gives() {
+        use curve25519_dalek::edwards::CompressedEdwardsY;
+        let canonical = |bytes: [u8; 32]| {
+            CompressedEdwardsY(bytes).decompress().is_some_and(|point| point.compress().to_bytes() == bytes)
+        };
+        let mut encodings: Vec<[u8; 32]> = Vec::new();
+        // y from p − 2 up to 2²⁵⁵ − 1 (p = 2²⁵⁵ − 19), each with either sign bit.
+        for low in 0xebu8..=0xff {
+            let mut y = [0xffu8; 32];
+            (y[0], y[31]) = (low, 0x7f);
+            encodings.push(y);
+        }
+        // y = 0, 1 and 2, and p − 1 (where x = 0) below.
+        for low in 0u8..3 {
+            let mut y = [0u8; 32];
+            y[0] = low;
+            encodings.push(y);
+        }
+        // Real commitments.
+        let ring = Keyring::new(SigningKey::from_bytes(&[6; 32]), Vec::new());
+        for p in signed_posts(&ring, 20) {
+            let bytes = hex::decode(p.receipt.unwrap().signature).unwrap();
+            encodings.push(bytes[..32].try_into().unwrap());
+        }
+        for y in encodings.clone() {
+            let mut signed = y;
+            signed[31] ^= 0x80;
+            encodings.push(signed);
+        }
+        let mut taken = 0;
+        for bytes in encodings {
+            assert_eq!(canonical_point(&bytes).is_some(), canonical(bytes), "{}", hex::encode(bytes));
+            taken += usize::from(canonical(bytes));
+        }
+        assert!(taken >= 20, "{taken}");
     }
 
     #[test]

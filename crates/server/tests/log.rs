@@ -224,6 +224,71 @@ async fn umpiring_is_the_moderator_s_and_only_for_what_the_game_awaits() {
     assert!(h.store.head(h.campaign.campaign.id).await.unwrap().is_none());
 }
 
+/// The whole-campaign audit works out pages of posts at once (the receipts of a page in one
+/// batch equation per key, the verdicts of posts that read nothing before them on every core):
+/// a forged receipt and a changed outcome among them are still each named at their post, in
+/// the words of the check of one post, and nothing else is.
+#[tokio::test]
+async fn a_forged_receipt_and_a_changed_outcome_among_pages_are_named_at_their_posts() {
+    let h = harness(None).await;
+    let id = h.campaign.campaign.id;
+    let round = json!({"action": "melee_round",
+        "inputs": {"round": 1, "attacker": {"troops": "infantry", "men": 4}, "defender": {"troops": "infantry", "men": 3}}});
+    for i in 0..1_100 {
+        let author = if i % 2 == 0 { &h.union } else { &h.rebel };
+        let (kind, body) =
+            if i % 10 == 3 { ("resolve", round.clone()) } else { ("note", json!({"text": format!("order {i}")})) };
+        h.post(author, kind, body).await.unwrap();
+    }
+    let (clean, _) = replay_from(&h.store, &h.keys, &h.campaign, None).await.unwrap();
+    assert!(clean.ok && clean.posts == 1_100 && clean.outcomes == 110, "{clean:?}");
+    // Every die of every stored resolution, rolled again.
+    let stored = h.store.outcomes(id, 0, 1_000).await.unwrap();
+    let rolled: usize = stored
+        .iter()
+        .map(|o| serde_json::from_str::<Value>(&o.data).unwrap()["data"]["dice"].as_array().unwrap().len())
+        .sum();
+    assert!(rolled >= 110 && clean.dice == rolled as i64, "{} dice rolled again, {rolled} stored", clean.dice);
+
+    // Posts 700 and 1050 carry the signature of the post after them; post 904's outcome gains a
+    // space.
+    let db = format!("sqlite://{}", h._dir.path().join("log.db").display());
+    let mut conn = <sqlx::SqliteConnection as sqlx::Connection>::connect(&db).await.unwrap();
+    let forge = |seq: i64| {
+        format!(
+            "UPDATE posts SET receipt_signature = (SELECT receipt_signature FROM posts WHERE campaign_id = '{id}' AND seq = {})
+             WHERE campaign_id = '{id}' AND seq = {seq};",
+            seq + 1
+        )
+    };
+    let sql = format!(
+        "DROP TRIGGER posts_append_only_update; DROP TRIGGER outcomes_append_only_update; {} {}
+         UPDATE outcomes SET data = data || ' ' WHERE campaign_id = '{id}' AND seq = 904;",
+        forge(700),
+        forge(1_050)
+    );
+    sqlx::raw_sql(&sql).execute(&mut conn).await.unwrap();
+
+    let (audit, _) = replay_from(&h.store, &h.keys, &h.campaign, None).await.unwrap();
+    let found: Vec<(i64, &str, &str)> =
+        audit.differences.iter().map(|d| (d.seq, d.check.as_str(), d.detail.as_str())).collect();
+    let mut receipts = Vec::new();
+    for seq in [700, 1_050] {
+        receipts.push(h.keys.check(&h.store.post(id, seq).await.unwrap().unwrap()).unwrap());
+    }
+    let [at_700, at_1050] = [&receipts[0], &receipts[1]];
+    assert_eq!(
+        found,
+        vec![
+            (700, "receipt", at_700.as_str()),
+            (904, "outcomes", "the stored outcomes differ from what the rules give"),
+            (1_050, "receipt", at_1050.as_str()),
+        ]
+    );
+    assert!(at_700.contains("does not match"), "{at_700}");
+    assert_eq!((audit.posts, audit.outcomes), (1_100, 110));
+}
+
 /// One step of a random log.
 #[derive(Debug, Clone)]
 enum Step {

@@ -1,14 +1,16 @@
 //! The audit of a stored log: every post replayed through the rules and every link and
 //! receipt checked, from post 1 or from where the last audit stopped; and one post on its own.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
-use adjutant_store::{Post, Store};
+use adjutant_store::{Outcome, Post, Store};
 
 use super::chain::{link_hash, ChainCheck};
+use super::decide::Needs;
 use super::error::{LogError, LogResult};
 use super::read::ReadContext;
-use super::replay::{Finding, Replay, Stored};
+use super::replay::{Finding, Replay, Stored, Verdict};
 use crate::campaign::LoadedCampaign;
 use crate::sealed_delay;
 use crate::signing::Keyring;
@@ -37,30 +39,71 @@ pub async fn replay_post(
     Ok(Replay::at(read.view, before).post(campaign, post, &stored, read.rollback_snapshot.as_ref()))
 }
 
-/// Each post's recomputed hash and receipt check, worked out for a page of posts at once on
-/// every core, off the async workers: the SHA-256 links and the signatures are independent of
-/// one another once the stored rows are read, and the signatures are most of a cold audit's time.
-async fn page_checks(keys: &Arc<Keyring>, posts: Vec<Post>) -> LogResult<(Vec<Post>, Vec<(String, Option<String>)>)> {
-    let keys = keys.clone();
-    tokio::task::spawn_blocking(move || {
+/// What the audit works out for a post before folding it in: its recomputed hash, what is
+/// wrong with its receipt, what its verdict reads, and the verdict itself when it reads nothing
+/// from the log before it.
+struct Worked {
+    recomputed: String,
+    receipt: Option<String>,
+    needs: Needs,
+    verdict: Option<Verdict>,
+}
+
+/// A page of posts being worked out on every core, off the async workers: the SHA-256 links,
+/// the receipts (a batch equation per key, [`Keyring::check_all`]) and the verdicts that stand
+/// alone are independent of one another once the stored rows are read. The audit reads the
+/// next page and folds in the one before while this one is worked out.
+struct PageWork {
+    posts: Arc<Vec<Post>>,
+    parts: Vec<tokio::task::JoinHandle<Vec<Worked>>>,
+}
+
+impl PageWork {
+    fn start(keys: &Arc<Keyring>, campaign: &Arc<LoadedCampaign>, posts: Vec<Post>) -> Self {
+        let posts = Arc::new(posts);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
-        let chunk = posts.len().div_ceil(threads).max(1);
-        let checks = std::thread::scope(|scope| {
-            let workers: Vec<_> = posts
-                .chunks(chunk)
-                .map(|part| {
-                    let keys = &keys;
-                    scope.spawn(move || {
-                        part.iter().map(|p| (link_hash(p, &p.prev_hash), keys.check(p))).collect::<Vec<_>>()
-                    })
+        let part = posts.len().div_ceil(threads).max(1);
+        let parts = (0..posts.len())
+            .step_by(part)
+            .map(|start| {
+                let (keys, campaign, posts) = (keys.clone(), campaign.clone(), posts.clone());
+                tokio::task::spawn_blocking(move || {
+                    let posts = &posts[start..(start + part).min(posts.len())];
+                    posts
+                        .iter()
+                        .zip(keys.check_all(posts))
+                        .map(|(post, receipt)| {
+                            let needs = Replay::needs(&campaign, post);
+                            Worked {
+                                recomputed: link_hash(post, &post.prev_hash),
+                                receipt,
+                                needs,
+                                verdict: Replay::stands_alone(&campaign, &needs)
+                                    .then(|| Replay::verdict_alone(&campaign, post)),
+                            }
+                        })
+                        .collect()
                 })
-                .collect();
-            workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect::<Vec<_>>()
-        });
-        (posts, checks)
-    })
-    .await
-    .map_err(|e| LogError::Broken(format!("the audit's checks stopped: {e}")))
+            })
+            .collect();
+        Self { posts, parts }
+    }
+
+    /// The last post of the page.
+    fn last_seq(&self) -> Option<i64> {
+        self.posts.last().map(|p| p.seq)
+    }
+
+    async fn finish(self) -> LogResult<(Arc<Vec<Post>>, Vec<Worked>)> {
+        let mut worked = Vec::with_capacity(self.posts.len());
+        for part in self.parts {
+            worked.extend(part.await.map_err(|e| LogError::Broken(format!("the audit's checks stopped: {e}")))?);
+        }
+        if worked.len() != self.posts.len() {
+            return Err(LogError::Broken("the audit's checks of a page were cut short".into()));
+        }
+        Ok((self.posts, worked))
+    }
 }
 
 /// What a walk along the chain found.
@@ -205,17 +248,63 @@ impl AuditCheckpoint {
 
 const PAGE: i64 = 1000;
 
+/// Stored rows of one kind (outcomes in position order, snapshots in post order), read a page
+/// at a time ahead of the posts they belong to, and not again once they have run out.
+struct ReadAhead<T> {
+    rows: VecDeque<T>,
+    /// The key (position, or post) of the last row read.
+    after: i64,
+    read_all: bool,
+    /// The post a row belongs to, and its key.
+    post_of: fn(&T) -> i64,
+    key_of: fn(&T) -> i64,
+}
+
+impl<T> ReadAhead<T> {
+    fn new(after: i64, post_of: fn(&T) -> i64, key_of: fn(&T) -> i64) -> Self {
+        Self { rows: VecDeque::new(), after, read_all: false, post_of, key_of }
+    }
+
+    /// Reads on until a row of a post after `seq` is in, or none is left; `everything`: reads
+    /// all that is left.
+    async fn read_through<F>(&mut self, seq: i64, everything: bool, read: impl Fn(i64) -> F) -> LogResult<()>
+    where
+        F: std::future::Future<Output = adjutant_store::Result<Vec<T>>>,
+    {
+        while everything || (!self.read_all && self.rows.back().is_none_or(|row| (self.post_of)(row) <= seq)) {
+            let page = read(self.after).await?;
+            self.read_all = (page.len() as i64) < PAGE;
+            let Some(last) = page.last() else { break };
+            self.after = (self.key_of)(last);
+            self.rows.extend(page);
+        }
+        Ok(())
+    }
+
+    /// The next row if it belongs to a post up to `seq`.
+    fn next_through(&mut self, seq: i64) -> Option<T> {
+        if self.rows.front().is_some_and(|row| (self.post_of)(row) <= seq) {
+            self.rows.pop_front()
+        } else {
+            None
+        }
+    }
+}
+
 /// Replays the log after `from` (or all of it), then checks what is stored beyond the last post.
+///
+/// A pipeline: while one page of posts is worked out on every core ([`PageWork`]), the page
+/// after it and the stored rows up to its last post are read, and the page before it is folded
+/// into the chain check and the replay, post by post.
 pub async fn replay_from(
     store: &dyn Store,
     keys: &Arc<Keyring>,
     campaign: &LoadedCampaign,
     from: Option<&AuditCheckpoint>,
 ) -> LogResult<(CampaignAudit, AuditCheckpoint)> {
-    use std::collections::VecDeque;
     let started = std::time::Instant::now();
     let id = campaign.campaign.id;
-    let AuditCheckpoint { mut chain, mut replay, mut outcomes_after, mut snapshots_after, mut audit } =
+    let AuditCheckpoint { mut chain, mut replay, outcomes_after, snapshots_after, mut audit } =
         from.cloned().unwrap_or_else(|| AuditCheckpoint {
             chain: ChainCheck::from_genesis(&campaign.campaign),
             replay: Replay::new(campaign),
@@ -242,39 +331,40 @@ pub async fn replay_from(
         audit.differences.push(Difference { seq, check: check.into(), detail });
     };
 
-    let mut stored_outcomes: VecDeque<adjutant_store::Outcome> = VecDeque::new();
-    let mut stored_snapshots: VecDeque<(i64, String)> = VecDeque::new();
-    let (mut outcomes_read, mut snapshots_read) = (false, false);
+    let mut outcomes = ReadAhead::new(outcomes_after, |o: &Outcome| o.seq, |o| o.position);
+    let mut snapshots = ReadAhead::new(snapshots_after, |(seq, _): &(i64, String)| *seq, |(seq, _)| *seq);
+    let read_outcomes = |after| store.outcomes(id, after, PAGE);
+    let read_snapshots = |after| store.snapshots(id, after, PAGE);
     // What the rows consumed so far reach: the checkpoint goes on after them.
     let (mut outcomes_done, mut snapshots_done) = (outcomes_after, snapshots_after);
+    let shared = Arc::new(campaign.clone());
+    let mut posts = store.posts(id, chain.seq(), PAGE).await?;
+    let mut working: Option<PageWork> = None;
     loop {
-        let posts = store.posts(id, chain.seq(), PAGE).await?;
-        if posts.is_empty() {
-            break;
+        let work = (!posts.is_empty()).then(|| PageWork::start(keys, &shared, std::mem::take(&mut posts)));
+        if let Some(last) = work.as_ref().and_then(PageWork::last_seq) {
+            let (next, outcomes_read, snapshots_read) = tokio::join!(
+                store.posts(id, last, PAGE),
+                outcomes.read_through(last, false, read_outcomes),
+                snapshots.read_through(last, false, read_snapshots),
+            );
+            posts = next?;
+            outcomes_read?;
+            snapshots_read?;
         }
-        let (posts, checks) = page_checks(keys, posts).await?;
-        if checks.len() != posts.len() {
-            return Err(LogError::Broken("the audit's checks of a page were cut short".into()));
-        }
-        for (post, (recomputed, signature)) in posts.iter().zip(checks) {
-            audit.posts += 1;
-            audit.replayed_now += 1;
-            for problem in chain.next(post, &recomputed, || signature) {
-                differ(&mut audit, post.seq, problem.check(), problem.to_string());
-            }
+        if let Some(page) = working.take() {
+            let (posts, worked) = page.finish().await?;
+            for (post, worked) in posts.iter().zip(worked) {
+                audit.posts += 1;
+                audit.replayed_now += 1;
+                for problem in chain.next(post, &worked.recomputed, || worked.receipt) {
+                    differ(&mut audit, post.seq, problem.check(), problem.to_string());
+                }
 
-            // What was stored for this post.
-            // Read ahead a page at a time, and not again once the stored rows have run out.
-            while !outcomes_read && stored_outcomes.back().is_none_or(|o| o.seq <= post.seq) {
-                let page = store.outcomes(id, outcomes_after, PAGE).await?;
-                outcomes_read = (page.len() as i64) < PAGE;
-                let Some(last) = page.last() else { break };
-                outcomes_after = last.position;
-                stored_outcomes.extend(page);
-            }
-            let mut mine = Vec::new();
-            while stored_outcomes.front().is_some_and(|o| o.seq <= post.seq) {
-                if let Some(o) = stored_outcomes.pop_front() {
+                // What was stored for this post (read ahead with the page).
+                outcomes.read_through(post.seq, false, read_outcomes).await?;
+                let mut mine = Vec::new();
+                while let Some(o) = outcomes.next_through(post.seq) {
                     outcomes_done = o.position;
                     if o.seq == post.seq {
                         mine.push(o);
@@ -282,37 +372,35 @@ pub async fn replay_from(
                         differ(&mut audit, o.seq, "outcomes", format!("outcome {} belongs to no post", o.id));
                     }
                 }
-            }
-            while !snapshots_read && stored_snapshots.back().is_none_or(|(seq, _)| *seq <= post.seq) {
-                let page = store.snapshots(id, snapshots_after, PAGE).await?;
-                snapshots_read = (page.len() as i64) < PAGE;
-                let Some((last, _)) = page.last() else { break };
-                snapshots_after = *last;
-                stored_snapshots.extend(page);
-            }
-            let stored_snapshot = if stored_snapshots.front().is_some_and(|(seq, _)| *seq == post.seq) {
-                stored_snapshots.pop_front()
-            } else {
-                None
-            };
-            if stored_snapshot.is_some() {
-                snapshots_done = post.seq;
-            }
+                snapshots.read_through(post.seq, false, read_snapshots).await?;
+                let stored_snapshot = snapshots.next_through(post.seq).filter(|(seq, _)| *seq == post.seq);
+                if stored_snapshot.is_some() {
+                    snapshots_done = post.seq;
+                }
 
-            // The rules, again, on the replayed state. The stored snapshot a rollback goes back
-            // to was itself checked against the replay when it was reached.
-            let rollback_snapshot = match Replay::needs(campaign, post).rollback_snapshot {
-                Some(to_seq) => store.snapshot_at(id, to_seq).await?,
-                None => None,
-            };
-            let stored = Stored {
-                outcomes: mine.iter().map(|o| (o.kind.as_str(), o.data.as_str())).collect(),
-                snapshot: stored_snapshot.as_ref().map(|(_, text)| text.as_str()),
-            };
-            for found in replay.post(campaign, post, &stored, rollback_snapshot.as_ref()) {
-                differ(&mut audit, found.seq, found.check.as_str(), found.detail);
+                // The rules, again, on the replayed state. The stored snapshot a rollback goes
+                // back to was itself checked against the replay when it was reached.
+                let rollback_snapshot = match worked.needs.rollback_snapshot {
+                    Some(to_seq) => store.snapshot_at(id, to_seq).await?,
+                    None => None,
+                };
+                let stored = Stored {
+                    outcomes: mine.iter().map(|o| (o.kind.as_str(), o.data.as_str())).collect(),
+                    snapshot: stored_snapshot.as_ref().map(|(_, text)| text.as_str()),
+                };
+                let found =
+                    replay.fold(campaign, post, worked.needs, &stored, rollback_snapshot.as_ref(), worked.verdict);
+                for found in found {
+                    differ(&mut audit, found.seq, found.check.as_str(), found.detail);
+                }
             }
-            audit.head_hash = Some(post.hash.clone());
+            if let Some(last) = posts.last() {
+                audit.head_hash = Some(last.hash.clone());
+            }
+        }
+        match work {
+            Some(work) => working = Some(work),
+            None => break,
         }
     }
     audit.outcomes = replay.counts.outcomes;
@@ -330,22 +418,12 @@ pub async fn replay_from(
     };
     // Whatever is stored beyond the last post belongs to no post: an outcome there would reach
     // the feed, a snapshot there would pass for the state.
-    loop {
-        let page = store.outcomes(id, outcomes_after, PAGE).await?;
-        let Some(last) = page.last() else { break };
-        outcomes_after = last.position;
-        stored_outcomes.extend(page);
-    }
-    for o in stored_outcomes {
+    outcomes.read_through(i64::MAX, true, read_outcomes).await?;
+    for o in outcomes.rows {
         differ(&mut audit, o.seq, "outcomes", format!("outcome {} belongs to no post", o.id));
     }
-    loop {
-        let page = store.snapshots(id, snapshots_after, PAGE).await?;
-        let Some((last, _)) = page.last() else { break };
-        snapshots_after = *last;
-        stored_snapshots.extend(page);
-    }
-    for (seq, _) in stored_snapshots {
+    snapshots.read_through(i64::MAX, true, read_snapshots).await?;
+    for (seq, _) in snapshots.rows {
         differ(&mut audit, seq, "snapshot", format!("a state snapshot for post {seq}, which is not in the log"));
     }
     audit.ok = audit.differences.is_empty();

@@ -22,6 +22,8 @@ use crate::free_text::{forbidden, is_one_line, one_line_detail, LINE_MAX};
 pub struct Effects {
     pub outcomes: Vec<NewOutcome>,
     pub snapshot: Option<String>,
+    /// The dice a resolver's resolution rolled (the audit counts them).
+    pub dice: i64,
 }
 
 /// Everything `decide` needs that is not in the tail.
@@ -72,11 +74,20 @@ impl Needs {
     }
 }
 
+/// An outcome, stored as the text of `{"headline": headline, "data": data}`: serde_json's maps
+/// keep their keys sorted, so the fields are written `data` first. Written straight from `data`,
+/// not through a copy of it in a new map: the whole-campaign audit writes one for every post.
 fn outcome(kind: &str, headline: &str, data: &Value) -> NewOutcome {
+    #[derive(serde::Serialize)]
+    struct Stored<'a> {
+        data: &'a Value,
+        headline: &'a str,
+    }
     NewOutcome {
         id: Uuid::new_v4(),
         kind: kind.to_owned(),
-        data: json!({"headline": headline, "data": data}).to_string(),
+        // Writing JSON values to a string cannot fail.
+        data: serde_json::to_string(&Stored { data, headline }).unwrap_or_default(),
     }
 }
 
@@ -131,6 +142,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
             Ok(Effects {
                 outcomes: applied.outcomes.iter().map(|o| outcome(&o.kind, &o.headline, &o.data)).collect(),
                 snapshot: Some(to_json(&applied.state)?),
+                dice: 0,
             })
         }
         Game::Resolver { ruleset, rules_version } => {
@@ -156,6 +168,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
             Ok(Effects {
                 outcomes: vec![outcome(OutcomeKind::Resolution.as_str(), &resolution.headline, &data)],
                 snapshot: None,
+                dice: resolution.dice.len() as i64,
             })
         }
     }
@@ -224,7 +237,7 @@ fn umpire(scenario: &Scenario, settings: &short_acw::Settings, state: &GameState
         &json!({"side": side, "kind": body.kind, "reason": body.reason.trim()}),
     )];
     outcomes.extend(applied.outcomes.iter().map(|o| outcome(&o.kind, &o.headline, &o.data)));
-    Ok(Effects { outcomes, snapshot: Some(to_json(&applied.state)?) })
+    Ok(Effects { outcomes, snapshot: Some(to_json(&applied.state)?), dice: 0 })
 }
 
 fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<Effects> {
@@ -296,7 +309,7 @@ fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<
                     "sealed_posts": [other.seq, post.seq]}),
         ));
     }
-    Ok(Effects { outcomes, snapshot: None })
+    Ok(Effects { outcomes, snapshot: None, dice: 0 })
 }
 
 fn fill_sealed_choices(inputs: &mut Value, topic: &str, context: &Context) -> LogResult<()> {
@@ -376,5 +389,19 @@ fn rollback(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogRes
         body.reason.trim()
     );
     let data = json!({"to_seq": body.to_seq, "reason": body.reason.trim(), "voided": voided});
-    Ok(Effects { outcomes: vec![outcome(OutcomeKind::Rollback.as_str(), &headline, &data)], snapshot })
+    Ok(Effects { outcomes: vec![outcome(OutcomeKind::Rollback.as_str(), &headline, &data)], snapshot, dice: 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outcome_is_stored_as_the_text_of_its_headline_and_data_map() {
+        let data = json!({"zeta": [1, {"b": "\"quoted\"", "a": null}], "alpha": "é ✓ \n", "mid": 2.5});
+        let headline = "A \"headline\" with <markup> & a line\nbreak";
+        let made = outcome("resolution", headline, &data);
+        assert_eq!(made.data, json!({"headline": headline, "data": data}).to_string());
+        assert!(made.data.starts_with("{\"data\":{\"alpha\""), "{}", made.data);
+    }
 }

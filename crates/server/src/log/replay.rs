@@ -5,9 +5,9 @@
 
 use adjutant_rules::result_time::ResultTime;
 use adjutant_store::{Post, Tail};
-use serde_json::Value;
 
-use super::decide::{decide, Context, Needs};
+use super::decide::{decide, Context, Effects, Needs};
+use super::error::LogResult;
 use super::kinds::OutcomeKind;
 use super::view::{body_value, LogView};
 use crate::campaign::LoadedCampaign;
@@ -64,6 +64,9 @@ pub struct Stored<'a> {
     pub snapshot: Option<&'a str>,
 }
 
+/// The rules' verdict on a post.
+pub type Verdict = LogResult<Effects>;
+
 /// A replay of a log, post by post.
 #[derive(Debug, Clone)]
 pub struct Replay {
@@ -98,6 +101,31 @@ impl Replay {
         &self.view
     }
 
+    /// Whether the verdict on a post that `needs` this reads nothing from the log before it: a
+    /// resolver campaign holds no state, so only a post that reads the view or a snapshot
+    /// depends on the posts before. Such verdicts can be worked out ahead, many at once, with
+    /// [`Replay::verdict_alone`].
+    pub fn stands_alone(campaign: &LoadedCampaign, needs: &Needs) -> bool {
+        campaign.scenario().is_none() && !needs.any()
+    }
+
+    /// The verdict on a post that [stands alone](Replay::stands_alone): the one
+    /// [`Replay::post`] would reach in its place in the log.
+    pub fn verdict_alone(campaign: &LoadedCampaign, post: &Post) -> Verdict {
+        let context = Context { view: &LogView::default(), rollback_snapshot: None, chain_secret: None };
+        decide(campaign, &Self::tail(post, None), post, &context)
+    }
+
+    fn tail(post: &Post, snapshot: Option<(i64, String)>) -> Tail {
+        Tail {
+            next_seq: post.seq,
+            prev_hash: Some(post.prev_hash.clone()),
+            prev_stamp: None,
+            snapshot,
+            next_position: 0,
+        }
+    }
+
     /// Replays the next post of the log, compares what the rules give with `stored`, and folds
     /// the post in. `rollback_snapshot` is the stored state at or before the post a rollback
     /// rolls back to (checked against the replay when that post was replayed).
@@ -108,21 +136,25 @@ impl Replay {
         stored: &Stored<'_>,
         rollback_snapshot: Option<&(i64, String)>,
     ) -> Vec<Finding> {
+        self.fold(campaign, post, Self::needs(campaign, post), stored, rollback_snapshot, None)
+    }
+
+    /// [`Replay::post`], with what the post [`Replay::needs`] worked out already, and its
+    /// verdict too when it [stands alone](Replay::stands_alone).
+    pub fn fold(
+        &mut self,
+        campaign: &LoadedCampaign,
+        post: &Post,
+        needs: Needs,
+        stored: &Stored<'_>,
+        rollback_snapshot: Option<&(i64, String)>,
+        verdict: Option<Verdict>,
+    ) -> Vec<Finding> {
         let mut found = Vec::new();
         let mut find = |check: Check, detail: String| found.push(Finding { seq: post.seq, check, detail });
-        let tail = Tail {
-            next_seq: post.seq,
-            prev_hash: Some(post.prev_hash.clone()),
-            prev_stamp: None,
-            snapshot: self.state.clone(),
-            next_position: 0,
-        };
         // The secret the stored battle revealed must be the next of a published chain: its delay
         // is then recomputed by the rules below.
-        let secret = Self::needs(campaign, post)
-            .chain_secret
-            .then(|| sealed_delay::revealed_in(stored.outcomes.iter().copied()))
-            .flatten();
+        let secret = needs.chain_secret.then(|| sealed_delay::revealed_in(stored.outcomes.iter().copied())).flatten();
         if let (Some(secret), Some(chains)) = (&secret, &mut self.chains) {
             for problem in chains.check(secret) {
                 find(Check::SealedDelay, problem);
@@ -133,9 +165,13 @@ impl Replay {
         {
             find(Check::SealedDelay, "a battle of this sealed-delay campaign reveals no chain secret".into());
         }
-        let context = Context { view: &self.view, rollback_snapshot, chain_secret: secret.as_ref() };
-        match decide(campaign, &tail, post, &context) {
+        let verdict = verdict.unwrap_or_else(|| {
+            let context = Context { view: &self.view, rollback_snapshot, chain_secret: secret.as_ref() };
+            decide(campaign, &Self::tail(post, self.state.clone()), post, &context)
+        });
+        match verdict {
             Ok(effects) => {
+                self.counts.dice += effects.dice;
                 self.counts.outcomes += stored.outcomes.len() as i64;
                 let same = effects.outcomes.len() == stored.outcomes.len()
                     && effects
@@ -150,12 +186,6 @@ impl Replay {
                     match OutcomeKind::of(&o.kind) {
                         OutcomeKind::Battle => self.counts.result_numbers += 1,
                         OutcomeKind::ReinforcementRoll => self.counts.reinforcement_rolls += 1,
-                        OutcomeKind::Resolution => {
-                            self.counts.dice += serde_json::from_str::<Value>(&o.data)
-                                .ok()
-                                .and_then(|d| d["data"]["dice"].as_array().map(|a| a.len() as i64))
-                                .unwrap_or(0)
-                        }
                         _ => {}
                     }
                 }
