@@ -216,6 +216,8 @@ async fn concurrent_appends(backend: Backend) {
     }
     let outcomes = store.outcomes(campaign.id, 0, 1000).await.unwrap();
     assert_eq!(outcomes.iter().map(|o| o.position).collect::<Vec<_>>(), (1..=128).collect::<Vec<_>>());
+    // New keys, no failing statement: every batch was written together.
+    assert_eq!(store.batches_one_by_one(), 0);
 }
 
 async fn concurrent_same_key(backend: Backend) {
@@ -375,6 +377,9 @@ async fn batch_with_a_failing_post(backend: Backend) {
         }
     }
     assert_eq!(db.count("idempotency_keys").await, (stored[0].len() + stored[1].len() + 1) as i64);
+    // The batches holding a failing post went one by one; at least one did.
+    let one_by_one = store.batches_one_by_one();
+    assert!(one_by_one >= 1, "{one_by_one}");
     // Every key of the batch is remembered: sent again, it gives back its post.
     for (i, seq) in stored[0].iter().chain(&stored[1]).copied() {
         let (campaign, player) = if i % 2 == 0 { (&first, &first_player) } else { (&second, &second_player) };
@@ -427,6 +432,8 @@ async fn tails(backend: Backend) {
     let last = store.head(campaign.id).await.unwrap().unwrap();
     let fourth =
         tail_seen(&store, request(&campaign, &player, "t4", "h"), writer(campaign.id, player.id, 1, false)).await;
+    // Each tail was read by the batch's one statement, not post by post after a failed one.
+    assert_eq!(store.batches_one_by_one(), 0);
     assert_eq!(
         fourth,
         Tail {

@@ -1147,9 +1147,14 @@ async fn profile(binary: &Path, dir: &Path, admin: &str) -> Result<Profile> {
 }
 
 /// The most posts one commit of the server carried (`GET /healthz`).
+/// The most posts one commit carried. Every batch of the bench's posts (new keys, nothing
+/// refused) must have been written together: one that went one by one is a fault to look into.
 async fn largest_batch(base: &str) -> Result<u64> {
     let health: Value = client()?.get(format!("{base}/healthz")).send().await?.json().await?;
-    Ok(health["largest_batch"].as_u64().unwrap_or(0))
+    match health["batches_one_by_one"].as_u64() {
+        Some(0) => Ok(health["largest_batch"].as_u64().unwrap_or(0)),
+        other => Err(format!("the server wrote {other:?} batches one by one, not together: see its log").into()),
+    }
 }
 
 struct Backend {

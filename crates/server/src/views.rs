@@ -703,6 +703,10 @@ pub struct Health {
     /// posts waiting for the writer are written in one transaction).
     #[schema(minimum = 0)]
     pub largest_batch: u64,
+    /// How many batches were written one post at a time rather than together (a key seen
+    /// before, or a statement that failed; their posts still answered each on its own).
+    #[schema(minimum = 0)]
+    pub batches_one_by_one: u64,
 }
 
 /// Who a token speaks for.

@@ -269,8 +269,8 @@ impl AppendSteps for Append {
                     snapshot.seq AS snapshot_seq, snapshot.state AS snapshot_state,
                     (SELECT position FROM outcomes WHERE campaign_id = asked.id ORDER BY position DESC LIMIT 1)
                       AS last_position,
-                    (EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = asked.id AND disabled_at IS NULL))::INT8
-                      AS webhooks
+                    CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = asked.id AND disabled_at IS NULL)
+                      THEN 1 ELSE 0 END::INT8 AS webhooks
              FROM UNNEST($1::uuid[]) AS asked (id)
              LEFT JOIN LATERAL (SELECT seq, hash, stamp FROM posts WHERE campaign_id = asked.id
                                 ORDER BY seq DESC LIMIT 1) last ON true
@@ -519,6 +519,10 @@ impl Store for PostgresStore {
 
     fn largest_batch(&self) -> usize {
         self.batches.largest_batch()
+    }
+
+    fn batches_one_by_one(&self) -> usize {
+        self.batches.batches_one_by_one()
     }
 
     #[instrument(skip_all)]

@@ -563,6 +563,10 @@ impl Store for SqliteStore {
         self.batches.largest_batch()
     }
 
+    fn batches_one_by_one(&self) -> usize {
+        self.batches.batches_one_by_one()
+    }
+
     #[instrument(skip_all)]
     async fn posts(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>> {
         let rows = sqlx::query(&format!(

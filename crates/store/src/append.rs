@@ -217,6 +217,7 @@ pub struct GroupCommit {
     writer: Arc<tokio::sync::Mutex<()>>,
     max_batch: usize,
     largest: Arc<AtomicUsize>,
+    one_by_one: Arc<AtomicUsize>,
 }
 
 impl GroupCommit {
@@ -226,12 +227,19 @@ impl GroupCommit {
             writer: Arc::default(),
             max_batch: max_batch.max(1),
             largest: Arc::default(),
+            one_by_one: Arc::default(),
         }
     }
 
     /// The most posts one commit has carried so far.
     pub fn largest_batch(&self) -> usize {
         self.largest.load(Ordering::Relaxed)
+    }
+
+    /// How many batches were written one by one (a key seen before or twice, or a statement
+    /// that failed) rather than together.
+    pub fn batches_one_by_one(&self) -> usize {
+        self.one_by_one.load(Ordering::Relaxed)
     }
 
     /// Appends a post in the next batch. `begin` opens the batch's transaction.
@@ -259,14 +267,16 @@ impl GroupCommit {
                         drop(writer);
                         return (&mut answered).await.unwrap_or_else(|_| Err(lost()));
                     }
-                    let largest = self.largest.clone();
+                    let (largest, one_by_one) = (self.largest.clone(), self.one_by_one.clone());
                     let opened = begin();
                     // On a task of its own, so a caller going away never cuts a batch short.
                     // The batch's steps are logged under the post whose task took the writer.
                     let writing = tokio::spawn(
                         async move {
                             largest.fetch_max(batch.len(), Ordering::Relaxed);
-                            write_batch(opened, batch).await;
+                            if !write_batch(opened, batch).await {
+                                one_by_one.fetch_add(1, Ordering::Relaxed);
+                            }
                             drop(writer);
                         }
                         .in_current_span(),
@@ -280,24 +290,33 @@ impl GroupCommit {
 
 type Answer = tokio::sync::oneshot::Sender<Result<Appended>>;
 
-async fn write_batch<S: AppendSteps>(opened: impl std::future::Future<Output = Result<S>>, batch: Vec<Waiting>) {
+/// Writes and answers a batch; false when it went one by one.
+async fn write_batch<S: AppendSteps>(
+    opened: impl std::future::Future<Output = Result<S>>,
+    batch: Vec<Waiting>,
+) -> bool {
     let mut steps = match opened.instrument(step("begin")).await {
         Ok(steps) => steps,
         Err(e) => {
             for waiting in batch {
                 let _ = waiting.answer.send(Err(e.clone()));
             }
-            return;
+            return true;
         }
     };
     // Together when it can be, one by one when it cannot: either way, the same answers.
     let together = match steps.savepoint_batch().await {
         Ok(()) => match write_together(&mut steps, &batch).await {
             Ok(Some(results)) => steps.release_batch().await.map(|()| Some(results)),
-            Ok(None) | Err(_) => steps.rollback_batch().await.map(|()| None),
+            Ok(None) => steps.rollback_batch().await.map(|()| None),
+            Err(e) => {
+                tracing::warn!(error = %e, posts = batch.len(), "a batch could not be written together; one by one instead");
+                steps.rollback_batch().await.map(|()| None)
+            }
         },
         Err(e) => Err(e),
     };
+    let written_together = matches!(together, Ok(Some(_)));
     let (done, broken) = match together {
         Ok(Some(results)) => (batch.into_iter().map(|waiting| waiting.answer).zip(results).collect(), None),
         Ok(None) => one_by_one(&mut steps, batch).await,
@@ -306,7 +325,7 @@ async fn write_batch<S: AppendSteps>(opened: impl std::future::Future<Output = R
             for waiting in batch {
                 let _ = waiting.answer.send(Err(e.clone()));
             }
-            return;
+            return false;
         }
     };
     let committed = match &broken {
@@ -322,6 +341,7 @@ async fn write_batch<S: AppendSteps>(opened: impl std::future::Future<Output = R
         };
         let _ = answer.send(result);
     }
+    written_together
 }
 
 /// Writes a batch's posts together: every key checked in one statement, each campaign's tail

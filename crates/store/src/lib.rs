@@ -347,6 +347,9 @@ pub trait Store: Send + Sync + 'static {
     async fn append_post(&self, request: AppendRequest, decide: SharedDecide) -> Result<Appended>;
     /// The most posts one commit has carried so far (group commit).
     fn largest_batch(&self) -> usize;
+    /// How many batches went one by one rather than together (group commit): a key seen before
+    /// or twice in the batch, or a statement that failed.
+    fn batches_one_by_one(&self) -> usize;
     /// Posts with `seq > after`, in order, at most `limit`.
     async fn posts(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>>;
     async fn post(&self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>>;

@@ -69,5 +69,6 @@ pub async fn healthz(axum::extract::State(state): axum::extract::State<AppState>
         status: "ok".into(),
         backend: state.store.backend().into(),
         largest_batch: state.store.largest_batch() as u64,
+        batches_one_by_one: state.store.batches_one_by_one() as u64,
     }))
 }
