@@ -26,6 +26,8 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 use sqlx::{Connection, Executor};
 
+mod http;
+
 const USAGE: &str = "usage: adjutant-bench [--server PATH] [--postgres URL] [--seconds N] [--out FILE] [--command TEXT]
 
 Runs Adjutant's benchmarks and writes them (default docs/BENCHMARKS.md). --server is the
@@ -87,6 +89,8 @@ fn main() -> std::process::ExitCode {
         runtime.block_on(bare_calculator(args.get(2).cloned().unwrap_or_default()))
     } else if args.get(1).map(String::as_str) == Some("history") {
         runtime.block_on(history_alone(args.get(2).map(PathBuf::from)))
+    } else if args.get(1).map(String::as_str) == Some("throughput") {
+        runtime.block_on(throughput_alone(args.get(2).cloned()))
     } else {
         options().and_then(|o| runtime.block_on(run(o)))
     };
@@ -194,6 +198,9 @@ struct Run {
     seconds: f64,
     /// Latencies of the successful requests, in microseconds, sorted.
     latencies: Vec<u64>,
+    /// CPU time per successful request, in microseconds: the server's process, and the load
+    /// generator's (this process), when measured.
+    cpu_us: Option<(f64, f64)>,
 }
 
 impl Run {
@@ -210,11 +217,12 @@ impl Run {
     }
 }
 
-/// `clients` loops, each sending `request(client, i)` one after another until `seconds` pass.
-async fn load<F, Fut>(clients: usize, seconds: u64, request: F) -> Run
+/// `clients` loops, each on a connection of its own to `base`, sending `request(host, client, i)`
+/// one after another until `seconds` pass (see [`http`]: the load generator does no more than a
+/// client must, as it shares the cores with the server).
+async fn load<F>(base: &str, clients: usize, seconds: u64, request: F) -> Run
 where
-    F: Fn(usize, u64) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = bool> + Send,
+    F: Fn(&str, usize, u64) -> http::Request + Send + Sync + 'static,
 {
     let request = Arc::new(request);
     let errors = Arc::new(AtomicU64::new(0));
@@ -223,12 +231,14 @@ where
     let mut tasks = Vec::new();
     for client in 0..clients {
         let (request, errors) = (request.clone(), errors.clone());
+        let mut connection = http::Connection::new(base);
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let mut i = 0;
             while Instant::now() < end {
+                let asked = request(connection.host(), client, i);
                 let at = Instant::now();
-                if request(client, i).await {
+                if connection.send(&asked).await.unwrap_or(false) {
                     latencies.push(at.elapsed().as_micros() as u64);
                 } else {
                     errors.fetch_add(1, Ordering::Relaxed);
@@ -244,13 +254,16 @@ where
     }
     let seconds = start.elapsed().as_secs_f64();
     latencies.sort_unstable();
-    Run { requests: latencies.len() as u64, errors: errors.load(Ordering::Relaxed), seconds, latencies }
+    Run { requests: latencies.len() as u64, errors: errors.load(Ordering::Relaxed), seconds, latencies, cpu_us: None }
 }
 
 /// A throughput run's figures, on the terminal as soon as they are measured.
 fn progress(run: &Run) {
+    let cpu = run.cpu_us.map_or(String::new(), |(server, client)| {
+        format!("; CPU per post: server {server:.0} µs, load generator {client:.0} µs")
+    });
     eprintln!(
-        "   {:.0}/s, p50 {:.2} ms, p99 {:.2} ms, {} failed",
+        "   {:.0}/s, p50 {:.2} ms, p99 {:.2} ms, {} failed{cpu}",
         run.per_second(),
         run.percentile_ms(0.5),
         run.percentile_ms(0.99),
@@ -317,30 +330,25 @@ const CLASSES: [&str; 4] = ["A", "B", "C", "D"];
 
 /// Figure 1 for one backend: 64 clients posting with unique keys, each post to a campaign of
 /// `games` picked by [`spread`] (with one campaign, all to it), by one of its two players.
-async fn post_throughput(base: &str, games: Arc<Vec<Game>>, seconds: u64) -> Result<Run> {
-    let client = client()?;
-    let urls: Arc<Vec<String>> =
-        Arc::new(games.iter().map(|g| format!("{base}/v1/campaigns/{}/posts", g.campaign)).collect());
+async fn post_throughput(server: &Process, games: Arc<Vec<Game>>, seconds: u64) -> Result<Run> {
+    let base = server.base.as_str();
+    let (server_cpu, own_cpu) = (cpu_seconds(server.child.id()), cpu_seconds(std::process::id()));
+    let paths: Vec<String> = games.iter().map(|g| format!("/v1/campaigns/{}/posts", g.campaign)).collect();
+    let tokens: Vec<[String; 2]> =
+        games.iter().map(|g| [format!("Bearer {}", g.players[0]), format!("Bearer {}", g.players[1])]).collect();
     let run_id = uuid::Uuid::new_v4().simple().to_string();
-    let run = load(CLIENTS, seconds, move |c, i| {
-        let (client, urls, games) = (client.clone(), urls.clone(), games.clone());
+    let mut run = load(base, CLIENTS, seconds, move |host, c, i| {
         let key = format!("{run_id}-{c}-{i}");
-        let to = spread(c, i, games.len());
-        async move {
-            let sent = client
-                .post(urls[to].as_str())
-                .bearer_auth(&games[to].players[c % 2])
-                .header("Idempotency-Key", key)
-                .json(&order(c, i))
-                .send()
-                .await;
-            match sent {
-                Ok(r) => r.status().as_u16() == 201 && r.bytes().await.is_ok(),
-                Err(_) => false,
-            }
-        }
+        let to = spread(c, i, paths.len());
+        let headers = [("Authorization", tokens[to][c % 2].as_str()), ("Idempotency-Key", key.as_str())];
+        http::Request::new("POST", host, &paths[to], &headers, order(c, i).to_string().as_bytes(), 201)
     })
     .await;
+    let per_post = |cpu: f64| cpu * 1e6 / run.requests.max(1) as f64;
+    run.cpu_us = Some((
+        per_post(cpu_seconds(server.child.id()) - server_cpu),
+        per_post(cpu_seconds(std::process::id()) - own_cpu),
+    ));
     Ok(run)
 }
 
@@ -437,7 +445,7 @@ async fn scale(binary: &Path, db: Database<'_>, admin: &str, seconds: u64) -> Re
     seed(db.seeder().await?, &ids, SCALE_POSTS).await?;
     let seed_seconds = at.elapsed().as_secs_f64();
     eprintln!("   campaigns created in {create_seconds:.1} s, their posts seeded in {seed_seconds:.1} s; posting");
-    let service = post_throughput(&server.base, Arc::new(games), seconds).await?;
+    let service = post_throughput(&server, Arc::new(games), seconds).await?;
     progress(&service);
     let peak_kib = server.peak_kib();
     let largest_batch = largest_batch(&server.base).await?;
@@ -954,6 +962,33 @@ async fn history_alone(dir: Option<PathBuf>) -> Result<()> {
     Ok(())
 }
 
+/// Figure 1's service row alone (`adjutant-bench throughput [URL]`), to measure the post path
+/// while working on it: the server beside this binary on a throwaway SQLite database (or on the
+/// database URL given), one campaign, 64 clients; with the CPU time each side spent per post.
+async fn throughput_alone(url: Option<String>) -> Result<()> {
+    let temp = tempfile::tempdir()?;
+    let url = url.unwrap_or_else(|| format!("sqlite://{}", temp.path().join("adjutant.db").display()));
+    let admin = format!("bench-{}", uuid::Uuid::new_v4());
+    let binary = std::env::current_exe()?.with_file_name("adjutant");
+    let server = start_server(&binary, &url, &admin).await?;
+    let one = game(&server.base, &admin, "Throughput").await?;
+    let seconds = std::env::var("ADJUTANT_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
+    let run = post_throughput(&server, Arc::new(vec![one]), seconds).await?;
+    progress(&run);
+    println!("largest batch {}", largest_batch(&server.base).await?);
+    Ok(())
+}
+
+/// User and system CPU time a process has spent, in seconds (from /proc/<pid>/stat).
+fn cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return f64::NAN };
+    // The fields after the command's name (which ends with the last ')').
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(f64::NAN);
+    // utime and stime: fields 14 and 15 of proc(5), the 12th and 13th after the name; 100 ticks a second.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 // ---------------------------------------------------------------------------------------------
 // Figure 3: the calculator beside a bare handler.
 
@@ -975,18 +1010,7 @@ async fn bare_calculator(body_file: String) -> Result<()> {
 }
 
 async fn calculator_throughput(base: &str, seconds: u64) -> Result<Run> {
-    let client = client()?;
-    let url = Arc::new(format!("{base}{CALCULATOR}"));
-    Ok(load(CLIENTS, seconds, move |_, _| {
-        let (client, url) = (client.clone(), url.clone());
-        async move {
-            match client.get(url.as_str()).send().await {
-                Ok(r) => r.status().is_success() && r.bytes().await.is_ok(),
-                Err(_) => false,
-            }
-        }
-    })
-    .await)
+    Ok(load(base, CLIENTS, seconds, |host, _, _| http::Request::new("GET", host, CALCULATOR, &[], b"", 200)).await)
 }
 
 async fn calculator(base: &str, seconds: u64, dir: &Path) -> Result<(Run, Run)> {
@@ -1031,7 +1055,7 @@ async fn calculator(base: &str, seconds: u64, dir: &Path) -> Result<(Run, Run)> 
 const PROFILE_POSTS: u64 = 500;
 
 /// A step of a post, as the server's spans name it, with what it is.
-const STEPS: [(&str, &str); 20] = [
+const STEPS: [(&str, &str); 21] = [
     ("request", "the whole request, as the HTTP layer sees it (body read, JSON, handler, answer)"),
     ("auth", "the token's principal (a read of the principals table)"),
     (
@@ -1046,8 +1070,9 @@ const STEPS: [(&str, &str); 20] = [
     ("known_key", "the idempotency check (a batch's keys at once)"),
     ("tail", "the tail: the last post, the last snapshot, the last outcome position (once per campaign in a batch)"),
     ("decide", "the verdict, inside the transaction"),
-    ("chain_and_sign", "the stamp, the SHA-256 link and the Ed25519 receipt"),
+    ("chain", "the stamp and the SHA-256 link"),
     ("rules", "the rules: the dice, the table and the outcome's JSON"),
+    ("sign", "the Ed25519 receipt (a batch's posts signed together, on every core)"),
     ("insert_post", "the post's row (a batch's posts in one statement)"),
     ("insert_outcome", "the outcome's row (a batch's outcomes in one statement)"),
     ("enqueue_deliveries", "webhook outbox rows (none: this campaign has no webhook, so the step is skipped)"),
@@ -1181,7 +1206,7 @@ async fn run(o: Options) -> Result<()> {
     let server = start_server(&o.server, &Database::Sqlite(&db_file).url(), &admin).await?;
     eprintln!("1. SQLite: POST posts, {CLIENTS} clients, {} s", o.seconds);
     let one = game(&server.base, &admin, "Throughput").await?;
-    let service = post_throughput(&server.base, Arc::new(vec![one]), o.seconds).await?;
+    let service = post_throughput(&server, Arc::new(vec![one]), o.seconds).await?;
     progress(&service);
     let peak = server.peak_kib();
     let batch = largest_batch(&server.base).await?;
@@ -1218,7 +1243,7 @@ async fn run(o: Options) -> Result<()> {
         let server = start_server(&o.server, url, &admin).await?;
         eprintln!("1. PostgreSQL: POST posts, {CLIENTS} clients, {} s", o.seconds);
         let one = game(&server.base, &admin, "Throughput").await?;
-        let service = post_throughput(&server.base, Arc::new(vec![one]), o.seconds).await?;
+        let service = post_throughput(&server, Arc::new(vec![one]), o.seconds).await?;
         progress(&service);
         let peak = server.peak_kib();
         let batch = largest_batch(&server.base).await?;
@@ -1312,8 +1337,8 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
     line("doing one durable single-row insert per transaction into the same database with the same settings".into());
     line("(SQLite: WAL, `synchronous=FULL`).".into());
     line(String::new());
-    line("| backend | service posts/s | ceiling inserts/s | ratio (goal ≥ 1) | service p50 / p99 ms (goal p99 ≤ 20) | ceiling p50 / p99 ms | largest batch | failed requests |".into());
-    line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |".into());
+    line("| backend | service posts/s | ceiling inserts/s | ratio (goal ≥ 1) | service p50 / p99 ms (goal p99 ≤ 20) | ceiling p50 / p99 ms | largest batch | CPU µs per post: server / load generator | failed requests |".into());
+    line("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |".into());
     for b in backends {
         let scale = format!(
             "{}, {} campaigns × {} posts",
@@ -1324,8 +1349,9 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
         for (name, service, batch) in
             [(b.name.to_owned(), &b.service, b.largest_batch), (scale, &b.scale.service, b.scale.largest_batch)]
         {
+            let cpu = service.cpu_us.map_or("—".to_owned(), |(server, client)| format!("{server:.0} / {client:.0}"));
             line(format!(
-                "| {} | {:.0} | {:.0} | **{:.2}** | {:.1} / {:.1} | {:.2} / {:.2} | {} | {} |",
+                "| {} | {:.0} | {:.0} | **{:.2}** | {:.1} / {:.1} | {:.2} / {:.2} | {} | {} | {} |",
                 name,
                 service.per_second(),
                 b.ceiling.per_second(),
@@ -1335,6 +1361,7 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
                 b.ceiling.percentile_ms(0.5),
                 b.ceiling.percentile_ms(0.99),
                 batch,
+                cpu,
                 service.errors,
             ));
         }
@@ -1351,9 +1378,12 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
     line("`max_batch` = 64 a commit; the largest batch of the run is shown) and answers each only after".into());
     line("the commit. A batch is written together: its keys checked in one statement, each campaign's tail".into());
     line("read once, every post decided in memory on the tail the one before it left, then each table's".into());
-    line("rows in one statement. A post also costs a token lookup, a SHA-256, an Ed25519 signature and the".into());
-    line("HTTP and JSON work, on the same two cores as the load generator; the ceiling does one insert and".into());
-    line("nothing else (figure 5 has the breakdown).".into());
+    line("rows in one statement; the batch's receipts are signed together, on both cores. A post also".into());
+    line("costs a token lookup, a SHA-256, an Ed25519 signature and the HTTP and JSON work, on the same".into());
+    line("two cores as the load generator; the ceiling does one insert and nothing else (figure 5 has the".into());
+    line("breakdown). The load generator is a minimal HTTP/1.1 client (one keep-alive connection per".into());
+    line("client, each request written as ready-made bytes, each answer read whole by its Content-Length".into());
+    line("and its status checked); the CPU time each process spent per post is shown beside the figures.".into());
     line(String::new());
     line(format!(
         "The rows \"{} campaigns × {} posts\": a fresh server on a fresh database (PostgreSQL: the same database, \
@@ -1474,9 +1504,9 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
     for (name, what, ms, count) in &profile.steps {
         let indent = match *name {
             "request" => "",
-            "begin" | "lock_campaign" | "known_key" | "tail" | "decide" | "insert_post" | "insert_outcome"
+            "begin" | "lock_campaign" | "known_key" | "tail" | "decide" | "sign" | "insert_post" | "insert_outcome"
             | "enqueue_deliveries" | "remember_key" | "commit" => "&nbsp;&nbsp;&nbsp;&nbsp;",
-            "chain_and_sign" | "rules" => "&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;",
+            "chain" | "rules" => "&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;",
             _ => "&nbsp;&nbsp;",
         };
         let shown = if *count == 0 { "—".to_owned() } else { format!("{ms:.3}") };
