@@ -7,7 +7,10 @@ use adjutant_e2e::{Backend, TestApp};
 async fn health_openapi_and_docs() {
     let app = TestApp::spawn(Backend::Sqlite).await;
     let health = app.get("/healthz").await;
-    assert_eq!(health.ok(200), &json!({"status": "ok", "backend": "sqlite", "largest_batch": 0, "batches_one_by_one": 0}));
+    assert_eq!(
+        health.ok(200),
+        &json!({"status": "ok", "backend": "sqlite", "largest_batch": 0, "batches_one_by_one": 0})
+    );
 
     let spec = app.get("/v1/openapi.json").await;
     let spec = spec.ok(200);

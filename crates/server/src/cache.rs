@@ -33,7 +33,7 @@ type ByHead = HashMap<(Uuid, &'static str), (String, Arc<Vec<u8>>)>;
 pub struct Caches {
     /// Campaigns as loaded from their creation record, which never changes (the database
     /// refuses an update): safe to keep, in every replica, for as long as the process lives.
-    campaigns: Mutex<HashMap<Uuid, LoadedCampaign>>,
+    campaigns: Mutex<HashMap<Uuid, Arc<LoadedCampaign>>>,
     audits: Mutex<HashMap<Uuid, Arc<AuditCheckpoint>>>,
     /// Per campaign, the last post up to which a per-post audit found every link whole, and
     /// that post's hash.
@@ -64,11 +64,11 @@ fn insert<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>, key: K, value: V)
 
 impl Caches {
     /// A campaign loaded before.
-    pub fn campaign(&self, id: Uuid) -> Option<LoadedCampaign> {
+    pub fn campaign(&self, id: Uuid) -> Option<Arc<LoadedCampaign>> {
         self.campaigns.lock().unwrap_or_else(|e| e.into_inner()).get(&id).cloned()
     }
 
-    pub fn remember_campaign(&self, campaign: LoadedCampaign) {
+    pub fn remember_campaign(&self, campaign: Arc<LoadedCampaign>) {
         let mut campaigns = self.campaigns.lock().unwrap_or_else(|e| e.into_inner());
         if campaigns.len() >= MAX_LOADED {
             campaigns.clear();

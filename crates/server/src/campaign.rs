@@ -266,6 +266,8 @@ pub struct LoadedCampaign {
     pub settings: CampaignSettings,
     pub clock: Clock,
     pub game: Game,
+    /// The hash the chain starts from ([`genesis`]), worked out once.
+    pub genesis: String,
 }
 
 impl LoadedCampaign {
@@ -293,7 +295,8 @@ impl LoadedCampaign {
             },
             _ => return Err(broken("no scenario or ruleset".into())),
         };
-        Ok(Self { campaign, settings, clock, game })
+        let genesis = genesis(&campaign);
+        Ok(Self { campaign, settings, clock, game, genesis })
     }
 
     pub fn scenario(&self) -> Option<&Scenario> {

@@ -1,6 +1,8 @@
 //! What the route modules share: the campaign and the post a path names, and the size of a page
 //! a query asks for. Route modules take these from here, never from one another.
 
+use std::sync::Arc;
+
 use tracing::Instrument;
 use uuid::Uuid;
 
@@ -18,12 +20,12 @@ pub async fn load_campaign(state: &AppState, id: Uuid) -> ApiResult<LoadedCampai
 /// kept (`Caches::campaign`), since a campaign's creation record never changes (the database
 /// refuses an update). Should a row be altered behind the server's back, posts go on under the
 /// record as first read, and the audit, which reads the stored row, finds the difference.
-pub async fn campaign_to_post_to(state: &AppState, id: Uuid) -> ApiResult<LoadedCampaign> {
+pub async fn campaign_to_post_to(state: &AppState, id: Uuid) -> ApiResult<Arc<LoadedCampaign>> {
     async {
         if let Some(loaded) = state.caches.campaign(id) {
             return Ok(loaded);
         }
-        let loaded = read_campaign(state, id).await?;
+        let loaded = Arc::new(read_campaign(state, id).await?);
         state.caches.remember_campaign(loaded.clone());
         Ok(loaded)
     }
