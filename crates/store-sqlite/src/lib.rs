@@ -6,8 +6,11 @@
 //!   the write lock before reading the tail. A deferred transaction that reads and then writes
 //!   can fail with SQLITE_BUSY without waiting; this one waits in the pool instead.
 //! - A separate pool of read-only connections: readers never wait for the writer under WAL.
+//! - The WAL is checkpointed into the database file by a connection of its own, a moment after
+//!   posts were committed, not by the writer's commit while a batch's posts wait for it.
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use adjutant_store::append::{AppendSteps, GroupCommit, KnownKey, LastPost};
@@ -33,6 +36,46 @@ pub struct SqliteStore {
     readers: SqlitePool,
     /// Posts waiting for the writer, appended a batch per transaction.
     batches: GroupCommit,
+    /// Told of each commit of posts: see [`checkpoint_after_commits`].
+    commits: Arc<tokio::sync::Notify>,
+    checkpointer: SqlitePool,
+    /// Dropped with the store, which stops its checkpointer.
+    _checkpointing: tokio::sync::watch::Sender<()>,
+}
+
+/// How long after a commit of posts the WAL is checkpointed: under a steady stream of posts, a
+/// checkpoint a second.
+const CHECKPOINT_AFTER: Duration = Duration::from_secs(1);
+
+/// The writer's own automatic checkpoint, in pages of the WAL (SQLite's default is 1,000): only
+/// a backstop, should the checkpointer fall behind.
+const WRITER_CHECKPOINT_PAGES: &str = "16384";
+
+/// SQLite checkpoints the WAL on the connection whose commit made it long enough: the writer's,
+/// with every post of the batch waiting for its answer. Here a connection of its own does it, a
+/// moment after posts were committed. A PASSIVE checkpoint never holds up the writer or the
+/// readers; what it cannot copy yet, the next one does.
+async fn checkpoint_after_commits(
+    pool: SqlitePool,
+    commits: Arc<tokio::sync::Notify>,
+    mut stop: tokio::sync::watch::Receiver<()>,
+) {
+    loop {
+        tokio::select! {
+            _ = stop.changed() => return,
+            () = commits.notified() => {}
+        }
+        tokio::select! {
+            _ = stop.changed() => return,
+            () = tokio::time::sleep(CHECKPOINT_AFTER) => {}
+        }
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&pool).await {
+            if pool.is_closed() {
+                return;
+            }
+            tracing::warn!(error = %e, "a WAL checkpoint failed; the next one, or the writer's own, copies those pages");
+        }
+    }
 }
 
 impl SqliteStore {
@@ -60,10 +103,21 @@ impl SqliteStore {
             .acquire_timeout(Duration::from_secs(30))
             // A batch's savepoint keeps the pages it changes in a journal of its own: in memory,
             // not in a temporary file.
-            .connect_with(options.clone().pragma("temp_store", "memory"))
+            .connect_with(
+                options.clone().pragma("temp_store", "memory").pragma("wal_autocheckpoint", WRITER_CHECKPOINT_PAGES),
+            )
             .await
             .map_err(map_err)?;
         MIGRATOR.run(&writer).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
+        let checkpointer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .test_before_acquire(false)
+            .connect_with(options.clone())
+            .await
+            .map_err(map_err)?;
+        let commits = Arc::new(tokio::sync::Notify::new());
+        let (checkpointing, stop) = tokio::sync::watch::channel(());
+        tokio::spawn(checkpoint_after_commits(checkpointer.clone(), commits.clone(), stop));
         let readers = SqlitePoolOptions::new()
             .max_connections(4)
             .test_before_acquire(false)
@@ -73,11 +127,19 @@ impl SqliteStore {
             .connect_with(options.read_only(true).row_buffer_size(2048))
             .await
             .map_err(map_err)?;
-        Ok(Self { writer, readers, batches: GroupCommit::new(MAX_BATCH) })
+        Ok(Self {
+            writer,
+            readers,
+            batches: GroupCommit::new(MAX_BATCH),
+            commits,
+            checkpointer,
+            _checkpointing: checkpointing,
+        })
     }
 
     pub async fn close(&self) {
         self.readers.close().await;
+        self.checkpointer.close().await;
         self.writer.close().await;
     }
 }
@@ -220,7 +282,7 @@ const ROWS_PER_STATEMENT: usize = 1000;
 
 /// An append's steps, inside a `BEGIN IMMEDIATE` transaction: the single writer holds the
 /// database's write lock from the tail read to the commit.
-struct Append(Transaction<'static, Sqlite>);
+struct Append(Transaction<'static, Sqlite>, Arc<tokio::sync::Notify>);
 
 #[async_trait]
 impl AppendSteps for Append {
@@ -422,7 +484,9 @@ impl AppendSteps for Append {
     }
 
     async fn commit(self) -> Result<()> {
-        self.0.commit().await.map_err(map_err)
+        self.0.commit().await.map_err(map_err)?;
+        self.1.notify_one();
+        Ok(())
     }
 }
 
@@ -551,10 +615,13 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all, fields(campaign = %request.campaign_id))]
     async fn append_post(&self, request: AppendRequest, decide: SharedDecide) -> Result<Appended> {
-        let writer = self.writer.clone();
+        let (writer, commits) = (self.writer.clone(), self.commits.clone());
         let begin = move || {
-            let writer = writer.clone();
-            async move { writer.begin_with("BEGIN IMMEDIATE").await.map(Append).map_err(map_err) }
+            let (writer, commits) = (writer.clone(), commits.clone());
+            async move {
+                let transaction = writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
+                Ok(Append(transaction, commits))
+            }
         };
         self.batches.append(request, decide, begin).await
     }
