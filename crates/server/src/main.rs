@@ -7,6 +7,9 @@ use adjutant_server::config::Config;
 use adjutant_server::{open_store_batching, operator, serve, AppState};
 use tracing_subscriber::EnvFilter;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "usage: adjutant [serve]
        adjutant bot [options]   (the reference forum bot: adjutant bot --help)
        adjutant verify FILE [--key PUBKEY]... [--forum-texts DIR]
