@@ -96,17 +96,30 @@ fn writer(campaign: Uuid, author: Uuid, outcomes: usize, snapshot: bool) -> Shar
                 body: format!("{{\"n\":{}}}", tail.next_seq),
                 prev_hash: tail.prev_hash.clone().unwrap_or_else(|| "0".repeat(64)),
                 hash: format!("{:064}", tail.next_seq),
-                // Odd posts carry a receipt, even ones none (as posts written before receipts).
-                receipt: (tail.next_seq % 2 == 1).then(|| adjutant_store::Receipt {
-                    key_id: "ed25519:0123456789abcdef".into(),
-                    signature: format!("{:0128}", tail.next_seq),
-                }),
+                receipt: None,
             },
+            // Odd posts are signed by the store before they are written (the receipt made from
+            // the post as decided), even ones not (as posts written before receipts).
+            sign: (tail.next_seq % 2 == 1).then(|| {
+                let sign: adjutant_store::Sign = std::sync::Arc::new(|post: &Post| adjutant_store::Receipt {
+                    key_id: "ed25519:0123456789abcdef".into(),
+                    signature: format!("{:0128}", post.seq),
+                });
+                sign
+            }),
             outcomes: (0..outcomes)
                 .map(|i| NewOutcome { id: Uuid::new_v4(), kind: "roll".into(), data: format!("{{\"i\":{i}}}") })
                 .collect(),
             snapshot: snapshot.then(|| format!("{{\"after\":{}}}", tail.next_seq)),
         })
+    })
+}
+
+/// The receipt [`writer`] has the store make for a post: odd posts only.
+fn receipt_of(post: &Post) -> Option<adjutant_store::Receipt> {
+    (post.seq % 2 == 1).then(|| adjutant_store::Receipt {
+        key_id: "ed25519:0123456789abcdef".into(),
+        signature: format!("{:0128}", post.seq),
     })
 }
 
@@ -207,12 +220,20 @@ async fn concurrent_appends(backend: Backend) {
         }));
     }
     for task in tasks {
-        assert!(matches!(task.await.unwrap(), Ok(Appended::New(..))));
+        match task.await.unwrap() {
+            // The answer carries the receipt the store made before writing the post.
+            Ok(Appended::New(post, _)) => assert_eq!(post.receipt, receipt_of(&post)),
+            other => panic!("{other:?}"),
+        }
     }
     let posts = store.posts(campaign.id, 0, 100).await.unwrap();
     assert_eq!(posts.iter().map(|p| p.seq).collect::<Vec<_>>(), (1..=64).collect::<Vec<_>>());
     for pair in posts.windows(2) {
         assert_eq!(pair[1].prev_hash, pair[0].hash);
+    }
+    // Each post signed was stored with its own receipt (a batch's posts are signed together).
+    for post in &posts {
+        assert_eq!(post.receipt, receipt_of(post), "post {}", post.seq);
     }
     let outcomes = store.outcomes(campaign.id, 0, 1000).await.unwrap();
     assert_eq!(outcomes.iter().map(|o| o.position).collect::<Vec<_>>(), (1..=128).collect::<Vec<_>>());

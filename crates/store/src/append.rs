@@ -16,7 +16,7 @@ use uuid::Uuid;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::{AppendRequest, Appended, Decide, Declined, Outcome, Post, Result, SharedDecide, StoreError, Tail};
+use crate::{AppendRequest, Appended, Decide, Declined, Outcome, Post, Result, SharedDecide, Sign, StoreError, Tail};
 
 /// An idempotency key seen before: what was asked with it and the post it made.
 #[derive(Debug, Clone)]
@@ -175,7 +175,10 @@ pub async fn append_one<S: AppendSteps>(
 
     let tail = tail(steps, campaign_id).instrument(step("tail")).await?;
     let decision = step("decide").in_scope(|| decide(&tail)).map_err(|Declined| StoreError::Declined)?;
-    let post = decision.post;
+    let mut post = decision.post;
+    if let Some(sign) = decision.sign {
+        step("sign").in_scope(|| post.receipt = Some(sign(&post)));
+    }
     steps.insert_post(campaign_id, &post).instrument(step("insert_post")).await?;
     let mut outcomes = Vec::with_capacity(decision.outcomes.len());
     for (position, new) in (tail.next_position..).zip(decision.outcomes) {
@@ -375,6 +378,7 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
     }
 
     let mut results = Vec::with_capacity(batch.len());
+    let mut signers = Vec::with_capacity(batch.len());
     let mut snapshots = Vec::new();
     for waiting in batch {
         let campaign_id = waiting.request.campaign_id;
@@ -383,8 +387,10 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
         };
         let Ok(decision) = step("decide").in_scope(|| (waiting.decide)(tail)) else {
             results.push(Err(StoreError::Declined));
+            signers.push(None);
             continue;
         };
+        signers.push(decision.sign);
         let post = decision.post;
         let outcomes: Vec<Outcome> = (tail.next_position..)
             .zip(decision.outcomes)
@@ -408,6 +414,11 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
         }
         results.push(Ok(Appended::New(post, outcomes)));
     }
+    let unsigned = results.iter_mut().zip(signers).filter_map(|(result, sign)| match (result, sign) {
+        (Ok(Appended::New(post, _)), Some(sign)) => Some((post, sign)),
+        _ => None,
+    });
+    step("sign").in_scope(|| sign_all(unsigned.collect()));
 
     let written: Vec<(&AppendRequest, &Post, &[Outcome])> = batch
         .iter()
@@ -443,6 +454,36 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
         written.iter().map(|&(request, post, _)| (request, post.seq)).collect();
     steps.remember_keys(&remembered).instrument(step("remember_key")).await?;
     Ok(Some(results))
+}
+
+/// Fewer posts than this to each thread are signed on the batch's own thread: a thread costs
+/// about what a signature does.
+const SIGNATURES_PER_THREAD: usize = 8;
+
+/// Signs a batch's posts, on every core: a receipt (an Ed25519 signature) is the costliest step
+/// of deciding a post, and each post's depends on that post alone.
+fn sign_all(mut unsigned: Vec<(&mut Post, Sign)>) {
+    fn sign_each(unsigned: &mut [(&mut Post, Sign)]) {
+        for (post, sign) in unsigned {
+            post.receipt = Some(sign(post));
+        }
+    }
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let threads = cores.min(unsigned.len() / SIGNATURES_PER_THREAD).max(1);
+    if threads == 1 {
+        return sign_each(&mut unsigned);
+    }
+    let per_thread = unsigned.len().div_ceil(threads);
+    let mut chunks = unsigned.chunks_mut(per_thread);
+    let here = chunks.next();
+    std::thread::scope(|scope| {
+        for chunk in chunks {
+            scope.spawn(|| sign_each(chunk));
+        }
+        if let Some(chunk) = here {
+            sign_each(chunk);
+        }
+    });
 }
 
 /// Writes a batch's posts one by one, each in a savepoint: a refused post, a known key or a

@@ -181,12 +181,30 @@ pub struct Tail {
 }
 
 /// What `decide` wants written.
-#[derive(Debug, Clone)]
 pub struct Decision {
+    /// The post, stamped and chained; its receipt is made by `sign`.
     pub post: Post,
     pub outcomes: Vec<NewOutcome>,
     pub snapshot: Option<String>,
+    /// Signs the post before it is written (none: the post is written as it is). Apart from the
+    /// decision because no post's receipt is needed to decide the next one, so a batch's posts
+    /// are signed together, on every core.
+    pub sign: Option<Sign>,
 }
+
+impl std::fmt::Debug for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decision")
+            .field("post", &self.post)
+            .field("outcomes", &self.outcomes)
+            .field("snapshot", &self.snapshot)
+            .field("sign", &self.sign.is_some())
+            .finish()
+    }
+}
+
+/// A post's receipt, made from the post as decided.
+pub type Sign = std::sync::Arc<dyn Fn(&Post) -> Receipt + Send + Sync>;
 
 #[derive(Debug, Clone)]
 pub struct NewOutcome {

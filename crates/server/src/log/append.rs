@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use adjutant_rules::Side;
 use adjutant_store::append::step;
 use adjutant_store::{
-    AppendRequest, Appended, Decision, Declined, Post, Principal, PrincipalKind, SharedDecide, Store, StoreError, Tail,
+    AppendRequest, Appended, Decision, Declined, Post, Principal, PrincipalKind, SharedDecide, Sign, Store, StoreError,
+    Tail,
 };
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -91,9 +92,8 @@ enum Stop {
 /// What a post's decision needs, owned by the decision: the store may run it in a batch that
 /// another post's task is writing.
 struct Owned {
-    campaign: LoadedCampaign,
+    campaign: Arc<LoadedCampaign>,
     read: ReadContext,
-    genesis: String,
     author_id: uuid::Uuid,
     kind: String,
     side: Option<String>,
@@ -105,8 +105,8 @@ struct Owned {
 
 impl Owned {
     /// The post at the end of the log: stamped now (never before the last post's stamp, even
-    /// if the machine's clock is stepped back), chained and signed. Signed before it is
-    /// written, so no post is stored unsigned.
+    /// if the machine's clock is stepped back) and chained. The decision's `sign` signs it
+    /// before it is written, so no post is stored unsigned.
     fn new_post(&self, tail: &Tail) -> Post {
         let now = self.clock.now();
         let stamp: DateTime<Utc> = tail.prev_stamp.map_or(now, |prev| now.max(prev));
@@ -118,12 +118,11 @@ impl Owned {
             side: self.side.clone(),
             kind: self.kind.clone(),
             body: self.body.clone(),
-            prev_hash: tail.prev_hash.clone().unwrap_or_else(|| self.genesis.clone()),
+            prev_hash: tail.prev_hash.clone().unwrap_or_else(|| self.campaign.genesis.clone()),
             hash: String::new(),
             receipt: None,
         };
         post.hash = link_hash(&post, &post.prev_hash);
-        post.receipt = Some(self.keys.sign(&post));
         post
     }
 }
@@ -131,7 +130,7 @@ impl Owned {
 impl Log<'_> {
     /// Appends `new` to `campaign`'s log. The server stamps it inside the write transaction;
     /// nothing the author sends sets the time.
-    pub async fn append(&self, campaign: &LoadedCampaign, new: NewPost<'_>) -> LogResult<Appended> {
+    pub async fn append(&self, campaign: &Arc<LoadedCampaign>, new: NewPost<'_>) -> LogResult<Appended> {
         let id = campaign.campaign.id;
         new.check()?;
         // Canonical JSON: serde_json's map keeps keys sorted, and `to_string` writes no white space.
@@ -140,7 +139,6 @@ impl Log<'_> {
         let request_hash = hex::encode(Sha256::digest(format!("{id}\n{}\n{}\n{asked}", new.kind, side.unwrap_or("-"))));
         let body = if PostKind::of(new.kind) == PostKind::Seal { salted(new.body)? } else { asked };
         let over_quota = self.quota_spent(id, new.author, new.kind).instrument(step("quota")).await?;
-        let genesis = crate::campaign::genesis(&campaign.campaign);
         let request = AppendRequest {
             campaign_id: id,
             author_id: new.author.id,
@@ -169,7 +167,6 @@ impl Log<'_> {
             let owned = Arc::new(Owned {
                 campaign: campaign.clone(),
                 read,
-                genesis: genesis.clone(),
                 author_id: new.author.id,
                 kind: new.kind.to_owned(),
                 side: side.map(str::to_owned),
@@ -194,11 +191,13 @@ impl Log<'_> {
                 if as_of.is_some_and(|as_of| tail.next_seq != as_of + 1) {
                     return Err(refuse(Stop::MovedOn));
                 }
-                let post = step("chain_and_sign").in_scope(|| o.new_post(tail));
+                let post = step("chain").in_scope(|| o.new_post(tail));
                 let effects = step("rules")
                     .in_scope(|| decide(campaign, tail, &post, &o.read.context()))
                     .map_err(|e| refuse(Stop::Refused(e)))?;
-                Ok(Decision { post, outcomes: effects.outcomes, snapshot: effects.snapshot })
+                let keys = o.keys.clone();
+                let sign: Sign = Arc::new(move |post: &Post| keys.sign(post));
+                Ok(Decision { post, outcomes: effects.outcomes, snapshot: effects.snapshot, sign: Some(sign) })
             });
             let written = self.store.append_post(request.clone(), decide_post).instrument(step("append")).await;
             let stopped = stop.lock().unwrap_or_else(|e| e.into_inner()).take();
