@@ -43,9 +43,21 @@ use crate::clock::ServerClock;
 use crate::config::Config;
 use crate::error::AppError;
 
-/// What every handler can reach.
+/// What every handler can reach: one shared copy ([`Shared`]), which every request clones (each
+/// layer of the router holds one), so a clone is one reference count, not one per field.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The service's parts, behind [`AppState`].
+pub struct Shared {
     pub store: Arc<dyn Store>,
     pub clock: Arc<dyn ServerClock>,
     pub admin_token_hash: Option<[u8; 32]>,
@@ -83,7 +95,7 @@ impl AppState {
         let scenarios = campaign::Scenarios::load(&config.scenarios_dir)?;
         let webhook_allow = Arc::new(net_guard::Allowlist::parse(&config.webhook_allow)?);
         let (keys, _) = signing::Keyring::load(&config)?;
-        Ok(Self {
+        Ok(Self(Arc::new(Shared {
             keys: Arc::new(keys),
             webhook_allow,
             caches: Arc::default(),
@@ -95,7 +107,7 @@ impl AppState {
             config: Arc::new(config),
             streams: routes::events::stream_permits(),
             exports: Arc::new(tokio::sync::Semaphore::new(routes::export::MAX_EXPORTS)),
-        })
+        })))
     }
 }
 
