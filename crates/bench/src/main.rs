@@ -975,7 +975,12 @@ async fn throughput_alone(url: Option<String>) -> Result<()> {
     let seconds = std::env::var("ADJUTANT_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
     let run = post_throughput(&server, Arc::new(vec![one]), seconds).await?;
     progress(&run);
-    println!("largest batch {}", largest_batch(&server.base).await?);
+    println!("largest batch {}, peak memory {}", largest_batch(&server.base).await?, mib(server.peak_kib()));
+    let percentiles: Vec<String> = [0.1, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0]
+        .iter()
+        .map(|p| format!("p{}: {:.1}", p * 100.0, run.percentile_ms(*p)))
+        .collect();
+    println!("latency ms: {}", percentiles.join(", "));
     Ok(())
 }
 
