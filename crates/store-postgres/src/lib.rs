@@ -20,6 +20,14 @@ use sqlx::{ConnectOptions, PgExecutor, Postgres, Row, Transaction};
 use tracing::instrument;
 use uuid::Uuid;
 
+/// A batch's transaction plans every statement it runs for the values it runs with, the
+/// foreign-key checks of its inserts among them. A plan PostgreSQL keeps for a connection is
+/// made once, for any values: one made while the tables were still small (a new installation's
+/// first posts) can check that an outcome's post exists by reading every post of the campaign
+/// through another index of `posts`, once an outcome, and be kept for as long as the connection
+/// lives, so that each post costs more than the one before.
+const BEGIN_BATCH: &str = "BEGIN; SET LOCAL plan_cache_mode = force_custom_plan";
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
 pub struct PostgresStore {
@@ -232,10 +240,14 @@ impl AppendSteps for Append {
 
     async fn any_known_key(&mut self, keys: &[(Uuid, &str)]) -> Result<bool> {
         let (principals, keys): (Vec<Uuid>, Vec<&str>) = keys.iter().copied().unzip();
+        // Each key looked up by the primary key (a LATERAL subquery with a LIMIT is never made
+        // into a join), whatever the table's size when the statement is planned: as a join, it
+        // can be planned as a hash join over the whole table.
         sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM idempotency_keys k
-                 JOIN UNNEST($1::uuid[], $2::text[]) AS asked (principal_id, key)
-                   ON k.principal_id = asked.principal_id AND k.key = asked.key)",
+            "SELECT EXISTS (SELECT 1 FROM UNNEST($1::uuid[], $2::text[]) AS asked (principal_id, key)
+                 CROSS JOIN LATERAL (SELECT 1 FROM idempotency_keys k
+                                     WHERE k.principal_id = asked.principal_id AND k.key = asked.key
+                                     LIMIT 1) AS known)",
         )
         .bind(principals)
         .bind(keys)
@@ -512,7 +524,7 @@ impl Store for PostgresStore {
         let pool = self.pool.clone();
         let begin = move || {
             let pool = pool.clone();
-            async move { pool.begin().await.map(Append).map_err(map_err) }
+            async move { pool.begin_with(BEGIN_BATCH).await.map(Append).map_err(map_err) }
         };
         self.batches.append(request, decide, begin).await
     }
