@@ -20,13 +20,35 @@ use sqlx::{ConnectOptions, PgExecutor, Postgres, Row, Transaction};
 use tracing::instrument;
 use uuid::Uuid;
 
-/// A batch's transaction plans every statement it runs for the values it runs with, the
-/// foreign-key checks of its inserts among them. A plan PostgreSQL keeps for a connection is
-/// made once, for any values: one made while the tables were still small (a new installation's
-/// first posts) can check that an outcome's post exists by reading every post of the campaign
-/// through another index of `posts`, once an outcome, and be kept for as long as the connection
-/// lives, so that each post costs more than the one before.
-const BEGIN_BATCH: &str = "BEGIN; SET LOCAL plan_cache_mode = force_custom_plan";
+/// After how many posts appended by this process the log's tables' statistics are looked at
+/// ([`analyze_if_stale`]).
+const LOOK_AT_STATISTICS: [u64; 3] = [256, 4_096, 65_536];
+
+/// Gathers the log's tables' statistics (`ANALYZE`) when they are far behind the tables, as on
+/// a new installation, whose tables were empty when the server's connections first planned the
+/// statements they keep. Such a plan can check that an outcome's post exists by reading every
+/// post of the campaign through another index of `posts` (its first column is the campaign's
+/// too), once an outcome, so that each post costs more than the one before, until autovacuum
+/// first analyzes the tables (a minute or more later); statistics gathered invalidate the
+/// plans kept. A database whose statistics are current is left alone.
+async fn analyze_if_stale(pool: PgPool) {
+    let stale: std::result::Result<Option<bool>, sqlx::Error> = sqlx::query_scalar(
+        "SELECT bool_or(c.reltuples < s.n_live_tup / 2)
+         FROM UNNEST(ARRAY['posts', 'outcomes', 'idempotency_keys', 'snapshots']::regclass[]) AS t (rel)
+         JOIN pg_class c ON c.oid = t.rel
+         JOIN pg_stat_user_tables s ON s.relid = t.rel",
+    )
+    .fetch_one(&pool)
+    .await;
+    let analyzed = match stale {
+        Ok(Some(true)) => sqlx::query("ANALYZE posts, outcomes, idempotency_keys, snapshots").execute(&pool).await,
+        Ok(_) => return,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = analyzed {
+        tracing::warn!(error = %e, "the log's tables' statistics could not be gathered; autovacuum will");
+    }
+}
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
@@ -34,6 +56,8 @@ pub struct PostgresStore {
     pool: PgPool,
     /// Posts waiting for this server's writer, appended a batch per transaction.
     batches: GroupCommit,
+    /// Posts this process appended, for [`LOOK_AT_STATISTICS`].
+    appended: std::sync::atomic::AtomicU64,
 }
 
 impl PostgresStore {
@@ -60,7 +84,7 @@ impl PostgresStore {
             .await
             .map_err(map_err)?;
         MIGRATOR.run(&pool).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
-        Ok(Self { pool, batches: GroupCommit::new(MAX_BATCH) })
+        Ok(Self { pool, batches: GroupCommit::new(MAX_BATCH), appended: Default::default() })
     }
 
     pub async fn close(&self) {
@@ -524,9 +548,16 @@ impl Store for PostgresStore {
         let pool = self.pool.clone();
         let begin = move || {
             let pool = pool.clone();
-            async move { pool.begin_with(BEGIN_BATCH).await.map(Append).map_err(map_err) }
+            async move { pool.begin().await.map(Append).map_err(map_err) }
         };
-        self.batches.append(request, decide, begin).await
+        let appended = self.batches.append(request, decide, begin).await;
+        if let Ok(Appended::New(..)) = &appended {
+            let count = self.appended.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            if LOOK_AT_STATISTICS.contains(&count) {
+                tokio::spawn(analyze_if_stale(self.pool.clone()));
+            }
+        }
+        appended
     }
 
     fn largest_batch(&self) -> usize {
