@@ -91,6 +91,8 @@ fn main() -> std::process::ExitCode {
         runtime.block_on(history_alone(args.get(2).map(PathBuf::from)))
     } else if args.get(1).map(String::as_str) == Some("throughput") {
         runtime.block_on(throughput_alone(args.get(2).cloned()))
+    } else if args.get(1).map(String::as_str) == Some("calculator") {
+        runtime.block_on(calculator_alone())
     } else {
         options().and_then(|o| runtime.block_on(run(o)))
     };
@@ -255,6 +257,11 @@ where
     let seconds = start.elapsed().as_secs_f64();
     latencies.sort_unstable();
     Run { requests: latencies.len() as u64, errors: errors.load(Ordering::Relaxed), seconds, latencies, cpu_us: None }
+}
+
+/// A run's CPU time per request, "server / load generator" in µs ("—" when not measured).
+fn cpu_per_request(run: &Run) -> String {
+    run.cpu_us.map_or("—".to_owned(), |(server, client)| format!("{server:.1} / {client:.1}"))
 }
 
 /// A throughput run's figures, on the terminal as soon as they are measured.
@@ -1014,11 +1021,46 @@ async fn bare_calculator(body_file: String) -> Result<()> {
     Ok(())
 }
 
-async fn calculator_throughput(base: &str, seconds: u64) -> Result<Run> {
-    Ok(load(base, CLIENTS, seconds, |host, _, _| http::Request::new("GET", host, CALCULATOR, &[], b"", 200)).await)
+/// `adjutant-bench calculator`: figure 3 alone, beside a server of its own on SQLite.
+async fn calculator_alone() -> Result<()> {
+    let temp = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", temp.path().join("adjutant.db").display());
+    let admin = format!("bench-{}", uuid::Uuid::new_v4());
+    let binary = std::env::current_exe()?.with_file_name("adjutant");
+    let server = start_server(&binary, &url, &admin).await?;
+    println!("server pid {}", server.child.id());
+    let seconds = std::env::var("ADJUTANT_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
+    let (calc, bare) = calculator(&server, seconds, temp.path()).await?;
+    for (name, run) in [("Adjutant", &calc), ("bare handler", &bare)] {
+        println!(
+            "{name}: {} requests, {:.0} requests/s, p50 {:.2} ms, p99 {:.2} ms, CPU µs per request {}, {} failed",
+            run.requests,
+            run.per_second(),
+            run.percentile_ms(0.5),
+            run.percentile_ms(0.99),
+            cpu_per_request(run),
+            run.errors
+        );
+    }
+    drop(server);
+    println!("ratio {:.2}", calc.per_second() / bare.per_second());
+    Ok(())
 }
 
-async fn calculator(base: &str, seconds: u64, dir: &Path) -> Result<(Run, Run)> {
+/// The calculator under load from [`CLIENTS`] clients, with the CPU time per request of the
+/// process answering (`pid`) and of the load generator.
+async fn calculator_throughput(base: &str, pid: u32, seconds: u64) -> Result<Run> {
+    let (server_cpu, own_cpu) = (cpu_seconds(pid), cpu_seconds(std::process::id()));
+    let mut run =
+        load(base, CLIENTS, seconds, |host, _, _| http::Request::new("GET", host, CALCULATOR, &[], b"", 200)).await;
+    let per_request = |cpu: f64| cpu * 1e6 / run.requests.max(1) as f64;
+    run.cpu_us =
+        Some((per_request(cpu_seconds(pid) - server_cpu), per_request(cpu_seconds(std::process::id()) - own_cpu)));
+    Ok(run)
+}
+
+async fn calculator(server: &Process, seconds: u64, dir: &Path) -> Result<(Run, Run)> {
+    let base = server.base.as_str();
     let body = reqwest::get(format!("{base}{CALCULATOR}")).await?.bytes().await?;
     let body_file = dir.join("result-number.json");
     std::fs::write(&body_file, &body)?;
@@ -1036,11 +1078,20 @@ async fn calculator(base: &str, seconds: u64, dir: &Path) -> Result<(Run, Run)> 
     }
     // Alternate halves so neither side gets the warmer machine.
     let half = seconds.div_ceil(2);
-    let mut service = calculator_throughput(base, half).await?;
-    let mut ceiling = calculator_throughput(&bare.base, half).await?;
-    let service2 = calculator_throughput(base, half).await?;
-    let ceiling2 = calculator_throughput(&bare.base, half).await?;
+    let (server_pid, bare_pid) = (server.child.id(), bare.child.id());
+    let mut service = calculator_throughput(base, server_pid, half).await?;
+    let mut ceiling = calculator_throughput(&bare.base, bare_pid, half).await?;
+    let service2 = calculator_throughput(base, server_pid, half).await?;
+    let ceiling2 = calculator_throughput(&bare.base, bare_pid, half).await?;
     for (run, more) in [(&mut service, service2), (&mut ceiling, ceiling2)] {
+        // CPU per request over both halves, weighted by their requests.
+        let weighted = |a: f64, b: f64| {
+            (a * run.requests as f64 + b * more.requests as f64) / (run.requests + more.requests).max(1) as f64
+        };
+        run.cpu_us = match (run.cpu_us, more.cpu_us) {
+            (Some((s1, l1)), Some((s2, l2))) => Some((weighted(s1, s2), weighted(l1, l2))),
+            _ => None,
+        };
         run.requests += more.requests;
         run.errors += more.errors;
         run.seconds += more.seconds;
@@ -1219,7 +1270,7 @@ async fn run(o: Options) -> Result<()> {
     eprintln!("2. history: 100 and 100,000 earlier posts");
     let history = history(&server.base, &admin, &db_file).await?;
     eprintln!("3. calculator beside a bare handler, {} s each", o.seconds);
-    let (calc, bare) = calculator(&server.base, o.seconds, dir.path()).await?;
+    let (calc, bare) = calculator(&server, o.seconds, dir.path()).await?;
     drop(server);
     eprintln!("5. where a post's time goes: {PROFILE_POSTS} posts, one client, the server's spans");
     let profile = profile(&o.server, dir.path(), &admin).await?;
@@ -1455,22 +1506,25 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
     line(String::new());
     line("## 3. Calculator".into());
     line(String::new());
-    line(format!("`GET {CALCULATOR}` beside a bare axum handler returning the same JSON bytes (its own process)."));
+    line(format!(
+        "`GET {CALCULATOR}` beside a bare axum handler returning the same JSON bytes (its own process), \
+         {CLIENTS} clients each, in alternating halves. Both share the two cores with the load generator; the \
+         CPU time each process spent per request is shown beside the figures. The difference is what \
+         Adjutant does for a request and the bare handler does not: the rate limiter and the time limit, \
+         the trace and panic layers, the query's parsing, the result number's arithmetic and the JSON."
+    ));
     line(String::new());
-    line("| | requests/s | p50 / p99 ms |".into());
-    line("| --- | ---: | ---: |".into());
-    line(format!(
-        "| Adjutant | {:.0} | {:.2} / {:.2} |",
-        calc.per_second(),
-        calc.percentile_ms(0.5),
-        calc.percentile_ms(0.99)
-    ));
-    line(format!(
-        "| bare handler | {:.0} | {:.2} / {:.2} |",
-        bare.per_second(),
-        bare.percentile_ms(0.5),
-        bare.percentile_ms(0.99)
-    ));
+    line("| | requests/s | p50 / p99 ms | CPU µs per request: answering process / load generator |".into());
+    line("| --- | ---: | ---: | ---: |".into());
+    for (name, run) in [("Adjutant", calc), ("bare handler", bare)] {
+        line(format!(
+            "| {name} | {:.0} | {:.2} / {:.2} | {} |",
+            run.per_second(),
+            run.percentile_ms(0.5),
+            run.percentile_ms(0.99),
+            cpu_per_request(run)
+        ));
+    }
     line(String::new());
     line(format!("Ratio: **{:.2}** (goal ≥ 0.8).", calc.per_second() / bare.per_second()));
     line(String::new());

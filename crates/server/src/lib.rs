@@ -138,15 +138,20 @@ pub async fn open_store_batching(url: &str, max_batch: usize) -> Result<Arc<dyn 
 /// The whole service as a router.
 pub fn app(state: AppState) -> Router {
     let body_limit = state.config.body_limit_bytes;
-    let router = routes::router()
+    // One stack of layers, outermost first, put around each route at once: a request clones one
+    // boxed service for the whole stack, not one per layer.
+    let layers = tower::ServiceBuilder::new()
+        .layer(TraceLayer::new_for_http())
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panic_problem))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::guard));
+    routes::router()
         .merge(openapi::router(&state.scenarios))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::guard))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))
-        .layer(DefaultBodyLimit::max(body_limit))
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panic_problem));
-    router.layer(TraceLayer::new_for_http()).with_state(state)
+        .layer(layers)
+        .with_state(state)
 }
 
 /// A panic in a handler is a bug: log it, answer a problem+json 500, keep serving.
