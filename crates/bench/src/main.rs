@@ -339,7 +339,7 @@ const CLASSES: [&str; 4] = ["A", "B", "C", "D"];
 /// `games` picked by [`spread`] (with one campaign, all to it), by one of its two players.
 async fn post_throughput(server: &Process, games: Arc<Vec<Game>>, seconds: u64) -> Result<Run> {
     let base = server.base.as_str();
-    let (server_cpu, own_cpu) = (cpu_seconds(server.child.id()), cpu_seconds(std::process::id()));
+    let cpu = CpuSince::now(server.child.id());
     let paths: Vec<String> = games.iter().map(|g| format!("/v1/campaigns/{}/posts", g.campaign)).collect();
     let tokens: Vec<[String; 2]> =
         games.iter().map(|g| [format!("Bearer {}", g.players[0]), format!("Bearer {}", g.players[1])]).collect();
@@ -351,11 +351,7 @@ async fn post_throughput(server: &Process, games: Arc<Vec<Game>>, seconds: u64) 
         http::Request::new("POST", host, &paths[to], &headers, order(c, i).to_string().as_bytes(), 201)
     })
     .await;
-    let per_post = |cpu: f64| cpu * 1e6 / run.requests.max(1) as f64;
-    run.cpu_us = Some((
-        per_post(cpu_seconds(server.child.id()) - server_cpu),
-        per_post(cpu_seconds(std::process::id()) - own_cpu),
-    ));
+    run.cpu_us = Some(cpu.per_request(run.requests));
     Ok(run)
 }
 
@@ -991,6 +987,25 @@ async fn throughput_alone(url: Option<String>) -> Result<()> {
     Ok(())
 }
 
+/// The CPU time a server process and this one (the load generator) have spent from a moment on.
+struct CpuSince {
+    pid: u32,
+    server: f64,
+    own: f64,
+}
+
+impl CpuSince {
+    fn now(pid: u32) -> Self {
+        Self { pid, server: cpu_seconds(pid), own: cpu_seconds(std::process::id()) }
+    }
+
+    /// Since then, per request of `requests`, in µs: (server, load generator).
+    fn per_request(&self, requests: u64) -> (f64, f64) {
+        let per = |cpu: f64| cpu * 1e6 / requests.max(1) as f64;
+        (per(cpu_seconds(self.pid) - self.server), per(cpu_seconds(std::process::id()) - self.own))
+    }
+}
+
 /// User and system CPU time a process has spent, in seconds (from /proc/<pid>/stat).
 fn cpu_seconds(pid: u32) -> f64 {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return f64::NAN };
@@ -1050,12 +1065,10 @@ async fn calculator_alone() -> Result<()> {
 /// The calculator under load from [`CLIENTS`] clients, with the CPU time per request of the
 /// process answering (`pid`) and of the load generator.
 async fn calculator_throughput(base: &str, pid: u32, seconds: u64) -> Result<Run> {
-    let (server_cpu, own_cpu) = (cpu_seconds(pid), cpu_seconds(std::process::id()));
+    let cpu = CpuSince::now(pid);
     let mut run =
         load(base, CLIENTS, seconds, |host, _, _| http::Request::new("GET", host, CALCULATOR, &[], b"", 200)).await;
-    let per_request = |cpu: f64| cpu * 1e6 / run.requests.max(1) as f64;
-    run.cpu_us =
-        Some((per_request(cpu_seconds(pid) - server_cpu), per_request(cpu_seconds(std::process::id()) - own_cpu)));
+    run.cpu_us = Some(cpu.per_request(run.requests));
     Ok(run)
 }
 
