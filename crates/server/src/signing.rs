@@ -57,27 +57,56 @@ pub fn signature_holds(public: &VerifyingKey, message: &str, signature_hex: &str
 /// Whether every signature of `signed` (message, hex signature) holds under `public`, checked
 /// together: the answer [`signature_holds`] gives for each, in a fraction of the time.
 ///
-/// ed25519-dalek's batch check sums the signatures' equations, each weighted at random, into
-/// one multiscalar multiplication, which one bad signature among them breaks but with
-/// probability 2⁻¹²⁸. Like the check of one, it refuses an s that is not below the group order.
-/// (Where the two could answer differently, an R with a small-order component or encoded
-/// other than as its point compresses, the signature is not one the server's signing makes.)
+/// This is ed25519-dalek's batch equation, each signature's `[s]B = R + [k]A` weighted by a
+/// random 128-bit z and all of them summed into one multiscalar multiplication, which one bad
+/// signature among them breaks but with probability 2⁻¹²⁸:
+/// `[−Σ zᵢsᵢ]B + Σ [zᵢ]Rᵢ + [Σ zᵢkᵢ]A = 0`. Its one change is that every signature here is under
+/// the same key, so their A terms are one point with the sum of their weights: the
+/// multiplication takes n + 2 points, n of them with 128-bit scalars, instead of 2n + 1, half of
+/// them with full-width ones, which is about a third of the work.
+/// Like the check of one, it refuses an s that is not below the group order. (Where the two
+/// could answer differently, an R with a small-order component or encoded other than as its
+/// point compresses, the signature is not one the server's signing makes.)
 pub fn signatures_hold<'a>(public: &VerifyingKey, signed: impl IntoIterator<Item = (&'a [u8], &'a str)>) -> bool {
-    let mut messages = Vec::new();
-    let mut signatures = Vec::new();
+    use curve25519_dalek::constants::ED25519_BASEPOINT_POINT;
+    use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
+    use curve25519_dalek::scalar::Scalar;
+    use curve25519_dalek::traits::{IsIdentity, VartimeMultiscalarMul};
+    use rand::RngCore;
+
+    let Some(a) = CompressedEdwardsY(public.to_bytes()).decompress() else { return false };
+    let mut rng = rand::thread_rng();
+    let (mut b_weight, mut a_weight) = (Scalar::ZERO, Scalar::ZERO);
+    let mut r_weights = Vec::new();
+    let mut rs = Vec::new();
     for (message, signature_hex) in signed {
         let mut bytes = [0u8; 64];
         if hex::decode_to_slice(signature_hex, &mut bytes).is_err() {
             return false;
         }
-        messages.push(message);
-        signatures.push(Signature::from_bytes(&bytes));
+        let (r, s) = bytes.split_at(32);
+        let Some(s) = Option::<Scalar>::from(Scalar::from_canonical_bytes(s.try_into().expect("32 bytes"))) else {
+            return false;
+        };
+        let k = Scalar::from_hash(
+            sha2::Sha512::new().chain_update(r).chain_update(public.as_bytes()).chain_update(message),
+        );
+        let mut z = [0u8; 32];
+        rng.fill_bytes(&mut z[..16]);
+        let z = Scalar::from_bytes_mod_order(z);
+        b_weight -= z * s;
+        a_weight += z * k;
+        r_weights.push(z);
+        rs.push(CompressedEdwardsY(r.try_into().expect("32 bytes")));
     }
-    if signatures.is_empty() {
+    if rs.is_empty() {
         return true;
     }
-    let keys = vec![*public; signatures.len()];
-    ed25519_dalek::verify_batch(&messages, &signatures, &keys).is_ok()
+    EdwardsPoint::optional_multiscalar_mul(
+        [b_weight, a_weight].into_iter().chain(r_weights),
+        [Some(ED25519_BASEPOINT_POINT), Some(a)].into_iter().chain(rs.iter().map(CompressedEdwardsY::decompress)),
+    )
+    .is_some_and(|sum| sum.is_identity())
 }
 
 /// One public key, as `GET /v1/keys` lists it.
@@ -420,6 +449,39 @@ mod tests {
             assert!(!signature_holds(&public, &messages[1], &bad));
             assert!(!batch(&with_bad), "{bad}");
         }
+
+        // Two receipts swapped: each a good signature, of the other post.
+        let mut swapped = signatures.clone();
+        swapped.swap(0, 3);
+        assert!(!batch(&swapped));
+
+        // s + d in one signature and s − d in another leave Σ s the same, so a sum of the
+        // equations with equal weights would hold; each weight is drawn afresh, so it does not.
+        let scalar = |hex_signature: &str| {
+            let bytes: [u8; 32] = hex::decode(hex_signature).unwrap()[32..].try_into().unwrap();
+            curve25519_dalek::scalar::Scalar::from_canonical_bytes(bytes).unwrap()
+        };
+        let with_s = |hex_signature: &str, s: curve25519_dalek::scalar::Scalar| {
+            format!("{}{}", &hex_signature[..64], hex::encode(s.as_bytes()))
+        };
+        let d = curve25519_dalek::scalar::Scalar::from(12_345u64);
+        let mut cancelling = signatures.clone();
+        cancelling[0] = with_s(&signatures[0], scalar(&signatures[0]) + d);
+        cancelling[1] = with_s(&signatures[1], scalar(&signatures[1]) - d);
+        assert!(!signature_holds(&public, &messages[0], &cancelling[0]));
+        for _ in 0..20 {
+            assert!(!batch(&cancelling));
+        }
+
+        // An R that is not a point's encoding: refused, not a panic.
+        let not_a_point = (0u8..=255)
+            .map(|y| [y; 32])
+            .find(|bytes| curve25519_dalek::edwards::CompressedEdwardsY(*bytes).decompress().is_none())
+            .unwrap();
+        let mut off_curve = signatures.clone();
+        off_curve[2] = format!("{}{}", hex::encode(not_a_point), &signatures[2][64..]);
+        assert!(!signature_holds(&public, &messages[2], &off_curve[2]));
+        assert!(!batch(&off_curve));
     }
 
     #[test]

@@ -8,7 +8,6 @@ use adjutant_rules::short_acw::{self, GameState, Scenario};
 use adjutant_rules::DiceStream;
 use adjutant_store::{NewOutcome, Post, Tail};
 use serde_json::{json, Value};
-use uuid::Uuid;
 
 use super::bodies::{ResolveBody, RollbackBody, SealBody, SealRole, UmpireBody};
 use super::error::{FieldPath, LogError, LogResult, Refusal};
@@ -77,6 +76,7 @@ impl Needs {
 /// An outcome, stored as the text of `{"headline": headline, "data": data}`: serde_json's maps
 /// keep their keys sorted, so the fields are written `data` first. Written straight from `data`,
 /// not through a copy of it in a new map: the whole-campaign audit writes one for every post.
+/// Its id is a random (version 4) UUID from the thread's CSPRNG, not a system call each.
 fn outcome(kind: &str, headline: &str, data: &Value) -> NewOutcome {
     #[derive(serde::Serialize)]
     struct Stored<'a> {
@@ -84,7 +84,7 @@ fn outcome(kind: &str, headline: &str, data: &Value) -> NewOutcome {
         headline: &'a str,
     }
     NewOutcome {
-        id: Uuid::new_v4(),
+        id: uuid::Builder::from_random_bytes(rand::random()).into_uuid(),
         kind: kind.to_owned(),
         // Writing JSON values to a string cannot fail.
         data: serde_json::to_string(&Stored { data, headline }).unwrap_or_default(),
