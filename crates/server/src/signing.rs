@@ -74,7 +74,7 @@ pub fn signatures_hold<'a>(public: &VerifyingKey, signed: impl IntoIterator<Item
     use curve25519_dalek::traits::{IsIdentity, VartimeMultiscalarMul};
     use rand::RngCore;
 
-    let Some(a) = CompressedEdwardsY(public.to_bytes()).decompress() else { return false };
+    let a = public.to_edwards();
     let mut rng = rand::thread_rng();
     let (mut b_weight, mut a_weight) = (Scalar::ZERO, Scalar::ZERO);
     let mut r_weights = Vec::new();
