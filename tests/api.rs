@@ -415,7 +415,24 @@ async fn repeat_audit_is_incremental(backend: Backend) {
         let app = &app;
         async move { app.get(&path).await.ok(200).clone() }
     };
-    let cold = audit(false).await;
+    // Two cold audits at once: one replays the log, the other waits for it and goes on from
+    // the prefix it verified.
+    let held = app.state.caches.cold_audits.clone().acquire_owned().await.expect("a permit");
+    let both = tokio::spawn({
+        let (client, path) = (app.client.clone(), format!("{}/v1/campaigns/{campaign}/audit", app.base));
+        async move {
+            let one = || async { client.get(&path).send().await.expect("audit").json::<Value>().await.expect("JSON") };
+            tokio::join!(one(), one())
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    drop(held);
+    let (first, second) = both.await.expect("audits");
+    let mut replayed = [first["replayed_now"].as_i64(), second["replayed_now"].as_i64()];
+    replayed.sort();
+    assert_eq!(replayed, [Some(0), Some(20)], "{first} {second}");
+    assert_eq!((first["ok"].as_bool(), second["ok"].as_bool()), (Some(true), Some(true)));
+    let cold = audit(true).await;
     assert_eq!(
         (cold["ok"].as_bool(), cold["posts"].as_i64(), cold["replayed_now"].as_i64()),
         (Some(true), Some(20), Some(20))

@@ -183,6 +183,8 @@ pub struct TestApp {
     pub clock: Arc<ManualClock>,
     pub admin_token: String,
     pub db: TestDb,
+    /// The server's state, shared with the running server (its caches and permits).
+    pub state: AppState,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -254,10 +256,11 @@ impl TestApp {
         let state = AppState::new(config, store, clock.clone()).expect("app state");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("address"));
+        let serving = state.clone();
         let server = tokio::spawn(async move {
-            let _ = adjutant_server::serve(listener, state).await;
+            let _ = adjutant_server::serve(listener, serving).await;
         });
-        Self { base, client: reqwest::Client::new(), clock, admin_token, db, server }
+        Self { base, client: reqwest::Client::new(), clock, admin_token, db, state, server }
     }
 
     pub async fn request(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Answer {

@@ -27,6 +27,12 @@ const MAX_LOADED: usize = 2_048;
 /// PNG renders at once; others wait (and time out with the request).
 pub const MAP_RENDERS: usize = 2;
 
+/// Whole-campaign audits with no verified prefix to go on from (cold, or `?fresh=true`) at
+/// once: one replay already works on every core, so others wait (and time out with the
+/// request) rather than share the cores and the memory. One that waited goes on from the
+/// prefix the one before it verified, unless it asked to be fresh.
+pub const COLD_AUDITS: usize = 1;
+
 /// (campaign, what) → (head hash, bytes).
 type ByHead = HashMap<(Uuid, &'static str), (String, Arc<Vec<u8>>)>;
 
@@ -41,6 +47,8 @@ pub struct Caches {
     by_head: Mutex<ByHead>,
     /// Permits for rasterising maps.
     pub map_renders: Arc<Semaphore>,
+    /// Permits for replaying a log from post 1 ([`COLD_AUDITS`]).
+    pub cold_audits: Arc<Semaphore>,
 }
 
 impl Default for Caches {
@@ -51,6 +59,7 @@ impl Default for Caches {
             chains: Mutex::default(),
             by_head: Mutex::default(),
             map_renders: Arc::new(Semaphore::new(MAP_RENDERS)),
+            cold_audits: Arc::new(Semaphore::new(COLD_AUDITS)),
         }
     }
 }

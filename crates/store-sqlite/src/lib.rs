@@ -122,9 +122,10 @@ impl SqliteStore {
             .max_connections(4)
             .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(30))
-            // A page of rows (the audit reads a thousand at a time) fits in the channel from
-            // SQLite's thread, which then runs through the query without waiting for the reader.
-            .connect_with(options.read_only(true).row_buffer_size(2048))
+            // A page of rows (the audit reads up to four thousand posts at a time) fits in the
+            // channel from SQLite's thread, which then runs through the query without waiting
+            // for the reader.
+            .connect_with(options.read_only(true).row_buffer_size(4096))
             .await
             .map_err(map_err)?;
         Ok(Self {

@@ -246,7 +246,35 @@ impl AuditCheckpoint {
     }
 }
 
+/// Stored outcomes and snapshots read at once.
 const PAGE: i64 = 1000;
+
+/// Posts read at once: as many as fit in [`POSTS_PAGE_BYTES`] at the size of the posts of the
+/// page before, between [`POSTS_PAGE_MIN`] and [`POSTS_PAGE_MAX`] (the first page: the least).
+/// The receipts of a larger page cost less each in their batch equation; the bound in bytes
+/// keeps a campaign of long posts from holding much memory, three pages at once (one being
+/// read, one worked out, one folded in).
+const POSTS_PAGE_MAX: i64 = 4000;
+const POSTS_PAGE_MIN: i64 = 64;
+const POSTS_PAGE_BYTES: usize = 4 << 20;
+
+/// How many posts to read next, after `page`.
+fn next_posts_page(page: &[Post]) -> i64 {
+    let bytes: usize = page
+        .iter()
+        .map(|post| {
+            std::mem::size_of::<Post>()
+                + post.kind.len()
+                + post.side.as_ref().map_or(0, String::len)
+                + post.body.len()
+                + post.prev_hash.len()
+                + post.hash.len()
+                + post.receipt.as_ref().map_or(0, |r| r.key_id.len() + r.signature.len())
+        })
+        .sum();
+    let per_post = (bytes / page.len().max(1)).max(1);
+    i64::try_from(POSTS_PAGE_BYTES / per_post).unwrap_or(i64::MAX).clamp(POSTS_PAGE_MIN, POSTS_PAGE_MAX)
+}
 
 /// Stored rows of one kind (outcomes in position order, snapshots in post order), read a page
 /// at a time ahead of the posts they belong to, and not again once they have run out.
@@ -338,13 +366,14 @@ pub async fn replay_from(
     // What the rows consumed so far reach: the checkpoint goes on after them.
     let (mut outcomes_done, mut snapshots_done) = (outcomes_after, snapshots_after);
     let shared = Arc::new(campaign.clone());
-    let mut posts = store.posts(id, chain.seq(), PAGE).await?;
+    let mut posts = store.posts(id, chain.seq(), POSTS_PAGE_MIN).await?;
     let mut working: Option<PageWork> = None;
     loop {
+        let limit = next_posts_page(&posts);
         let work = (!posts.is_empty()).then(|| PageWork::start(keys, &shared, std::mem::take(&mut posts)));
         if let Some(last) = work.as_ref().and_then(PageWork::last_seq) {
             let (next, outcomes_read, snapshots_read) = tokio::join!(
-                store.posts(id, last, PAGE),
+                store.posts(id, last, limit),
                 outcomes.read_through(last, false, read_outcomes),
                 snapshots.read_through(last, false, read_snapshots),
             );
@@ -429,4 +458,43 @@ pub async fn replay_from(
     audit.ok = audit.differences.is_empty();
     audit.elapsed_ms = started.elapsed().as_millis() as u64;
     Ok((audit, checkpoint))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{TimeZone, Utc};
+    use uuid::Uuid;
+
+    fn posts(n: i64, body_bytes: usize) -> Vec<Post> {
+        (1..=n)
+            .map(|seq| Post {
+                campaign_id: Uuid::from_u128(7),
+                seq,
+                stamp: Utc.timestamp_millis_opt(1_700_000_000_000 + seq).unwrap(),
+                author_id: Uuid::from_u128(2),
+                side: None,
+                kind: "resolve".into(),
+                body: "x".repeat(body_bytes),
+                prev_hash: "0".repeat(64),
+                hash: "1".repeat(64),
+                receipt: Some(adjutant_store::Receipt { key_id: "ed25519:0".into(), signature: "2".repeat(128) }),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_page_of_posts_is_bounded_by_their_size() {
+        // Short posts: the most a page takes.
+        assert_eq!(next_posts_page(&posts(64, 300)), POSTS_PAGE_MAX);
+        // Posts at the default body limit (64 KiB): a page stays within its bytes.
+        let long = posts(64, 65_536);
+        let limit = next_posts_page(&long);
+        assert!(limit < POSTS_PAGE_MAX / 10, "{limit}");
+        assert!(limit as usize * 65_536 <= POSTS_PAGE_BYTES, "{limit}");
+        // Posts larger still: never fewer than the least page, so the audit goes on.
+        assert_eq!(next_posts_page(&posts(4, 1 << 22)), POSTS_PAGE_MIN);
+        // An empty page (the end of the log) asks for the most.
+        assert_eq!(next_posts_page(&[]), POSTS_PAGE_MAX);
+    }
 }

@@ -230,6 +230,8 @@ pub struct AuditQuery {
 /// the replay needs from there, so a repeat audit replays only the posts added since (the new
 /// posts' links to the verified prefix are checked, so tampering with them is found). The
 /// prefix is trusted as verified earlier in this server's life; `?fresh=true` replays all.
+/// Replays from post 1 run one at a time: another waits for the one under way, then goes on
+/// from what it verified (a fresh one replays all again).
 #[utoipa::path(get, path = "/v1/campaigns/{id}/audit", tag = "audit",
     params(("id" = Uuid, Path, description = "campaign id"), AuditQuery),
     responses((status = 200, body = CampaignAudit), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
@@ -239,17 +241,29 @@ pub async fn audit_campaign(
     crate::extract::ApiQuery(q): crate::extract::ApiQuery<AuditQuery>,
 ) -> ApiResult<Json<CampaignAudit>> {
     let campaign = load_campaign(&state, id).await?;
-    if q.fresh == Some(true) {
-        state.caches.forget_audit(id);
-    }
-    Ok(Json(audit_incrementally(&state, &campaign).await?))
+    Ok(Json(audit_incrementally(&state, &campaign, q.fresh == Some(true)).await?))
 }
 
-/// The whole-campaign audit, going on from the prefix verified before, and remembering where
-/// it stopped.
-pub async fn audit_incrementally(state: &AppState, campaign: &LoadedCampaign) -> ApiResult<CampaignAudit> {
+/// The whole-campaign audit, going on from the prefix verified before (none when `fresh`), and
+/// remembering where it stopped. A replay from post 1 waits for a permit
+/// ([`crate::cache::COLD_AUDITS`]); one that is not fresh then goes on from what the audit before
+/// it verified meanwhile.
+pub async fn audit_incrementally(state: &AppState, campaign: &LoadedCampaign, fresh: bool) -> ApiResult<CampaignAudit> {
     let id = campaign.campaign.id;
-    let known = state.caches.audit(id);
+    if fresh {
+        state.caches.forget_audit(id);
+    }
+    let mut known = state.caches.audit(id);
+    let _permit = match known {
+        Some(_) => None,
+        None => {
+            let permit = state.caches.cold_audits.clone().acquire_owned().await.expect("never closed");
+            if !fresh {
+                known = state.caches.audit(id);
+            }
+            Some(permit)
+        }
+    };
     let (audit, checkpoint) = replay_from(&*state.store, &state.keys, campaign, known.as_deref()).await?;
     state.caches.remember_audit(id, checkpoint);
     Ok(audit)
