@@ -11,6 +11,8 @@ on_both_backends! {
     the_audit_catches_a_tampered_post => audit_catches_tampering;
     a_repeat_audit_replays_only_the_new_posts => repeat_audit_is_incremental;
     a_post_audit_goes_on_from_the_verified_prefix => post_audit_is_incremental;
+    a_post_audit_walks_a_long_chain_page_by_page => long_walk_is_paged;
+    a_request_past_the_time_limit_is_answered_503 => time_limit_is_a_problem;
     the_fairness_report_is_remembered_until_a_new_post => fairness_is_cached_by_head;
     bad_requests_get_problems_and_store_nothing => bad_requests_store_nothing;
     the_log_pages_in_order => log_pages_in_order;
@@ -36,6 +38,18 @@ async fn game(backend: Backend) -> Game {
 
 fn note(text: &str) -> Value {
     json!({"kind": "note", "body": {"text": text}})
+}
+
+/// A resolver campaign of `app` with `notes` notes posted by its Union player: (its id, the
+/// player's token).
+async fn campaign_of_notes(app: &TestApp, name: &str, notes: usize) -> (String, String) {
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": name, "mode": "resolver", "ruleset": "acw-25mm"})).await;
+    let player = app.player(&moderator, &campaign, "union").await;
+    for i in 0..notes {
+        app.post(&player, &campaign, note(&format!("note {i}"))).await.ok(201);
+    }
+    (campaign, player)
 }
 
 async fn post_count(g: &Game) -> usize {
@@ -404,12 +418,7 @@ async fn tamper(app: &TestApp, backend: Backend, seq: i64) {
 
 async fn repeat_audit_is_incremental(backend: Backend) {
     let app = TestApp::spawn(backend).await;
-    let moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": "Audit", "mode": "resolver", "ruleset": "acw-25mm"})).await;
-    let player = app.player(&moderator, &campaign, "union").await;
-    for i in 0..20 {
-        app.post(&player, &campaign, note(&format!("note {i}"))).await.ok(201);
-    }
+    let (campaign, player) = campaign_of_notes(&app, "Audit", 20).await;
     let audit = |fresh: bool| {
         let path = format!("/v1/campaigns/{campaign}/audit{}", if fresh { "?fresh=true" } else { "" });
         let app = &app;
@@ -472,12 +481,7 @@ async fn repeat_audit_is_incremental(backend: Backend) {
 
 async fn post_audit_is_incremental(backend: Backend) {
     let app = TestApp::spawn(backend).await;
-    let moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": "Audit", "mode": "resolver", "ruleset": "acw-25mm"})).await;
-    let player = app.player(&moderator, &campaign, "union").await;
-    for i in 0..30 {
-        app.post(&player, &campaign, note(&format!("note {i}"))).await.ok(201);
-    }
+    let (campaign, _) = campaign_of_notes(&app, "Audit", 30).await;
     let audit = |seq: i64, fresh: bool| {
         let path = format!("/v1/campaigns/{campaign}/posts/{seq}/audit{}", if fresh { "?fresh=true" } else { "" });
         let app = &app;
@@ -517,6 +521,61 @@ async fn post_audit_is_incremental(backend: Backend) {
         fresh["problems"].as_array().unwrap().iter().any(|p| p.as_str().unwrap().starts_with("post 5: stored hash")),
         "{fresh}"
     );
+}
+
+/// A walk from post 1 reads the log a page at a time (the first page 64 posts) and checks each
+/// page's receipts together: a changed post and a receipt moved onto another post are named,
+/// wherever they are in the walk.
+async fn long_walk_is_paged(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let (campaign, _) = campaign_of_notes(&app, "Walk", 150).await;
+    let audit = |seq: i64| {
+        let path = format!("/v1/campaigns/{campaign}/posts/{seq}/audit?fresh=true");
+        let app = &app;
+        async move { app.get(&path).await.ok(200).clone() }
+    };
+    let whole = audit(150).await;
+    assert_eq!((whole["ok"].as_bool(), whole["chain"]["checked_now"].as_i64()), (Some(true), Some(150)), "{whole}");
+    // The walk stops at the post audited, within a page.
+    let part = audit(100).await;
+    assert_eq!((part["ok"].as_bool(), part["chain"]["checked_now"].as_i64()), (Some(true), Some(100)), "{part}");
+
+    tamper(&app, backend, 70).await;
+    let receipt =
+        "UPDATE posts SET receipt_signature = (SELECT receipt_signature FROM posts WHERE seq = 121) WHERE seq = 120;";
+    match backend {
+        Backend::Sqlite => app.db.execute(receipt).await,
+        Backend::Postgres => {
+            app.db.execute(&format!("ALTER TABLE posts DISABLE TRIGGER posts_append_only; {receipt}")).await
+        }
+    }
+    let caught = audit(150).await;
+    assert_eq!(caught["ok"], false, "{caught}");
+    let problems: Vec<&str> = caught["problems"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(problems.iter().any(|p| p.starts_with("post 70: stored hash")), "{caught}");
+    assert!(problems.iter().any(|p| p.starts_with("post 120: its receipt's signature does not match")), "{caught}");
+    assert!(!problems.iter().any(|p| p.starts_with("post 121:")), "{caught}");
+}
+
+/// A request that runs past `request_timeout_secs` is stopped and answered 503, naming the time
+/// limit: here a cold audit waiting for the permit another cold audit holds.
+async fn time_limit_is_a_problem(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |config| config.request_timeout_secs = 1).await;
+    let (campaign, _) = campaign_of_notes(&app, "Slow", 1).await;
+    let path = format!("/v1/campaigns/{campaign}/audit");
+
+    let held = app.state.caches.cold_audits.clone().acquire_owned().await.expect("a permit");
+    let started = std::time::Instant::now();
+    let stopped = app.get(&path).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    assert_eq!(stopped.status.as_u16(), 503, "{}", stopped.text);
+    assert_eq!(stopped.content_type, "application/problem+json", "{}", stopped.text);
+    assert_eq!(stopped.body["rule"], "request.time_limit", "{}", stopped.text);
+    let detail = stopped.body["detail"].as_str().unwrap();
+    assert!(detail.contains("time limit of 1 s") && !detail.contains("Idempotency-Key"), "{}", stopped.text);
+    drop(held);
+    let audit = app.get(&path).await.ok(200).clone();
+    assert_eq!((audit["ok"].as_bool(), audit["posts"].as_i64()), (Some(true), Some(1)), "{audit}");
 }
 
 /// The report is computed once per head: a change behind the log's back (a stored stamp moved by

@@ -27,11 +27,17 @@ const MAX_LOADED: usize = 2_048;
 /// PNG renders at once; others wait (and time out with the request).
 pub const MAP_RENDERS: usize = 2;
 
-/// Whole-campaign audits with no verified prefix to go on from (cold, or `?fresh=true`) at
-/// once: one replay already works on every core, so others wait (and time out with the
-/// request) rather than share the cores and the memory. One that waited goes on from the
-/// prefix the one before it verified, unless it asked to be fresh.
+/// Whole-campaign audits with no verified prefix to go on from (cold, or `?fresh=true`), and
+/// per-post audits that walk a long chain from post 1, at once: one already works on every
+/// core, so others wait (and time out with the request) rather than share the cores and the
+/// memory. One that waited goes on from the prefix verified meanwhile, unless it asked to be
+/// fresh.
 pub const COLD_AUDITS: usize = 1;
+
+/// A per-post audit that walks the chain from post 1 through at most this many posts costs
+/// about one page of the whole-campaign audit, and takes no permit; a longer walk takes one of
+/// [`COLD_AUDITS`].
+pub const SHORT_WALK: i64 = 1000;
 
 /// (campaign, what) → (head hash, bytes).
 type ByHead = HashMap<(Uuid, &'static str), (String, Arc<Vec<u8>>)>;

@@ -59,27 +59,31 @@ struct PageWork {
 }
 
 impl PageWork {
-    fn start(keys: &Arc<Keyring>, campaign: &Arc<LoadedCampaign>, posts: Vec<Post>) -> Self {
+    /// The links and receipts of `posts`, and with `campaign` what each post's verdict reads
+    /// and the verdicts that stand alone (a walk along the chain needs no verdicts).
+    fn start(keys: &Arc<Keyring>, campaign: Option<&Arc<LoadedCampaign>>, posts: Vec<Post>) -> Self {
         let posts = Arc::new(posts);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
         let part = posts.len().div_ceil(threads).max(1);
         let parts = (0..posts.len())
             .step_by(part)
             .map(|start| {
-                let (keys, campaign, posts) = (keys.clone(), campaign.clone(), posts.clone());
+                let (keys, campaign, posts) = (keys.clone(), campaign.cloned(), posts.clone());
                 tokio::task::spawn_blocking(move || {
                     let posts = &posts[start..(start + part).min(posts.len())];
                     posts
                         .iter()
                         .zip(keys.check_all(posts))
                         .map(|(post, receipt)| {
-                            let needs = Replay::needs(&campaign, post);
+                            let needs = campaign.as_ref().map(|c| Replay::needs(c, post)).unwrap_or_default();
                             Worked {
                                 recomputed: link_hash(post, &post.prev_hash),
                                 receipt,
                                 needs,
-                                verdict: Replay::stands_alone(&campaign, &needs)
-                                    .then(|| Replay::verdict_alone(&campaign, post)),
+                                verdict: campaign
+                                    .as_ref()
+                                    .filter(|c| Replay::stands_alone(c, &needs))
+                                    .map(|c| Replay::verdict_alone(c, post)),
                             }
                         })
                         .collect()
@@ -120,10 +124,11 @@ pub fn check_next(keys: &Keyring, check: &mut ChainCheck, post: &Post, recompute
 }
 
 /// Walks the chain from the post after `from_seq` (whose hash is `from_hash`) to `through`,
-/// reporting every broken link after the `problems` already found.
+/// reporting every broken link after the `problems` already found. Each page's links and
+/// receipts are worked out on every core, off the async workers ([`PageWork`]).
 pub async fn walk_chain(
     store: &dyn Store,
-    keys: &Keyring,
+    keys: &Arc<Keyring>,
     campaign: &adjutant_store::Campaign,
     (from_seq, from_hash, mut problems): (i64, String, Vec<String>),
     through: i64,
@@ -131,19 +136,25 @@ pub async fn walk_chain(
     let mut check = ChainCheck::after(campaign, from_seq, from_hash, false);
     let mut last_recomputed = None;
     let mut checked = 0;
-    'pages: while check.seq() < through {
-        let page = store.posts(campaign.id, check.seq(), 500).await?;
+    let mut limit = POSTS_PAGE_MIN;
+    while check.seq() < through {
+        let mut page = store.posts(campaign.id, check.seq(), limit).await?;
+        let read = page.len();
+        page.retain(|post| post.seq <= through);
         if page.is_empty() {
             break;
         }
-        for post in &page {
-            if post.seq > through {
-                break 'pages;
-            }
+        let cut = page.len() < read;
+        limit = next_posts_page(&page);
+        let (posts, worked) = PageWork::start(keys, None, page).finish().await?;
+        for (post, worked) in posts.iter().zip(worked) {
             checked += 1;
-            let recomputed = link_hash(post, &post.prev_hash);
-            problems.extend(check_next(keys, &mut check, post, &recomputed));
-            last_recomputed = Some(recomputed);
+            let found = check.next(post, &worked.recomputed, || worked.receipt);
+            problems.extend(found.into_iter().map(|p| format!("post {}: {p}", post.seq)));
+            last_recomputed = Some(worked.recomputed);
+        }
+        if cut {
+            break;
         }
     }
     Ok(ChainWalk { problems, last_recomputed, checked })
@@ -170,7 +181,7 @@ impl Prefix {
 /// already reaches the post, only the post and its link to the one before are checked.
 pub async fn chain_up_to(
     store: &dyn Store,
-    keys: &Keyring,
+    keys: &Arc<Keyring>,
     campaign: &adjutant_store::Campaign,
     post: &Post,
     prefix: Option<Prefix>,
@@ -370,7 +381,7 @@ pub async fn replay_from(
     let mut working: Option<PageWork> = None;
     loop {
         let limit = next_posts_page(&posts);
-        let work = (!posts.is_empty()).then(|| PageWork::start(keys, &shared, std::mem::take(&mut posts)));
+        let work = (!posts.is_empty()).then(|| PageWork::start(keys, Some(&shared), std::mem::take(&mut posts)));
         if let Some(last) = work.as_ref().and_then(PageWork::last_seq) {
             let (next, outcomes_read, snapshots_read) = tokio::join!(
                 store.posts(id, last, limit),

@@ -43,7 +43,9 @@ fn verified_prefix(state: &AppState, campaign_id: Uuid) -> Option<Prefix> {
 ///
 /// The chain is checked from the prefix this server verified before (by this audit or the
 /// whole-campaign one), so a repeat audit reads only the posts added since, plus the post and
-/// the one before it; `?fresh=true` walks from post 1.
+/// the one before it; `?fresh=true` walks from post 1. A walk of more than 1,000 posts from
+/// post 1 runs one at a time with the whole-campaign replays; one that waited goes on from the
+/// prefix verified meanwhile (unless it is fresh).
 #[utoipa::path(get, path = "/v1/campaigns/{id}/posts/{seq}/audit", tag = "audit",
     params(("id" = Uuid, Path, description = "campaign id"), ("seq" = i64, Path, description = "sequence number"), AuditQuery),
     responses((status = 200, body = PostAudit), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
@@ -100,7 +102,19 @@ pub async fn audit_of(
         block_0,
     };
 
-    let prefix = if fresh { None } else { verified_prefix(state, post.campaign_id) };
+    let mut prefix = if fresh { None } else { verified_prefix(state, post.campaign_id) };
+    // A walk from post 1 through many posts is a replay's worth of work: one at a time, with the
+    // whole-campaign audits; one that waited goes on from what was verified meanwhile.
+    let _permit = match prefix {
+        None if post.seq > crate::cache::SHORT_WALK => {
+            let permit = state.caches.cold_audits.clone().acquire_owned().await.expect("never closed");
+            if !fresh {
+                prefix = verified_prefix(state, post.campaign_id);
+            }
+            Some(permit)
+        }
+        _ => None,
+    };
     let walked = prefix.as_ref().is_none_or(|p| p.seq < post.seq);
     let walk = chain_up_to(&*state.store, &state.keys, &campaign.campaign, post, prefix).await?;
     if walked && walk.problems.is_empty() && walk.last_recomputed.as_deref() == Some(post.hash.as_str()) {
