@@ -43,9 +43,13 @@ pub enum AppError {
     /// A limit or quota is spent: 429 with `Retry-After`, naming what is counted.
     #[error("too many requests: {detail}")]
     TooManyRequests { field: String, rule: String, detail: String, retry_after_secs: u64 },
-    /// The database is unreachable or the request ran out of time.
+    /// The database is unreachable.
     #[error("unavailable: {0}")]
     Unavailable(String),
+    /// The request ran past the configured time limit (`request_timeout_secs`) and was stopped;
+    /// `writes`: it asked for a change (any method but GET and HEAD), which may have been made.
+    #[error("the request ran past the time limit of {limit_secs} s")]
+    TimedOut { limit_secs: u64, writes: bool },
     #[error("internal: {0}")]
     Internal(String),
 }
@@ -107,7 +111,7 @@ impl AppError {
             AppError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             AppError::Forbidden { .. } => StatusCode::FORBIDDEN,
             AppError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            AppError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::Unavailable(_) | AppError::TimedOut { .. } => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -129,6 +133,18 @@ impl AppError {
                 None,
                 Some("service.unavailable".to_owned()),
                 "the service cannot reach its database right now; try again shortly".to_owned(),
+            ),
+            AppError::TimedOut { limit_secs, writes } => (
+                None,
+                Some("request.time_limit".to_owned()),
+                format!(
+                    "the request ran past the server's time limit of {limit_secs} s and was stopped; try again later{}",
+                    if *writes {
+                        " (a post may still have been stored: send it again with the same Idempotency-Key to get its answer)"
+                    } else {
+                        ""
+                    }
+                ),
             ),
             AppError::Internal(_) => (None, None, "an internal error occurred; it has been logged".to_owned()),
         };
@@ -218,6 +234,7 @@ impl IntoResponse for AppError {
         match &self {
             AppError::Internal(cause) => tracing::error!(%cause, "internal error"),
             AppError::Unavailable(cause) => tracing::warn!(%cause, "service unavailable"),
+            AppError::TimedOut { limit_secs, .. } => tracing::warn!(limit_secs, "a request ran past the time limit"),
             _ => tracing::debug!(error = %self, "request refused"),
         }
         let problem = self.problem();
@@ -248,5 +265,17 @@ mod tests {
         assert_eq!(problem.rule.as_deref(), Some("store.unique"));
         assert!(!problem.detail.contains("principals"), "{}", problem.detail);
         assert!(!serde_json::to_string(&problem).unwrap().contains("token_hash"));
+    }
+
+    #[test]
+    fn a_write_past_the_time_limit_says_how_to_learn_its_fate() {
+        let write = AppError::TimedOut { limit_secs: 10, writes: true }.problem();
+        let read = AppError::TimedOut { limit_secs: 10, writes: false }.problem();
+        for problem in [&write, &read] {
+            assert_eq!((problem.status, problem.rule.as_deref()), (503, Some("request.time_limit")));
+            assert!(problem.detail.contains("time limit of 10 s"), "{}", problem.detail);
+        }
+        assert!(write.detail.contains("same Idempotency-Key"), "{}", write.detail);
+        assert!(!read.detail.contains("Idempotency-Key"), "{}", read.detail);
     }
 }

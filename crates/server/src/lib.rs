@@ -179,10 +179,11 @@ async fn method_not_allowed() -> AppError {
 
 /// Answers 503 problem+json when a request runs past the configured time.
 async fn time_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let limit = Duration::from_secs(state.config.request_timeout_secs.max(1));
-    match tokio::time::timeout(limit, next.run(request)).await {
+    let limit_secs = state.config.request_timeout_secs.max(1);
+    let writes = !matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD);
+    match tokio::time::timeout(Duration::from_secs(limit_secs), next.run(request)).await {
         Ok(response) => response,
-        Err(_) => AppError::Unavailable("request timed out".into()).into_response(),
+        Err(_) => AppError::TimedOut { limit_secs, writes }.into_response(),
     }
 }
 

@@ -723,7 +723,9 @@ async fn postgres_stopped_under_load_gets_503_then_recovers_by_itself() {
                 unavailable += 1;
                 assert_eq!(answer.content_type, "application/problem+json", "{}", answer.text);
                 assert_eq!(answer.body["status"], 503, "{}", answer.text);
-                assert_eq!(answer.body["rule"], "service.unavailable", "{}", answer.text);
+                // The database refused, or the request waited on it past the time limit.
+                let rule = answer.body["rule"].as_str().unwrap_or_default();
+                assert!(matches!(rule, "service.unavailable" | "request.time_limit"), "{}", answer.text);
             }
             other => panic!("during the outage a request was answered {other}: {}", answer.text),
         }
