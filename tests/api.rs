@@ -426,7 +426,7 @@ async fn repeat_audit_is_incremental(backend: Backend) {
     };
     // Two cold audits at once: one replays the log, the other waits for it and goes on from
     // the prefix it verified.
-    let held = app.state.caches.cold_audits.clone().acquire_owned().await.expect("a permit");
+    let held = app.state.caches.cold_audit_turn().await;
     let both = tokio::spawn({
         let (client, path) = (app.client.clone(), format!("{}/v1/campaigns/{campaign}/audit", app.base));
         async move {
@@ -564,7 +564,7 @@ async fn time_limit_is_a_problem(backend: Backend) {
     let (campaign, _) = campaign_of_notes(&app, "Slow", 1).await;
     let path = format!("/v1/campaigns/{campaign}/audit");
 
-    let held = app.state.caches.cold_audits.clone().acquire_owned().await.expect("a permit");
+    let held = app.state.caches.cold_audit_turn().await;
     let started = std::time::Instant::now();
     let stopped = app.get(&path).await;
     assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());

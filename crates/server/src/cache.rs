@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
@@ -54,7 +54,7 @@ pub struct Caches {
     /// Permits for rasterising maps.
     pub map_renders: Arc<Semaphore>,
     /// Permits for replaying a log from post 1 ([`COLD_AUDITS`]).
-    pub cold_audits: Arc<Semaphore>,
+    cold_audits: Arc<Semaphore>,
 }
 
 impl Default for Caches {
@@ -89,6 +89,30 @@ impl Caches {
             campaigns.clear();
         }
         campaigns.insert(campaign.campaign.id, campaign);
+    }
+
+    /// The turn of a replay from post 1 ([`COLD_AUDITS`]), held until the permit is dropped.
+    pub async fn cold_audit_turn(&self) -> OwnedSemaphorePermit {
+        self.cold_audits.clone().acquire_owned().await.expect("never closed")
+    }
+
+    /// With no verified prefix (`known` is none), waits for the turn of a replay from post 1;
+    /// then, unless the audit is `fresh`, takes the prefix `verified` meanwhile. None: there was
+    /// a prefix, and no turn is needed.
+    pub async fn turn_unless_known<T>(
+        &self,
+        known: &mut Option<T>,
+        fresh: bool,
+        verified: impl FnOnce() -> Option<T>,
+    ) -> Option<OwnedSemaphorePermit> {
+        if known.is_some() {
+            return None;
+        }
+        let turn = self.cold_audit_turn().await;
+        if !fresh {
+            *known = verified();
+        }
+        Some(turn)
     }
 
     /// The last verified prefix of a campaign's log.

@@ -105,15 +105,10 @@ pub async fn audit_of(
     let mut prefix = if fresh { None } else { verified_prefix(state, post.campaign_id) };
     // A walk from post 1 through many posts is a replay's worth of work: one at a time, with the
     // whole-campaign audits; one that waited goes on from what was verified meanwhile.
-    let _permit = match prefix {
-        None if post.seq > crate::cache::SHORT_WALK => {
-            let permit = state.caches.cold_audits.clone().acquire_owned().await.expect("never closed");
-            if !fresh {
-                prefix = verified_prefix(state, post.campaign_id);
-            }
-            Some(permit)
-        }
-        _ => None,
+    let _turn = if post.seq > crate::cache::SHORT_WALK {
+        state.caches.turn_unless_known(&mut prefix, fresh, || verified_prefix(state, post.campaign_id)).await
+    } else {
+        None
     };
     let walked = prefix.as_ref().is_none_or(|p| p.seq < post.seq);
     let walk = chain_up_to(&*state.store, &state.keys, &campaign.campaign, post, prefix).await?;
@@ -268,16 +263,7 @@ pub async fn audit_incrementally(state: &AppState, campaign: &LoadedCampaign, fr
         state.caches.forget_audit(id);
     }
     let mut known = state.caches.audit(id);
-    let _permit = match known {
-        Some(_) => None,
-        None => {
-            let permit = state.caches.cold_audits.clone().acquire_owned().await.expect("never closed");
-            if !fresh {
-                known = state.caches.audit(id);
-            }
-            Some(permit)
-        }
-    };
+    let _turn = state.caches.turn_unless_known(&mut known, fresh, || state.caches.audit(id)).await;
     let (audit, checkpoint) = replay_from(&*state.store, &state.keys, campaign, known.as_deref()).await?;
     state.caches.remember_audit(id, checkpoint);
     Ok(audit)
