@@ -91,6 +91,8 @@ fn main() -> std::process::ExitCode {
         runtime.block_on(history_alone(args.get(2).map(PathBuf::from)))
     } else if args.get(1).map(String::as_str) == Some("throughput") {
         runtime.block_on(throughput_alone(args.get(2).cloned()))
+    } else if args.get(1).map(String::as_str) == Some("scale") {
+        runtime.block_on(scale_alone(args.get(2).cloned()))
     } else if args.get(1).map(String::as_str) == Some("calculator") {
         runtime.block_on(calculator_alone())
     } else {
@@ -200,6 +202,9 @@ struct Run {
     seconds: f64,
     /// Latencies of the successful requests, in microseconds, sorted.
     latencies: Vec<u64>,
+    /// Each successful request's start (µs from the run's start) and latency (µs), in the
+    /// order they started: where the slow ones fall in time.
+    timeline: Vec<(u64, u64)>,
     /// CPU time per successful request, in microseconds: the server's process, and the load
     /// generator's (this process), when measured.
     cpu_us: Option<(f64, f64)>,
@@ -235,28 +240,31 @@ where
         let (request, errors) = (request.clone(), errors.clone());
         let mut connection = http::Connection::new(base);
         tasks.push(tokio::spawn(async move {
-            let mut latencies = Vec::new();
+            let mut timeline = Vec::new();
             let mut i = 0;
             while Instant::now() < end {
                 let asked = request(connection.host(), client, i);
                 let at = Instant::now();
                 if connection.send(&asked).await.unwrap_or(false) {
-                    latencies.push(at.elapsed().as_micros() as u64);
+                    timeline.push((at.duration_since(start).as_micros() as u64, at.elapsed().as_micros() as u64));
                 } else {
                     errors.fetch_add(1, Ordering::Relaxed);
                 }
                 i += 1;
             }
-            latencies
+            timeline
         }));
     }
-    let mut latencies = Vec::new();
+    let mut timeline = Vec::new();
     for task in tasks {
-        latencies.extend(task.await.unwrap_or_default());
+        timeline.extend(task.await.unwrap_or_default());
     }
     let seconds = start.elapsed().as_secs_f64();
+    timeline.sort_unstable();
+    let mut latencies: Vec<u64> = timeline.iter().map(|&(_, latency)| latency).collect();
     latencies.sort_unstable();
-    Run { requests: latencies.len() as u64, errors: errors.load(Ordering::Relaxed), seconds, latencies, cpu_us: None }
+    let requests = latencies.len() as u64;
+    Run { requests, errors: errors.load(Ordering::Relaxed), seconds, latencies, timeline, cpu_us: None }
 }
 
 /// A run's CPU time per request, "server / load generator" in µs ("—" when not measured).
@@ -967,7 +975,8 @@ async fn history_alone(dir: Option<PathBuf>) -> Result<()> {
 
 /// Figure 1's service row alone (`adjutant-bench throughput [URL]`), to measure the post path
 /// while working on it: the server beside this binary on a throwaway SQLite database (or on the
-/// database URL given), one campaign, 64 clients; with the CPU time each side spent per post.
+/// database URL given), one campaign, 64 clients; with the CPU time each side spent per post,
+/// and each request's start and latency with `ADJUTANT_BENCH_TIMELINE` ([`write_timeline`]).
 async fn throughput_alone(url: Option<String>) -> Result<()> {
     let temp = tempfile::tempdir()?;
     let url = url.unwrap_or_else(|| format!("sqlite://{}", temp.path().join("adjutant.db").display()));
@@ -978,12 +987,45 @@ async fn throughput_alone(url: Option<String>) -> Result<()> {
     let seconds = std::env::var("ADJUTANT_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
     let run = post_throughput(&server, Arc::new(vec![one]), seconds).await?;
     progress(&run);
+    write_timeline(&run)?;
     println!("largest batch {}, peak memory {}", largest_batch(&server.base).await?, mib(server.peak_kib()));
     let percentiles: Vec<String> = [0.1, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0]
         .iter()
         .map(|p| format!("p{}: {:.1}", p * 100.0, run.percentile_ms(*p)))
         .collect();
     println!("latency ms: {}", percentiles.join(", "));
+    Ok(())
+}
+
+/// With `ADJUTANT_BENCH_TIMELINE=FILE`, a run's every request as a line of `FILE`: when it
+/// started (µs after the run's start) and how long it took (µs). Slow requests that come
+/// together every so often are a stall of the server (a checkpoint, a lock), not the queue.
+fn write_timeline(run: &Run) -> Result<()> {
+    let Some(file) = std::env::var_os("ADJUTANT_BENCH_TIMELINE") else { return Ok(()) };
+    let mut text = String::from("start_us,latency_us\n");
+    for (start, latency) in &run.timeline {
+        text.push_str(&format!("{start},{latency}\n"));
+    }
+    std::fs::write(&file, text)?;
+    eprintln!("   each request's start and latency written to {}", PathBuf::from(file).display());
+    Ok(())
+}
+
+/// Figure 1's scale row alone, on SQLite in a temporary folder or on the PostgreSQL database at
+/// `url`: `adjutant-bench scale [URL]`.
+async fn scale_alone(url: Option<String>) -> Result<()> {
+    let temp = tempfile::tempdir()?;
+    let file = temp.path().join("scale.db");
+    let db = match &url {
+        Some(url) => Database::Postgres(url),
+        None => Database::Sqlite(&file),
+    };
+    let admin = format!("bench-{}", uuid::Uuid::new_v4());
+    let binary = std::env::current_exe()?.with_file_name("adjutant");
+    let seconds = std::env::var("ADJUTANT_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
+    let scale = scale(&binary, db, &admin, seconds).await?;
+    write_timeline(&scale.service)?;
+    println!("largest batch {}, peak memory {}", scale.largest_batch, mib(scale.peak_kib));
     Ok(())
 }
 
@@ -1464,6 +1506,14 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
     line("processor (on PostgreSQL the database's own processes are not counted). With 64 clients each".into());
     line("waiting for its answer, a post's mean time is 64 ÷ posts per second (Little's law); a post that".into());
     line("arrives while a batch is being written waits for that batch and then its own.".into());
+    line(String::new());
+    line("On SQLite the WAL is copied into the database file by a connection of its own, 100 ms after".into());
+    line("posts were committed (a PASSIVE checkpoint, beside the writer); the writer's own checkpoint, in".into());
+    line("its commit, comes only when the WAL reaches 16,384 pages, and finds little left to copy. With one".into());
+    line("checkpoint a second, the WAL reached that size first, and every half second one batch waited".into());
+    line("while its commit copied half a second of pages: p99 19.8 ms against a p90 of 6 ms. Where slow".into());
+    line("requests fall in time: `ADJUTANT_BENCH_TIMELINE=FILE adjutant-bench throughput [URL]` (or `scale`)".into());
+    line("writes each request's start and latency.".into());
     line(String::new());
     line(format!(
         "The rows \"{} campaigns × {} posts\": a fresh server on a fresh database (PostgreSQL: the same database, \
