@@ -29,6 +29,8 @@ use sqlx::{QueryBuilder, Row, Sqlite, SqliteExecutor, Transaction};
 use tracing::instrument;
 use uuid::Uuid;
 
+mod malloc;
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 
 pub struct SqliteStore {
@@ -92,6 +94,7 @@ impl SqliteStore {
     /// Opens (creating if missing) the database at `url` (`sqlite://path/to/file.db`) and brings
     /// its schema up to date.
     pub async fn open(url: &str) -> Result<Self> {
+        malloc::use_mimalloc();
         let options = SqliteConnectOptions::from_str(url)
             .map_err(|e| StoreError::Database(format!("bad SQLite URL: {e}")))?
             .create_if_missing(true)
