@@ -1507,7 +1507,7 @@ fn report(o: &Options, backends: &[Backend], history: &History, calc: &Run, bare
     line("waiting for its answer, a post's mean time is 64 ÷ posts per second (Little's law); a post that".into());
     line("arrives while a batch is being written waits for that batch and then its own.".into());
     line(String::new());
-    line("On SQLite the WAL is copied into the database file by a connection of its own, 100 ms after".into());
+    line("On SQLite the WAL is copied into the database file by a connection of its own, 30 ms after".into());
     line("posts were committed (a PASSIVE checkpoint, beside the writer); the writer's own checkpoint, in".into());
     line("its commit, comes only when the WAL reaches 16,384 pages, and finds little left to copy. With one".into());
     line("checkpoint a second, the WAL reached that size first, and every half second one batch waited".into());
