@@ -98,6 +98,10 @@ async fn the_campaign_page_shows_the_map_the_turn_and_the_checked_log() {
     assert!(text.contains("9:51:45 → result number 21"), "{text}");
     assert!(text.contains("(√95145 = 308.455831522115)"), "{text}");
     assert!(text.find("#17").unwrap() < text.find("#1 union deploy").unwrap(), "newest first");
+    // Only a battle's post shows a result number: the deployment, last in the log, shows none.
+    let deployment = &text[text.find("#1 union deploy").unwrap()..];
+    assert!(!deployment.contains("result number") && !deployment.contains('√'), "{deployment}");
+    assert_eq!(text.matches("→ result number").count(), 1, "{text}");
     // The page's script ran the whole-campaign audit and says so.
     assert!(text.contains("Audit: all 17 posts check out — 1 result numbers, 1 reinforcement rolls"), "{text}");
     // The map is on the page.

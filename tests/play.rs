@@ -398,10 +398,28 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
         !console.script("return location.href;").await.as_str().unwrap().contains("token"),
         "the token stays in the address bar"
     );
+    // The options the API has are in the form: a sealed-delay campaign under rules version 2.
+    console.type_into("#create-name", "Sealed").await;
+    console.click("#create-game option[value='scenario:short-acw']").await;
+    console.click("#create-result-time option[value='sealed_delay']").await;
+    console.click("#create-rules-version option[value='2']").await;
+    console.click("#form-create button[type=submit]").await;
+    console.wait_text("#created", "Created Sealed").await;
+    let sealed = console.text("#created .campaign-id").await;
+    let settings = app.get(&format!("/v1/campaigns/{sealed}")).await.ok(200)["settings"].clone();
+    assert_eq!((settings["result_time"].as_str(), settings["rules_version"].as_u64()), (Some("sealed_delay"), Some(2)));
+    // The message stands beside the form that made the campaign, not at the foot of the page.
+    assert_eq!(console.script("return document.querySelector('#create #created') !== null;").await, true);
+
     console.type_into("#create-name", "Valley <Campaign> 1862").await;
     console.click("#create-game option[value='scenario:short-acw']").await;
+    console.click("#create-result-time option[value='post']").await;
+    console.click("#create-rules-version option[value='3']").await;
     console.click("#form-create button[type=submit]").await;
+    console.wait_text("#created", "Created Valley").await;
     let campaign = console.text("#created .campaign-id").await;
+    let settings = app.get(&format!("/v1/campaigns/{campaign}")).await.ok(200)["settings"].clone();
+    assert_eq!((settings["result_time"].as_str(), settings["rules_version"].as_u64()), (Some("post"), Some(3)));
     let mut links = Vec::new();
     for (name, side) in [("Grant", "union"), ("Lee", "confederate")] {
         console.type_into("#player-name", name).await;
@@ -435,6 +453,14 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     for (i, step) in script.iter().enumerate().take(2) {
         play_step(&app, page_of(step["side"].as_str().unwrap()), i, step).await;
     }
+    // A deployment decides nothing by its stamp: its receipt and log entry show no result number.
+    for page in [&union, &rebel] {
+        let receipt = page.text("#receipt").await;
+        assert!(receipt.contains("deploy") && !receipt.contains("Result number"), "{receipt}");
+    }
+    caught_up(&rebel, 2).await;
+    let deployed = rebel.text("#post-1").await;
+    assert!(deployed.contains("#1") && !deployed.contains("result number"), "{deployed}");
 
     // A refused order: out of turn, the Rebels try to move. The page shows the server's own
     // words beside the order, keeps what was typed, and nothing is posted.
@@ -487,6 +513,12 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
         page.wait_text("#turn-line", "The game is over: Major Union Victory").await;
         assert_eq!(page.script("return window.notReloaded === true;").await, true, "the page was reloaded");
     }
+    // Reloaded, the page shows the player's last order from the log, not "nothing posted".
+    let last_rebel = script.iter().rposition(|s| s["side"] == "confederate").unwrap() + 1;
+    rebel.goto(&format!("{}/play/{campaign}", app.base)).await;
+    caught_up(&rebel, last).await;
+    let receipt = rebel.wait_text("#receipt", &format!("Posted #{last_rebel} (")).await;
+    assert!(!receipt.contains("Nothing posted"), "{receipt}");
 
     // The same script posted straight to the API reaches the same state.
     let reference = app.campaign(&moderator, json!({"name": "Reference", "scenario": "short-acw"})).await;

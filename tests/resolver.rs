@@ -29,7 +29,7 @@ async fn melee_by_version(backend: Backend) {
     let old = app.campaign(&moderator, json!({"name": "Old table", "ruleset": "ops-tables"})).await;
     app.db
         .execute_on_campaigns(&format!(
-            "UPDATE campaigns SET settings = REPLACE(settings, ',\"rules_version\":2', ''), chain_genesis = 'legacy' WHERE id = '{old}';"
+            "UPDATE campaigns SET settings = REPLACE(settings, ',\"rules_version\":3', ''), chain_genesis = 'legacy' WHERE id = '{old}';"
         ))
         .await;
     let post = app.post(&moderator, &old, melee).await;

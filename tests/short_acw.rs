@@ -22,10 +22,10 @@ fn empty_retreat() -> Value {
 }
 
 async fn rules_version_1(backend: Backend) {
-    // A new campaign records version 2 and refuses an empty path where a retreat exists.
+    // A new campaign records version 3 and refuses an empty path where a retreat exists.
     let new = game(backend).await;
     let view = new.app.get(&format!("/v1/campaigns/{}", new.campaign)).await;
-    assert_eq!(view.ok(200)["settings"]["rules_version"], 2);
+    assert_eq!(view.ok(200)["settings"]["rules_version"], 3);
     // The seed publishes no map: the state, the page and the first forum text say so.
     let stand_in = "Stand-in map: the seed publishes no map";
     let state = new.app.get(&format!("/v1/campaigns/{}/state", new.campaign)).await;
@@ -45,7 +45,7 @@ async fn rules_version_1(backend: Backend) {
     old.app
         .db
         .execute_on_campaigns(&format!(
-            "UPDATE campaigns SET settings = REPLACE(settings, ',\"rules_version\":2', ''), chain_genesis = 'legacy' WHERE id = '{}';",
+            "UPDATE campaigns SET settings = REPLACE(settings, ',\"rules_version\":3', ''), chain_genesis = 'legacy' WHERE id = '{}';",
             old.campaign
         ))
         .await;

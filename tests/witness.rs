@@ -221,7 +221,7 @@ async fn changed_settings(backend: Backend) {
     t.app
         .db
         .execute_on_campaigns(&format!(
-            "UPDATE campaigns SET settings = REPLACE(settings, '\"rules_version\":2', '\"rules_version\":1') WHERE id = '{}';",
+            "UPDATE campaigns SET settings = REPLACE(settings, '\"rules_version\":3', '\"rules_version\":1') WHERE id = '{}';",
             t.campaign
         ))
         .await;

@@ -432,8 +432,41 @@ fn retreat(d: &Value) -> Doc {
             before.div_ceil(2)
         ));
     }
-    lines.push(plain(format!("{} is left empty; nobody advances into it.", s(&d["vacated"]))));
-    Doc { title: format!("Battle {}: the {} retreats", u(&d["battle"]), side(&d["side"])), lines, check }
+    // The hexes the retreat left are the loser's own. From rules version 3 the outcome names
+    // them (`left`) and those nobody holds afterwards (`vacated`, a list). Before, `vacated` was
+    // the battle's target, which is the winner's hex when the attacker loses: it is said to be
+    // left empty only where the retreating units stood there.
+    let from: Vec<String> = d["moves"].as_array().into_iter().flatten().map(|m| s(&m["from"])).collect();
+    let (left, vacated) = match &d["vacated"] {
+        Value::Array(_) => (list(&d["left"]), list(&d["vacated"])),
+        Value::String(target) => {
+            let mut left = from.clone();
+            left.sort();
+            left.dedup();
+            let vacated = if left.contains(target) { vec![target.clone()] } else { vec![] };
+            (left, vacated)
+        }
+        _ => (vec![], vec![]),
+    };
+    match vacated.as_slice() {
+        [] => {}
+        [hex] => lines.push(plain(format!("{hex} is left empty; nobody advances into it."))),
+        hexes => lines.push(plain(format!("{} are left empty; nobody advances into them.", and_list(hexes)))),
+    }
+    let title = match left.as_slice() {
+        [] => format!("Battle {}: the {} retreats", u(&d["battle"]), side(&d["side"])),
+        hexes => format!("Battle {}: the {} retreats from {}", u(&d["battle"]), side(&d["side"]), and_list(hexes)),
+    };
+    Doc { title, lines, check }
+}
+
+/// "0602", "0602 and 0702", "0501, 0602 and 0702".
+fn and_list(items: &[String]) -> String {
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 fn reinforcement_roll(d: &Value) -> Doc {

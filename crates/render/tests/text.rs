@@ -55,7 +55,7 @@ fn casualties_retreat_and_the_reinforcement_roll() {
     assert!(t.bbcode.contains("Check: 2 + 1 = 3, as battle 1 called for 3;"), "{}", t.bbcode);
 
     let t = outcome_text("retreat", &outcome("retreat"));
-    assert!(t.markdown.starts_with("**Battle 1: the Rebel retreats**"), "{}", t.markdown);
+    assert!(t.markdown.starts_with("**Battle 1: the Rebel retreats from 0604**"), "{}", t.markdown);
     assert!(t.markdown.contains("0604 is left empty"), "{}", t.markdown);
 
     let roll = outcome("reinforcement_roll");

@@ -128,16 +128,23 @@ const Adj = (() => {
       api('POST', `/v1/campaigns/${campaign}/posts`, token, { kind, body }, { 'Idempotency-Key': key }));
   }
 
-  /** A post as a list item: number, side, kind, stamp, result number, outcomes, audit. */
+  /** Whether the post's stamp decided something by its result number: a battle fought on it. */
+  function decidesByResultNumber(post) {
+    return post.outcomes.some((o) => o.kind === 'battle' && o.data && o.data.numbers);
+  }
+
+  /** A post as a list item: number, side, kind, stamp, the result number where it decided a battle, outcomes, audit. */
   function postItem(post) {
     const n = post.numbers;
+    const time = decidesByResultNumber(post)
+      ? [` · ${n.time_of_day} → ${sealedLabel(post)}`, el('b', { class: 'result' }, String(n.result_number.result).padStart(2, '0')),
+        ` (√${n.result_number.n} = ${n.result_number.sqrt}) · `]
+      : [` · ${n.time_of_day} · `];
     const item = el('li', { id: `post-${post.seq}`, class: `post side-${post.side || 'moderator'}${post.void ? ' void' : ''}` },
       el('div', { class: 'head' }, el('span', { class: 'seq' }, `#${post.seq}`), ' ',
         el('span', { class: 'side' }, post.side || 'moderator'), ' ', el('span', { class: 'kind' }, post.kind),
         post.void ? el('span', { class: 'badge' }, ' void') : null),
-      el('div', { class: 'time' }, el('time', { datetime: post.stamp }, post.stamp), ` · ${n.time_of_day} → ${sealedLabel(post)}`,
-        el('b', { class: 'result' }, String(n.result_number.result).padStart(2, '0')),
-        ` (√${n.result_number.n} = ${n.result_number.sqrt}) · `,
+      el('div', { class: 'time' }, el('time', { datetime: post.stamp }, post.stamp), ...time,
         el('a', { href: post.audit }, 'audit')));
     if (post.outcomes.length) {
       item.append(el('ul', { class: 'outcomes' }, post.outcomes.map((o) => el('li', { class: `outcome kind-${o.kind}` }, o.headline, sealedDetail(o)))));
@@ -145,14 +152,16 @@ const Adj = (() => {
     return item;
   }
 
-  /** The receipt of a post just made: stamp, result number with its bc line, outcomes in words, dice and tables. */
+  /** The receipt of a post just made: stamp, the result number with its bc line where it decided a battle, outcomes in words, dice and tables. */
   function receipt(post) {
     const n = post.numbers;
     const box = el('div', { class: 'receipt', id: 'receipt-body' },
       el('p', {}, `Posted #${post.seq} (${post.kind}) — server stamp `, el('time', { datetime: post.stamp, class: 'stamp' }, post.stamp),
         `, ${n.time_of_day} on the campaign clock.`),
-      el('p', {}, sealedLabel(post, 'Result number '), el('b', { class: 'result' }, String(n.result_number.result).padStart(2, '0')),
-        ` from √${n.result_number.n} = ${n.result_number.sqrt}. Check it: `, el('code', { class: 'bc' }, n.result_number.bc)),
+      decidesByResultNumber(post)
+        ? el('p', {}, sealedLabel(post, 'Result number '), el('b', { class: 'result' }, String(n.result_number.result).padStart(2, '0')),
+          ` from √${n.result_number.n} = ${n.result_number.sqrt}. Check it: `, el('code', { class: 'bc' }, n.result_number.bc))
+        : null,
       el('ul', { class: 'outcomes' }, post.outcomes.map((o) => el('li', { class: `outcome kind-${o.kind}` }, o.headline, sealedDetail(o), resolutionDetail(o)))),
       el('p', {}, el('a', { href: post.audit, class: 'audit-link' }, `Audit of post #${post.seq}`)));
     return box;

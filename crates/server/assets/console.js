@@ -57,14 +57,16 @@
       const [what, name] = $('create-game').value.split(':');
       const body = { name: $('create-name').value, mode: what === 'scenario' ? 'managed' : 'resolver',
         settings: { time_zone: $('create-zone').value.trim(), clock: $('create-clock').value,
-          first_digit: Number($('create-digit').value), victory_rounding: $('create-rounding').value } };
+          first_digit: Number($('create-digit').value), victory_rounding: $('create-rounding').value,
+          result_time: $('create-result-time').value, rules_version: Number($('create-rules-version').value) } };
       body[what] = name;
       const answer = await Adj.submit(form, () => api('POST', '/v1/campaigns', token, body));
       if (answer && answer.ok) {
         await loadCampaigns();
         $('campaign-pick').value = answer.data.id;
         showCampaign();
-        $('receipt').replaceChildren(el('p', { id: 'created' }, `Created ${answer.data.name}: `, el('code', { class: 'campaign-id' }, answer.data.id)));
+        // Said beside the form that made it, not at the foot of the page.
+        $('created-box').replaceChildren(el('p', { id: 'created' }, `Created ${answer.data.name}: `, el('code', { class: 'campaign-id' }, answer.data.id)));
       }
     });
     on('form-player', async (form) => {

@@ -242,7 +242,7 @@
         }
         const answer = await Adj.post(form, campaign, token, built.kind, built.body);
         if (answer && answer.ok) {
-          $('receipt').replaceChildren(Adj.receipt(answer.data));
+          showReceipt(answer.data);
           form.reset();
           refresh();
         }
@@ -352,6 +352,15 @@
     return posts.length ? posts[posts.length - 1].seq : 0;
   }
 
+  /** "Your last order": the newest post this player made, from this page or (after a reload, or
+   * from another device) from the log as the stream brings it. */
+  let receiptSeq = 0;
+  function showReceipt(post) {
+    if (post.seq < receiptSeq) return;
+    receiptSeq = post.seq;
+    $('receipt').replaceChildren(Adj.receipt(post));
+  }
+
   /** The log from the event stream: each post once, the state refreshed after it. */
   function listen() {
     const status = $('stream-status');
@@ -363,6 +372,7 @@
       const post = JSON.parse(event.data);
       const old = $(`post-${post.seq}`);
       const item = Adj.postItem(post);
+      if (me && me.id && post.author_id === me.id) showReceipt(post);
       if (old) old.replaceWith(item);
       else $('posts').prepend(item);
       $('posts').dataset.last = post.seq;

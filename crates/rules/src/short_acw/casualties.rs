@@ -74,6 +74,25 @@ pub fn order_matters(units: &[(String, u32)], casualties: u32) -> bool {
     with_factors > 1 && casualties > 0 && casualties < total
 }
 
+/// Whether some order of the owner's gives a different spread than another (rules version 3,
+/// where the owner is asked only then). The spread goes round the units that still have
+/// factors, one factor each: a full round takes one from every unit whatever the order, so only
+/// a round the casualties cannot complete leaves a choice of who takes the rest. Two casualties
+/// on two 4-factor units are one full round: there is nothing to choose.
+pub fn order_changes_casualties(units: &[(String, u32)], casualties: u32) -> bool {
+    let mut left: Vec<u32> = units.iter().map(|(_, f)| *f).filter(|f| *f > 0).collect();
+    let mut due = casualties;
+    while due > 0 && !left.is_empty() {
+        let round = left.len() as u32;
+        if due < round {
+            return true;
+        }
+        due -= round;
+        left = left.into_iter().map(|f| f - 1).filter(|f| *f > 0).collect();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +131,45 @@ mod tests {
         let shares = spread(&u, 9, &default_order(&u));
         assert_eq!(shares.iter().map(|s| s.taken).sum::<u32>(), 3);
         assert!(shares.iter().all(|s| s.eliminated));
+    }
+
+    #[test]
+    fn a_casualty_order_changes_something_only_in_a_round_left_unfinished() {
+        // The worked example: 3 on two units of 3 leaves one casualty for one of them.
+        assert!(order_changes_casualties(&units(&[("a", 3), ("b", 3)]), 3));
+        // 2 on two 4-factor units: one each, whatever the order.
+        assert!(!order_changes_casualties(&units(&[("a", 4), ("b", 4)]), 2));
+        assert!(!order_changes_casualties(&units(&[("a", 4), ("b", 4)]), 4));
+        // Units that run out leave the round: 4 on (1, 3) is 1 + 1, then 2 on the 3.
+        assert!(!order_changes_casualties(&units(&[("a", 1), ("b", 3)]), 4));
+        assert!(order_changes_casualties(&units(&[("a", 1), ("b", 3), ("c", 3)]), 4));
+        assert!(!order_changes_casualties(&units(&[("a", 5)]), 3));
+        assert!(!order_changes_casualties(&units(&[("a", 2), ("b", 0)]), 1));
+        assert!(!order_changes_casualties(&units(&[("a", 2), ("b", 2)]), 0));
+        // Everything taken: no choice.
+        assert!(!order_changes_casualties(&units(&[("a", 2), ("b", 1)]), 5));
+    }
+
+    #[test]
+    fn where_no_order_changes_anything_every_order_spreads_alike() {
+        let cases: &[(&[(&str, u32)], u32)] =
+            &[(&[("a", 4), ("b", 4)], 2), (&[("a", 1), ("b", 3)], 4), (&[("a", 3), ("b", 2), ("c", 2)], 6)];
+        for (list, casualties) in cases {
+            let u = units(list);
+            assert!(!order_changes_casualties(&u, *casualties));
+            let spreads: Vec<Vec<(String, u32)>> =
+                [vec![], vec!["b".to_string()], vec!["c".to_string(), "b".to_string()]]
+                    .iter()
+                    .map(|first| {
+                        let mut s: Vec<(String, u32)> = spread(&u, *casualties, &full_order(&u, first))
+                            .into_iter()
+                            .map(|s| (s.unit, s.taken))
+                            .collect();
+                        s.sort();
+                        s
+                    })
+                    .collect();
+            assert!(spreads.windows(2).all(|w| w[0] == w[1]), "{spreads:?}");
+        }
     }
 }

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::casualties::{full_order, order_matters, spread, CasualtyShare};
+use super::casualties::{full_order, order_changes_casualties, order_matters, spread, CasualtyShare};
 use super::combat::{battle, battle_by_unit, Defence, Defenders, VictoryRounding, Winner};
 use super::hex::Hex;
 use super::movement::{check_may_move, check_path, reachable, Reach};
@@ -29,8 +29,11 @@ pub const MAX_PURCHASE: u32 = 100;
 /// versions"). Version 1: fortification only when every defender is fortified, a unit at 0
 /// factors survives a lost battle, an empty retreat path gives a unit up. Version 2:
 /// fortification unit by unit, a unit of the losing side at 0 factors is eliminated, an empty
-/// retreat path is refused while a legal retreat exists.
-pub const RULES_VERSION: u32 = 2;
+/// retreat path is refused while a legal retreat exists. Version 3: a retreat's outcome names the
+/// hexes the loser left (not the battle's target, which is the winner's when the attacker loses)
+/// and, in its headline, the factors lost next to the enemy; a casualty order is asked for only
+/// where some order would spread the casualties differently.
+pub const RULES_VERSION: u32 = 3;
 
 /// Campaign options that change how numbers are worked out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +55,18 @@ impl Settings {
     /// Whether the version 2 corrections apply.
     pub fn corrected(&self) -> bool {
         self.rules_version >= 2
+    }
+
+    /// Whether a side is asked for its casualty order only where some order would spread the
+    /// casualties differently (version 3).
+    pub fn asks_casualty_order_only_when_it_counts(&self) -> bool {
+        self.rules_version >= 3
+    }
+
+    /// Whether a retreat's outcome names the loser's own hexes and its losses in the headline
+    /// (version 3).
+    pub fn names_retreat_origins(&self) -> bool {
+        self.rules_version >= 3
     }
 }
 
@@ -968,7 +983,12 @@ fn fight(scenario: &Scenario, state: &mut GameState, order: &Order, out: &mut Ve
         (attacker_side, attackers, fought.attacker_casualties),
         (attacker_side.other(), defending, fought.defender_casualties),
     ] {
-        if order_matters(&units, casualties) {
+        let ask = if order.settings.asks_casualty_order_only_when_it_counts() {
+            order_changes_casualties(&units, casualties)
+        } else {
+            order_matters(&units, casualties)
+        };
+        if ask {
             dues.push(CasualtiesDue { side, units: units.iter().map(|(id, _)| id.clone()).collect(), casualties });
         } else if casualties > 0 {
             let shares = spread(&units, casualties, &full_order(&units, &[]));
@@ -1256,14 +1276,75 @@ fn retreat(
     let retreated: Vec<String> = named.iter().filter(|id| !no_retreat.contains(id)).cloned().collect();
     let losses = retreat_losses(scenario, state, &retreated);
     state.battle = None;
-    out.push(Outcome::new(
-        "retreat",
-        format!("Battle {}: the {side} retreats from {}", b.number, b.target),
-        json!({"battle": b.number, "side": side, "moves": moves, "losses": losses,
-               "eliminated_without_retreat": no_retreat,
-               "vacated": b.target, "advance": "none: the vacated hex stays empty until a unit moves in"}),
-    ));
+    let outcome = if settings.names_retreat_origins() {
+        retreat_outcome(&before, state, b.number, side, &named, moves, losses, no_retreat)
+    } else {
+        // Versions 1 and 2 named the battle's target as the hex left, which is the loser's own
+        // hex only when the defender loses; their campaigns replay with the words they stored.
+        Outcome::new(
+            "retreat",
+            format!("Battle {}: the {side} retreats from {}", b.number, b.target),
+            json!({"battle": b.number, "side": side, "moves": moves, "losses": losses,
+                   "eliminated_without_retreat": no_retreat,
+                   "vacated": b.target, "advance": "none: the vacated hex stays empty until a unit moves in"}),
+        )
+    };
+    out.push(outcome);
     Ok(())
+}
+
+/// The retreat outcome from rules version 3 on: the hexes named are the loser's own — where its
+/// retreating units stood (`left`) and those of them that nobody holds afterwards (`vacated`) —
+/// and the headline says what the retreat cost, as the forum text does.
+#[allow(clippy::too_many_arguments)]
+fn retreat_outcome(
+    before: &GameState,
+    after: &GameState,
+    battle: u32,
+    side: Side,
+    named: &[String],
+    moves: Vec<Value>,
+    losses: Vec<Value>,
+    no_retreat: Vec<String>,
+) -> Outcome {
+    let mut left: Vec<Hex> = named.iter().filter_map(|id| before.unit(id).and_then(|u| u.hex)).collect();
+    left.sort();
+    left.dedup();
+    let vacated: Vec<Hex> = left.iter().copied().filter(|&hex| after.occupant(hex).is_none()).collect();
+    let name = |id: &str| before.unit(id).map_or_else(|| id.to_owned(), |u| u.name.clone());
+    let mut headline = format!("Battle {battle}: the {side} retreats from {}", hex_list(&left));
+    for l in &losses {
+        let lost = l["factors_lost"].as_u64().unwrap_or(0);
+        if lost > 0 {
+            let unit = l["unit"].as_str().unwrap_or_default();
+            headline.push_str(&format!(
+                "; {} loses {lost} of {} factors next to the enemy{}",
+                name(unit),
+                l["factors_before"],
+                if l["eliminated"] == Value::Bool(true) { " and is eliminated" } else { "" }
+            ));
+        }
+    }
+    for id in &no_retreat {
+        headline.push_str(&format!("; {} has no retreat and is eliminated", name(id)));
+    }
+    Outcome::new(
+        "retreat",
+        headline,
+        json!({"battle": battle, "side": side, "moves": moves, "losses": losses,
+               "eliminated_without_retreat": no_retreat, "left": left, "vacated": vacated,
+               "advance": "none: the vacated hexes stay empty until a unit moves in"}),
+    )
+}
+
+/// "0602", "0602 and 0702", "0501, 0602 and 0702".
+fn hex_list(hexes: &[Hex]) -> String {
+    let names: Vec<String> = hexes.iter().map(Hex::to_string).collect();
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 fn cavalry_option(

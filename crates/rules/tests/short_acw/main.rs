@@ -7,4 +7,5 @@ mod refusals;
 mod scenario_files;
 mod script;
 mod victory;
+mod words;
 mod worked_example;

@@ -1,7 +1,9 @@
 //! Property tests: casualties never exceed the factors present, stacking never breaks, a
-//! refused post never changes the state, replaying any log gives the same state.
+//! refused post never changes the state, replaying any log gives the same state, and every
+//! retreat says what happened.
 
 use crate::common::*;
+use crate::words::check_retreat_words;
 use adjutant_rules::short_acw::casualties::{default_order, spread};
 use adjutant_rules::short_acw::{battle, legal_moves, Defence, GameState, VictoryRounding};
 use adjutant_rules::{DigitPositions, ResultNumber, Side};
@@ -166,7 +168,13 @@ proptest! {
             let stamp = g.clock + Duration::milliseconds(1_000 + i64::from(pick.3) * 37);
             let before: GameState = g.state.clone();
             match g.post_at(side, &kind, body.clone(), stamp) {
-                Ok(_) => check_invariants(&g)?,
+                Ok(applied) => {
+                    check_invariants(&g)?;
+                    // What players read says what happened (words.rs).
+                    if let Err(e) = check_retreat_words(&before, &g.state, &applied.outcomes) {
+                        prop_assert!(false, "{}", e);
+                    }
+                }
                 Err(r) => {
                     prop_assert!(!offered, "a move legal_moves offered was refused: {} {}", body, r);
                     prop_assert_eq!(&g.state, &before);

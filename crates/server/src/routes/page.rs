@@ -113,12 +113,28 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
         let outcomes = outcomes_by_post.remove(&post.seq).unwrap_or_default();
         let is_void = void.contains(&post.seq);
         let side = post.side.as_deref().unwrap_or("moderator");
+        // A post's result number is shown where it decided a battle, and nowhere else.
+        let battle = outcomes.iter().find(|o| OutcomeKind::of(&o.kind) == OutcomeKind::Battle);
+        let result_number = match battle {
+            Some(o) => format!(
+                " → {label} <b class=\"result\">{result:02}</b> <span class=\"sqrt\">(√{n} = {sqrt})</span>",
+                label = if o.data.contains("\"sealed_delay\"") {
+                    "the stamp's own number (the battle's, after the sealed delay, is below)"
+                } else {
+                    "result number"
+                },
+                result = numbers.result_number.result,
+                n = numbers.result_number.n,
+                sqrt = numbers.result_number.sqrt,
+            ),
+            None => String::new(),
+        };
         html.push_str(&format!(
             "<li value=\"{seq}\" class=\"post{void_class} side-{side_class}\" id=\"post-{seq}\">\
              <div class=\"head\"><span class=\"seq\">#{seq}</span> <span class=\"side\">{side}</span> \
              <span class=\"kind\">{kind}</span>{void_badge}</div>\
-             <div class=\"time\"><time datetime=\"{stamp}\">{stamp}</time> · {tod} → {label} <b class=\"result\">{result:02}</b> \
-             <span class=\"sqrt\">(√{n} = {sqrt})</span> · <a href=\"/v1/campaigns/{id}/posts/{seq}/audit\">audit</a></div>",
+             <div class=\"time\"><time datetime=\"{stamp}\">{stamp}</time> · {tod}{result_number} \
+             · <a href=\"/v1/campaigns/{id}/posts/{seq}/audit\">audit</a></div>",
             seq = post.seq,
             void_class = if is_void { " void" } else { "" },
             side_class = escape(side),
@@ -126,15 +142,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
             kind = escape(&post.kind),
             void_badge = if is_void { " <span class=\"badge\">void</span>" } else { "" },
             stamp = stamp_text(post.stamp),
-            label = if outcomes.iter().any(|o| OutcomeKind::of(&o.kind) == OutcomeKind::Battle && o.data.contains("\"sealed_delay\"")) {
-                "the stamp's own number (the battle's, after the sealed delay, is below)"
-            } else {
-                "result number"
-            },
             tod = numbers.time_of_day,
-            result = numbers.result_number.result,
-            n = numbers.result_number.n,
-            sqrt = numbers.result_number.sqrt,
         ));
         if !outcomes.is_empty() {
             html.push_str("<ul class=\"outcomes\">");
