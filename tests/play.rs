@@ -76,6 +76,21 @@ fn browser() -> Option<(PathBuf, PathBuf)> {
     }
 }
 
+/// axe-core's script (`ADJUTANT_AXE`, which the test command installs), or None (no
+/// accessibility check) when absent and not required.
+fn axe_source() -> Option<&'static str> {
+    static AXE: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    AXE.get_or_init(|| {
+        let source = std::env::var_os("ADJUTANT_AXE").and_then(|p| std::fs::read_to_string(p).ok());
+        assert!(
+            source.is_some() || std::env::var("ADJUTANT_REQUIRE_AXE").as_deref() != Ok("1"),
+            "ADJUTANT_REQUIRE_AXE=1 but ADJUTANT_AXE names no axe-core script"
+        );
+        source
+    })
+    .as_deref()
+}
+
 /// A running chromedriver.
 struct Driver {
     _process: tokio::process::Child,
@@ -231,6 +246,33 @@ impl Session {
         self.call(reqwest::Method::POST, "/execute/sync", Some(json!({"script": script, "args": []})))
             .await
             .unwrap_or_else(|e| panic!("{script}: {e}"))
+    }
+
+    /// Runs axe-core on the page as it stands, at `width` px and then at 375 px, with the WCAG
+    /// 2.1 A and AA rules, and fails on any violation, naming the rule and the elements.
+    async fn accessible(&self, page: &str, width: u32, height: u32) {
+        let Some(axe) = axe_source() else { return };
+        for w in [width, 375] {
+            self.resize(w, height).await;
+            self.script(&format!("{axe}\nreturn null;")).await;
+            let found = self
+                .call(
+                    reqwest::Method::POST,
+                    "/execute/async",
+                    Some(json!({"script": "const done = arguments[arguments.length - 1];
+                        const tags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+                        const found = (v) => ({ id: v.id, help: v.help,
+                          nodes: v.nodes.map((n) => n.target.join(' ') + ': ' + n.failureSummary) });
+                        axe.run(document, { runOnly: { type: 'tag', values: tags } })
+                          .then((r) => done(r.violations.map(found)))
+                          .catch((e) => done([{ id: 'axe-error', help: String(e), nodes: [] }]));", "args": []})),
+                )
+                .await
+                .unwrap_or_else(|e| panic!("axe on {page}: {e}"));
+            let violations = found.as_array().cloned().unwrap_or_default();
+            assert!(violations.is_empty(), "axe-core finds on {page} at {w} px: {:#?}", violations);
+        }
+        self.resize(width, height).await;
     }
 
     /// Waits until `script` (an expression) is true.
@@ -432,6 +474,7 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     assert!(links[0].starts_with(&format!("{}/play/{campaign}#token=", app.base)), "{}", links[0]);
     let tokens: Vec<String> = links.iter().map(|l| l.split("#token=").nth(1).unwrap().to_owned()).collect();
     console.screenshot("console.png").await;
+    console.accessible("the console", 1280, 1000).await;
 
     // Both players open their links.
     let union = driver.session(1280, 1000).await;
@@ -505,6 +548,14 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
             let wide = union.script("return document.documentElement.scrollWidth;").await;
             assert!(wide.as_u64().unwrap() <= 375, "the page scrolls sideways at 375 px: {wide}");
             union.resize(1280, 1000).await;
+            union.accessible("the Union's player page", 1280, 1000).await;
+            rebel.accessible("the Rebels' player page", 1280, 1000).await;
+            // The public page of the same campaign, mid-game.
+            let public = driver.session(1280, 1000).await;
+            public.goto(&format!("{}/campaigns/{campaign}", app.base)).await;
+            public.wait_for("document.getElementById('audit-status') && !document.getElementById('audit-status').classList.contains('pending')").await;
+            public.accessible("the public campaign page", 1280, 1000).await;
+            public.quit().await;
         }
     }
     let last = script.len();
@@ -664,6 +715,7 @@ async fn a_resolver_campaign_resolves_from_its_forms_and_reveals_sealed_choices_
     assert_eq!(round["body"]["sealed"], "melee-1");
     assert_eq!(round["outcomes"][0]["data"]["action"], "melee_round");
     union.screenshot("resolver-desktop.png").await;
+    union.accessible("a resolver player page", 1280, 1000).await;
     union.quit().await;
     rebel.quit().await;
 
