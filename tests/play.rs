@@ -495,7 +495,23 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     let page_of = |side: &str| if side == "union" { &union } else { &rebel };
     for (i, step) in script.iter().enumerate().take(2) {
         play_step(&app, page_of(step["side"].as_str().unwrap()), i, step).await;
+        if i == 0 {
+            // The Union has deployed: sealed. The Rebels' page shows no Union counter and says
+            // why; the Union's page says its units are placed and sealed.
+            caught_up(&rebel, 1).await;
+            let line = rebel.wait_text("#turn-line", "have deployed, sealed").await;
+            assert!(line.contains("the Union"), "{line}");
+            let shown = rebel.script("return document.getElementById('map').textContent;").await;
+            assert!(!shown.as_str().unwrap().contains("14th Inf"), "a Union counter is on the Rebels' map");
+            caught_up(&union, 1).await;
+            union.wait_text("#turn-line", "your units are placed, sealed until the Rebels have deployed").await;
+            assert_eq!(union.script("return document.getElementById('form-deploy').hidden;").await, true);
+        }
     }
+    // Both have deployed: the Union's counters are on the Rebels' map.
+    caught_up(&rebel, 2).await;
+    let shown = rebel.script("return document.getElementById('map').textContent;").await;
+    assert!(shown.as_str().unwrap().contains("14th Inf"), "the Union's counters are not shown once revealed");
     // A deployment decides nothing by its stamp: its receipt and log entry show no result number.
     for page in [&union, &rebel] {
         let receipt = page.text("#receipt").await;

@@ -13,6 +13,83 @@ on_both_backends! {
     the_campaign_audit_catches_a_tampered_outcome_and_a_tampered_post => campaign_audit_catches_tampering;
     the_moderator_answers_for_a_side_that_does_not => umpire;
     a_campaign_recorded_before_rules_versions_plays_and_audits_under_version_1 => rules_version_1;
+    a_deployment_is_sealed_from_every_reader_until_both_sides_have_deployed => sealed_deployment;
+}
+
+/// The lines of an export that speak of posts, outcomes and states (the campaign line carries
+/// the scenario, which names every unit).
+fn log_lines(export: &str) -> Vec<&str> {
+    export.lines().filter(|l| !l.starts_with("{\"type\":\"campaign\"")).collect()
+}
+
+async fn sealed_deployment(backend: Backend) {
+    let g = game(backend).await;
+    let id = &g.campaign;
+    let placements = g.script[0]["body"]["placements"].as_array().unwrap().clone();
+    let first = placements[0]["unit"].as_str().unwrap().to_owned();
+    assert!(first.starts_with("us-"));
+    let answer = g.step(0).await;
+    assert_eq!(answer["outcomes"][0]["kind"], "deployment_sealed");
+
+    // Nobody but the server sees where the Union stands: not the state, the map, the posts,
+    // the stream, the feed or the export.
+    let state = g.app.get(&format!("/v1/campaigns/{id}/state")).await;
+    let state = state.ok(200)["state"].clone();
+    assert!(state.get("sealed_deployment").is_none(), "{state}");
+    assert!(state["units"].as_array().unwrap().iter().filter(|u| u["side"] == "union").all(|u| u["hex"].is_null()));
+    assert_eq!(state["deployed"], json!(["union"]));
+    for path in [format!("/v1/campaigns/{id}/posts"), format!("/v1/campaigns/{id}/posts/1")] {
+        let text = g.app.get(&path).await.text;
+        assert!(text.contains(r#""body":{"placements":"sealed"}"#), "{path}: {text}");
+        assert!(!text.contains(&first), "{path} gives the Union away: {text}");
+    }
+    for path in [format!("/v1/campaigns/{id}/outcomes"), format!("/v1/campaigns/{id}/events?follow=false")] {
+        let text = g.app.get(&path).await.text;
+        assert!(text.contains("deployment_sealed") && !text.contains(&first), "{path}: {text}");
+    }
+    let map = g.app.get(&format!("/v1/campaigns/{id}/map.svg")).await.text;
+    let dir = tempfile::tempdir().unwrap();
+    let key = g.app.get("/v1/keys").await.ok(200)["keys"][0]["public_key"].as_str().unwrap().to_owned();
+    let verified = |file: std::path::PathBuf| {
+        adjutant_server::verify::verify(&adjutant_server::verify::Options {
+            file,
+            keys: vec![key.clone()],
+            forum_texts: None,
+        })
+        .unwrap()
+    };
+    let export = g.app.get(&format!("/v1/campaigns/{id}/export")).await.text;
+    assert!(log_lines(&export).iter().all(|l| !l.contains(&first)), "{export}");
+    assert!(!export.contains("{\"type\":\"snapshot\""), "a state holding the seal is exported: {export}");
+    std::fs::write(dir.path().join("sealed.jsonl"), &export).unwrap();
+    let report = verified(dir.path().join("sealed.jsonl"));
+    assert!(report.ok(), "{}", report.text());
+    assert!(report.text().contains("sealed until the other side has deployed"), "{}", report.text());
+    // The server's own audit reads everything, and it all checks out.
+    let audit = g.app.get(&format!("/v1/campaigns/{id}/audit?fresh=true")).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
+
+    // The Rebels deploy: both deployments are revealed together.
+    let answer = g.step(1).await;
+    let kinds: Vec<&str> = answer["outcomes"].as_array().unwrap().iter().map(|o| o["kind"].as_str().unwrap()).collect();
+    assert_eq!(&kinds[..2], ["deployed", "deployed"], "{answer}");
+    assert_eq!(answer["outcomes"][0]["data"]["placements"], json!(placements));
+    let post = g.app.get(&format!("/v1/campaigns/{id}/posts/1")).await;
+    assert_eq!(post.ok(200)["body"]["placements"], json!(placements));
+    let state = g.app.get(&format!("/v1/campaigns/{id}/state")).await;
+    let units = state.ok(200)["state"]["units"].as_array().unwrap().clone();
+    for p in &placements {
+        let unit = units.iter().find(|u| u["id"] == p["unit"]).unwrap();
+        assert_eq!(unit["hex"], p["hex"]);
+    }
+    let revealed_map = g.app.get(&format!("/v1/campaigns/{id}/map.svg")).await.text;
+    let name = units.iter().find(|u| u["id"] == first.as_str()).unwrap()["name"].as_str().unwrap().to_owned();
+    assert!(revealed_map.contains(&name) && !map.contains(&name), "the map showed {name} before the reveal");
+    let export = g.app.get(&format!("/v1/campaigns/{id}/export")).await.text;
+    assert!(export.contains(&first) && export.contains("{\"type\":\"snapshot\""));
+    std::fs::write(dir.path().join("revealed.jsonl"), &export).unwrap();
+    let report = verified(dir.path().join("revealed.jsonl"));
+    assert!(report.ok() && report.snapshots == 2 && !report.text().contains("sealed until"), "{}", report.text());
 }
 
 /// The worked example's Rebel retreat with an empty path for the 52nd, which could retreat.

@@ -262,6 +262,7 @@ pub fn outcome_text(kind: &str, data: &Value) -> ForumText {
             "reinforced" => reinforced(data),
             "moved" => moved(data),
             "deployed" => deployed(data),
+            "deployment_sealed" => deployment_sealed(data),
             "turn_begins" => turn_begins(data),
             "turn_ended" => turn_ended(data),
             "attack_declared" => attack_declared(data),
@@ -551,7 +552,22 @@ fn deployed(d: &Value) -> Doc {
     let mut lines =
         placements.iter().map(|p| plain(format!("{} in {}", s(&p["unit"]), s(&p["hex"])))).collect::<Vec<_>>();
     lines.extend(d["stand_in_map"].as_str().map(|label| plain(format!("{label}."))));
-    Doc { title: format!("The {} deploys {} units", side(&d["side"]), placements.len()), lines, check: None }
+    let title = if d["revealed"] == Value::Bool(true) {
+        format!("The {}'s sealed deployment is revealed: {} units", side(&d["side"]), placements.len())
+    } else {
+        format!("The {} deploys {} units", side(&d["side"]), placements.len())
+    };
+    Doc { title, lines, check: None }
+}
+
+/// Rules version 3: the first deployment, sealed (ruling 11): that the side deployed, not where.
+fn deployment_sealed(d: &Value) -> Doc {
+    let mut lines = vec![plain(format!(
+        "Where stays sealed until the {} side has deployed; both deployments are then revealed together.",
+        side(&d["sealed_until"])
+    ))];
+    lines.extend(d["stand_in_map"].as_str().map(|label| plain(format!("{label}."))));
+    Doc { title: format!("The {} has deployed {} units, sealed", side(&d["side"]), u(&d["units"])), lines, check: None }
 }
 
 fn turn_begins(d: &Value) -> Doc {

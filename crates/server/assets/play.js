@@ -102,7 +102,7 @@
     if (game.result) {
       $('turn-line').textContent = `The game is over: ${game.result.condition}`;
     } else if (game.phase === 'deployment') {
-      $('turn-line').textContent = 'Deployment: both sides place their units.';
+      $('turn-line').textContent = deploymentLine(side);
     } else {
       const yours = game.side_to_act === side ? ' (you)' : '';
       $('turn-line').textContent = `Turn ${game.turn}, ${game.phase} phase: ${Adj.sideName(game.side_to_act)}${yours} to act.`;
@@ -118,13 +118,34 @@
     $('points').textContent = `Reinforcement points stored: Union ${p.union}, Rebels ${p.confederate}.`;
   }
 
+  /** Whether a side has deployed, and whether its deployment is sealed (deployed, yet off the map). */
+  const deployedSealed = (side) => (game.deployed || []).includes(side)
+    && game.units.filter((u) => u.side === side && !u.eliminated).every((u) => !u.hex);
+
+  /** Deployment: who has deployed, and what stays sealed until both have. */
+  function deploymentLine(side) {
+    const other = side === 'union' ? 'confederate' : 'union';
+    const done = (game.deployed || []);
+    if (side && done.includes(side)) {
+      return deployedSealed(side)
+        ? `Deployment: your units are placed, sealed until ${Adj.sideName(other)} have deployed; then both deployments are shown together.`
+        : `Deployment: your units are placed; waiting for ${Adj.sideName(other)}.`;
+    }
+    if (side && done.includes(other)) {
+      return deployedSealed(other)
+        ? `Deployment: ${Adj.sideName(other)} have deployed, sealed: you see where once you have deployed too. Place your units.`
+        : `Deployment: ${Adj.sideName(other)} have deployed. Place your units.`;
+    }
+    return 'Deployment: both sides place their units; the first deployment stays sealed until the second is in.';
+  }
+
   const mine = () => (game ? game.units.filter((u) => me && u.side === me.side && !u.eliminated) : []);
 
   function showUnits() {
     const units = mine();
     $('my-units').replaceChildren(...units.map((u) => el('li', {},
       el('button', { type: 'button', class: `unit${chosen === u.id ? ' chosen' : ''}`, 'data-unit': u.id, 'aria-pressed': chosen === u.id ? 'true' : 'false' },
-        `${u.id} · ${u.factors} · ${u.hex || 'not placed'}`))));
+        `${u.id} · ${u.factors} · ${u.hex || (deployedSealed(u.side) ? 'placed, sealed' : 'not placed')}`))));
     for (const b of $('my-units').querySelectorAll('button')) b.addEventListener('click', () => choose(b.dataset.unit));
     const select = $('move-unit');
     const was = select.value;
@@ -141,7 +162,7 @@
         el('label', { for: `deploy-${u.id}` }, `${u.name} (${u.id}, ${u.factors})`),
         el('input', { id: `deploy-${u.id}`, 'data-unit': u.id, autocomplete: 'off', placeholder: 'hex', size: 5 }))));
     }
-    $('form-deploy').hidden = game.phase !== 'deployment';
+    $('form-deploy').hidden = game.phase !== 'deployment' || (game.deployed || []).includes(me && me.side);
   }
 
   async function choose(unit) {

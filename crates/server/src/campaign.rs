@@ -299,6 +299,12 @@ impl LoadedCampaign {
         Ok(Self { campaign, settings, clock, game, genesis })
     }
 
+    /// Whether the side that deploys first is sealed until the other has (a managed campaign of
+    /// rules version 3 on): its deployment post's body is withheld from every reader until then.
+    pub fn seals_deployment(&self) -> bool {
+        matches!(&self.game, Game::Managed { settings, .. } if settings.seals_deployment())
+    }
+
     pub fn scenario(&self) -> Option<&Scenario> {
         match &self.game {
             Game::Managed { scenario, .. } => Some(scenario),

@@ -201,6 +201,9 @@ struct Walk {
     posts: BTreeMap<i64, Seen>,
     outcome_posts: BTreeMap<Uuid, i64>,
     ended: bool,
+    /// A deployment withheld because it is sealed until the other side has deployed (rules
+    /// version 3): no state after it can be replayed from the file.
+    sealed_deployment: Option<i64>,
 }
 
 impl Walk {
@@ -222,6 +225,7 @@ impl Walk {
             posts: BTreeMap::new(),
             outcome_posts: BTreeMap::new(),
             ended: false,
+            sealed_deployment: None,
         }
     }
 
@@ -429,6 +433,46 @@ impl Walk {
         let seq = post.seq;
         if let Some(state) = &stored_snapshot {
             self.snapshots.insert(seq, state.clone());
+        }
+        if !readable && post.kind == crate::log::read::DEPLOY && campaign.seals_deployment() {
+            // A deployment sealed until the other side has deployed: its hash and receipt are
+            // checked, and its one outcome says that its side deployed, not where.
+            let says_sealed = |o: &OutcomeRecord| {
+                o.kind == "deployment_sealed"
+                    && serde_json::from_str::<serde_json::Value>(&o.data).ok().is_some_and(|v| {
+                        v["data"]["side"].as_str() == post.side.as_deref() && v["data"].get("placements").is_none()
+                    })
+            };
+            if !(stored.len() == 1 && says_sealed(&stored[0])) {
+                self.report
+                    .problem(Some(seq), "a sealed deployment's outcomes are one 'deployment_sealed' naming its side");
+            }
+            if stored_snapshot.is_some() {
+                self.report.problem(Some(seq), "a sealed deployment's state is exported, which would give it away");
+            }
+            self.report.outcomes += stored.len() as i64;
+            if self.sealed_deployment.is_none() {
+                self.sealed_deployment = Some(seq);
+                self.report.notes.push(format!(
+                    "post {seq} is a deployment sealed until the other side has deployed: it and the posts after it are checked for their hash chain and receipts, not replayed; export again once both sides have deployed"
+                ));
+            }
+            return;
+        }
+        if let Some(sealed) = self.sealed_deployment {
+            // Nothing but deployments and the log's own kinds is accepted while a deployment
+            // is sealed; an order of the game here is a forgery's hiding place.
+            if PostKind::of(&post.kind) == PostKind::Order && post.kind != crate::log::read::DEPLOY {
+                self.report.problem(
+                    Some(seq),
+                    format!(
+                        "a `{}` order after the sealed deployment {sealed}, before both sides have deployed",
+                        post.kind
+                    ),
+                );
+            }
+            self.report.outcomes += stored.len() as i64;
+            return;
         }
         if !readable {
             // A sealed choice not revealed yet: its hash and receipt are checked, its content

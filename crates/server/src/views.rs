@@ -377,6 +377,13 @@ impl PostView {
         }
     }
 
+    /// Withholds the placements of the deployment still sealed (`log::read::sealed_deployment`).
+    pub fn withhold_deployment(views: &mut [PostView], sealed: Option<i64>) {
+        for post in views.iter_mut().filter(|v| Some(v.seq) == sealed) {
+            post.body = serde_json::json!({"placements": "sealed"});
+        }
+    }
+
     pub fn of(campaign: &LoadedCampaign, post: &Post, outcomes: &[Outcome], void: bool) -> Self {
         Self {
             campaign_id: post.campaign_id,

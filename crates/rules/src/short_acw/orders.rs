@@ -16,7 +16,7 @@ use super::hex::Hex;
 use super::movement::{check_may_move, check_path, reachable, Reach};
 use super::reinforcement::{qualifying_rail, rail_to_edge};
 use super::scenario::{Arm, Scenario, Terrain};
-use super::state::{CasualtiesDue, GameState, PendingBattle, Phase, UnitState};
+use super::state::{CasualtiesDue, GameState, PendingBattle, Phase, SealedDeployment, UnitState};
 use super::victory::{after_last_turn, capture_met};
 use crate::result_time::ChainSecret;
 use crate::{Clock, Refusal, ReinforcementRoll, Side};
@@ -32,7 +32,8 @@ pub const MAX_PURCHASE: u32 = 100;
 /// retreat path is refused while a legal retreat exists. Version 3: a retreat's outcome names the
 /// hexes the loser left (not the battle's target, which is the winner's when the attacker loses)
 /// and, in its headline, the factors lost next to the enemy; a casualty order is asked for only
-/// where some order would spread the casualties differently.
+/// where some order would spread the casualties differently; the side that deploys first is
+/// sealed until the other side has deployed, then both are revealed together.
 pub const RULES_VERSION: u32 = 3;
 
 /// Campaign options that change how numbers are worked out.
@@ -60,6 +61,11 @@ impl Settings {
     /// Whether a side is asked for its casualty order only where some order would spread the
     /// casualties differently (version 3).
     pub fn asks_casualty_order_only_when_it_counts(&self) -> bool {
+        self.rules_version >= 3
+    }
+
+    /// Whether the side that deploys first is sealed until the other has deployed (version 3).
+    pub fn seals_deployment(&self) -> bool {
         self.rules_version >= 3
     }
 
@@ -233,7 +239,7 @@ pub fn post_kinds() -> Vec<PostKindSpec> {
     vec![
         spec::<DeployBody>(
             "deploy",
-            "Place all of the side's units within 1 hex of its deployment cities (once, during deployment).",
+            "Place all of the side's units within 1 hex of its deployment cities (once, during deployment). From rules version 3 the first side's deployment is sealed until the other side has deployed; then both are revealed together.",
             json!({"placements": [{"unit": "us-14th-inf", "hex": "0403"}, {"unit": "us-hq", "hex": "0206"}]}),
         ),
         spec::<EmptyBody>(
@@ -442,6 +448,15 @@ fn deploy(
     settings: &Settings,
     out: &mut Vec<Outcome>,
 ) -> Result<(), Refusal> {
+    // Ruling 11: the side that deploys first is sealed; the second deployment reveals it, so the
+    // second side's placements are checked against the first's (which tells the second side
+    // something only where the two deployment zones touch).
+    let revealed = state.sealed_deployment.take();
+    if let Some(sealed) = &revealed {
+        for (unit, hex) in &sealed.placements {
+            set_hex(state, unit, Some(*hex));
+        }
+    }
     let zone = scenario.deployment_zone(side);
     let letters: Vec<String> = scenario.deployment.get(&side).into_iter().flatten().map(char::to_string).collect();
     let mut placed: Vec<String> = vec![];
@@ -492,11 +507,42 @@ fn deploy(
     }
     let first = state.deployed.is_empty();
     state.deployed.push(side);
-    let placements: Vec<Value> = body.placements.iter().map(|p| json!({"unit": p.unit, "hex": p.hex})).collect();
-    let mut data = json!({"side": side, "placements": placements});
     // The campaign's first outcome (and so its first forum text) says the map is a stand-in
     // (rules version 2; earlier outcomes are audited as they were written).
-    if let Some(label) = scenario.stand_in_map().filter(|_| first && settings.corrected()) {
+    let stand_in = scenario.stand_in_map().filter(|_| first && settings.corrected());
+    if first && settings.seals_deployment() {
+        // Off the map again, into the seal: the outcome says that the side deployed, not where.
+        for p in &body.placements {
+            set_hex(state, &p.unit, None);
+        }
+        let units = body.placements.len();
+        let mut data = json!({"side": side, "units": units, "sealed_until": side.other()});
+        if let Some(label) = stand_in {
+            data["stand_in_map"] = json!(label);
+        }
+        out.push(Outcome::new(
+            "deployment_sealed",
+            format!("The {side} deploys {units} units, sealed until the {} side has deployed", side.other()),
+            data,
+        ));
+        state.sealed_deployment = Some(SealedDeployment {
+            side,
+            placements: body.placements.iter().map(|p| (p.unit.clone(), p.hex)).collect(),
+        });
+        return Ok(());
+    }
+    if let Some(sealed) = revealed {
+        let placements: Vec<Value> =
+            sealed.placements.iter().map(|(unit, hex)| json!({"unit": unit, "hex": hex})).collect();
+        out.push(Outcome::new(
+            "deployed",
+            format!("The {}'s sealed deployment is revealed: {} units", sealed.side, placements.len()),
+            json!({"side": sealed.side, "placements": placements, "revealed": true}),
+        ));
+    }
+    let placements: Vec<Value> = body.placements.iter().map(|p| json!({"unit": p.unit, "hex": p.hex})).collect();
+    let mut data = json!({"side": side, "placements": placements});
+    if let Some(label) = stand_in {
         data["stand_in_map"] = json!(label);
     }
     out.push(Outcome::new("deployed", format!("The {side} deploys {} units", placements.len()), data));

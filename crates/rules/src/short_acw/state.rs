@@ -155,6 +155,19 @@ pub struct GameState {
     /// What the game waits for, from whom.
     pub awaiting: Vec<Awaiting>,
     pub result: Option<GameResult>,
+    /// Rules version 3: the first side's deployment, kept off the map until the other side has
+    /// deployed (ruling 11). Secret: readers are shown the state [`GameState::as_public`].
+    /// Absent from the states of earlier versions, which stay byte for byte as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_deployment: Option<SealedDeployment>,
+}
+
+/// A deployment made and kept sealed until the other side's is in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SealedDeployment {
+    pub side: Side,
+    /// Unit id → hex, as the side posted them.
+    pub placements: Vec<(String, Hex)>,
 }
 
 impl GameState {
@@ -194,9 +207,16 @@ impl GameState {
             battle: None,
             awaiting: vec![],
             result: None,
+            sealed_deployment: None,
         };
         state.refresh(scenario);
         state
+    }
+
+    /// The state as anyone but the server may see it: a sealed deployment withheld (its side
+    /// is known to have deployed, from `deployed`; where, not).
+    pub fn as_public(&self) -> GameState {
+        GameState { sealed_deployment: None, ..self.clone() }
     }
 
     pub fn unit(&self, id: &str) -> Option<&UnitState> {

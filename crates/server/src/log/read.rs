@@ -36,6 +36,20 @@ pub async fn view_for(store: &dyn Store, campaign_id: Uuid, posts: &[Post]) -> L
     view_of(store, campaign_id, i64::MAX, if seal { &LogView::KINDS } else { &[PostKind::Rollback] }).await
 }
 
+/// The `deploy` post whose body every reader is kept from now, in a campaign that seals
+/// deployments (`view::sealed_deployment`); reads the campaign's deployments only, and nothing
+/// where deployments are open.
+pub async fn sealed_deployment(store: &dyn Store, campaign: &LoadedCampaign, void: &VoidSet) -> LogResult<Option<i64>> {
+    if !campaign.seals_deployment() {
+        return Ok(None);
+    }
+    let deploys = store.posts_of_kind(campaign.campaign.id, DEPLOY).await?;
+    Ok(super::view::sealed_deployment(&deploys, void))
+}
+
+/// The post kind of a deployment.
+pub const DEPLOY: &str = "deploy";
+
 /// The posts the campaign's rollbacks made void, now. Reads the rollbacks only.
 pub async fn void_posts(store: &dyn Store, campaign_id: Uuid) -> LogResult<VoidSet> {
     Ok(view_of(store, campaign_id, i64::MAX, &[PostKind::Rollback]).await?.void().clone())

@@ -64,6 +64,17 @@ impl LogView {
     }
 }
 
+/// The deployment still sealed in a campaign that seals deployments (rules version 3): the one
+/// `deploy` post that stands when only one does. The rules accept one deployment a side, so two
+/// standing deployments have revealed each other; a rollback that voids the second seals the
+/// first again, as the replayed state does. `deploys` are the campaign's `deploy` posts.
+pub fn sealed_deployment(deploys: &[Post], void: &VoidSet) -> Option<i64> {
+    match deploys.iter().filter(|p| !void.contains(&p.seq)).collect::<Vec<_>>().as_slice() {
+        [only] => Some(only.seq),
+        _ => None,
+    }
+}
+
 /// The post a rollback rolls back to (itself when its body cannot be read, voiding nothing).
 pub fn rollback_target(rollback: &Post) -> i64 {
     body_value(rollback).get("to_seq").and_then(Value::as_i64).unwrap_or(rollback.seq)

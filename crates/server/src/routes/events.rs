@@ -169,6 +169,8 @@ impl Reader {
             views.push(PostView::of(&self.campaign, post, &outcomes, void.contains(&post.seq)));
         }
         PostView::redact(&mut views, &log);
+        let sealed = crate::log::read::sealed_deployment(&*self.state.store, &self.campaign, void).await?;
+        PostView::withhold_deployment(&mut views, sealed);
         for view in &views {
             let data = serde_json::to_string(view).map_err(|e| AppError::Internal(e.to_string()))?;
             self.queue.push_back(Event::default().event("post").id(view.seq.to_string()).data(data));

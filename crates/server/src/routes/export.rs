@@ -58,7 +58,9 @@ async fn send_within(
 
 /// The whole campaign as JSON Lines, streamed: the creation record, every post with its
 /// receipt, every outcome and state snapshot (rollbacks are posts). Public data only: a sealed
-/// choice whose topic is not revealed has `body: null`. Check it offline with
+/// choice whose topic is not revealed has `body: null`, and so has a deployment sealed until the
+/// other side has deployed (rules version 3), whose state snapshots and those after it are left
+/// out until then. Check it offline with
 /// `adjutant verify FILE --key PUBKEY`. Counts as an expensive read.
 #[utoipa::path(get, path = "/v1/campaigns/{id}/export", tag = "audit",
     params(("id" = Uuid, Path, description = "campaign id")),
@@ -74,6 +76,7 @@ pub async fn export_campaign(State(state): State<AppState>, ApiPath(id): ApiPath
             AppError::Unavailable(format!("{MAX_EXPORTS} exports are being written; retry in a minute"))
         })?;
     let log = crate::log::read::view_before(&*state.store, id, i64::MAX).await?;
+    let sealed = crate::log::read::sealed_deployment(&*state.store, &campaign, log.void()).await?;
     let c = &campaign.campaign;
     let head = vec![
         Line::Export(ExportHeader {
@@ -104,7 +107,7 @@ pub async fn export_campaign(State(state): State<AppState>, ApiPath(id): ApiPath
                 return;
             }
         }
-        let end = match write_log(&state, id, &log, &tx).await {
+        let end = match write_log(&state, id, &log, sealed, &tx).await {
             Ok(end) => Line::End(end),
             Err(Stop::Reader) => return,
             Err(Stop::Store(e)) => {
@@ -139,6 +142,7 @@ async fn write_log(
     state: &AppState,
     id: Uuid,
     log: &crate::log::view::LogView,
+    sealed_deployment: Option<i64>,
     tx: &tokio::sync::mpsc::Sender<String>,
 ) -> Result<EndRecord, Stop> {
     let store = &state.store;
@@ -166,7 +170,8 @@ async fn write_log(
             snapshots.extend(page);
         }
         for post in &posts {
-            let hidden = log.hides(&post.kind, &crate::log::view::body_value(post));
+            let hidden =
+                log.hides(&post.kind, &crate::log::view::body_value(post)) || Some(post.seq) == sealed_deployment;
             let mut lines = vec![Line::Post(PostRecord {
                 seq: post.seq,
                 stamp: stamp_text(post.stamp),
@@ -195,7 +200,10 @@ async fn write_log(
             }
             while snapshots.front().is_some_and(|(seq, _)| *seq <= post.seq) {
                 if let Some((seq, state)) = snapshots.pop_front() {
-                    lines.push(Line::Snapshot(SnapshotRecord { seq, state }));
+                    // From a sealed deployment on, every state holds it: none is exported.
+                    if sealed_deployment.is_none_or(|sealed| seq < sealed) {
+                        lines.push(Line::Snapshot(SnapshotRecord { seq, state }));
+                    }
                 }
             }
             for line in &lines {

@@ -45,7 +45,8 @@ pub async fn campaign_state(State(state): State<AppState>, ApiPath(id): ApiPath<
     Ok(Json(StateView {
         campaign_id: id,
         after_seq,
-        state: serde_json::to_value(&game).map_err(|e| AppError::Internal(e.to_string()))?,
+        // A sealed deployment is the server's alone until the other side has deployed.
+        state: serde_json::to_value(game.as_public()).map_err(|e| AppError::Internal(e.to_string()))?,
         stand_in_map,
     }))
 }

@@ -168,6 +168,10 @@ pub async fn list_posts(
         views.push(PostView::of(&campaign, post, &outcomes, log.void().contains(&post.seq)));
     }
     PostView::redact(&mut views, &log);
+    PostView::withhold_deployment(
+        &mut views,
+        log::read::sealed_deployment(&*state.store, &campaign, log.void()).await?,
+    );
     let next_after = (posts.len() as i64 == limit).then(|| posts.last().map(|p| p.seq)).flatten();
     Ok(Json(PostPage { posts: views, next_after }))
 }
@@ -185,6 +189,7 @@ pub async fn get_post(
     let log = log::read::view_for(&*state.store, id, std::slice::from_ref(&post)).await?;
     let mut view = [PostView::of(&campaign, &post, &outcomes, log.void().contains(&post.seq))];
     PostView::redact(&mut view, &log);
+    PostView::withhold_deployment(&mut view, log::read::sealed_deployment(&*state.store, &campaign, log.void()).await?);
     let [view] = view;
     Ok(Json(view))
 }
