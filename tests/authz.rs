@@ -89,6 +89,9 @@ const MATRIX: &[Row] = &[
     row("DELETE", "/v1/moderators/{moderator_id}",     "",                                    [401, 401, 403,  403, 403,  403, 403, 403,  204]),
     // The routes outside the document (`OTHER_ROUTES`): public, but a bad token is still refused.
     row("GET",  "/campaigns/{id}",                     "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/campaigns/{id}/audit",               "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/campaigns/{id}/posts/{seq}/audit",   "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/campaigns/{id}/fairness",            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/assets/page.css",                    "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/play/{id}",                        "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/console",                          "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),

@@ -580,6 +580,45 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
         page.wait_text("#turn-line", "The game is over: Major Union Victory").await;
         assert_eq!(page.script("return window.notReloaded === true;").await, true, "the page was reloaded");
     }
+    // The moderator's reports are pages, linked from the console: the whole-campaign audit, a
+    // battle's audit with every number's working, and the fairness report's pictures.
+    for (link, page) in [("audit-link", "audit"), ("fairness-link", "fairness")] {
+        let href = console.script(&format!("return document.getElementById('{link}').getAttribute('href');")).await;
+        assert_eq!(href, format!("/campaigns/{campaign}/{page}"));
+    }
+    let reports = driver.session(1280, 1000).await;
+    reports.goto(&format!("{}/campaigns/{campaign}/audit", app.base)).await;
+    reports.wait_text("#audit-status", &format!("All {last} posts check out")).await;
+    assert_eq!(reports.text("h1").await, "Audit of Valley <Campaign> 1862");
+    reports.screenshot("audit.png").await;
+    reports.accessible("the audit page", 1280, 1000).await;
+    reports.goto(&format!("{}/campaigns/{campaign}/posts/14/audit", app.base)).await;
+    let working = reports.wait_text("#decided", "Battle 1 at 0604").await;
+    for line in [
+        "Victory number 56 = 100 × 15 / 27 = 55.56, rounded half up",
+        "Result number 21 ≤ victory 56: the attacker wins",
+        "Difference 35 (band 31–40): winner ×0.5, loser ×2 of the basic rate 21/15",
+        "Casualties: Union 1, Rebel 3",
+    ] {
+        assert!(working.contains(line), "the battle's audit lacks {line:?}: {working}");
+    }
+    let stamp = reports.text("#stamp").await;
+    assert!(stamp.contains("N = 95145") && stamp.contains("result number 21"), "{stamp}");
+    reports.screenshot("post-audit.png").await;
+    reports.accessible("a battle's audit page", 1280, 1000).await;
+    reports.goto(&format!("{}/campaigns/{campaign}/fairness", app.base)).await;
+    let short = reports.wait_text("#in-short", "In 1 battle").await;
+    assert!(short.contains("nothing stands out") || short.contains("worth a moderator's look"), "{short}");
+    let pictures = reports.script("return document.querySelectorAll('figure svg').length;").await;
+    assert_eq!(
+        pictures.as_u64(),
+        Some(4),
+        "one picture of the Union's wins, the spread, the seconds, the milliseconds"
+    );
+    reports.screenshot("fairness.png").await;
+    reports.accessible("the fairness page", 1280, 1000).await;
+    reports.quit().await;
+
     // Reloaded, the page shows the player's last order from the log, not "nothing posted".
     let last_rebel = script.iter().rposition(|s| s["side"] == "confederate").unwrap() + 1;
     rebel.goto(&format!("{}/play/{campaign}", app.base)).await;

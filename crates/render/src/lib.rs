@@ -5,6 +5,7 @@
 //! - [`outcome_text`] writes an outcome as BBCode and Markdown, and [`forum_text`] adds the
 //!   witness and marker lines (`adjutant_forum`) that the forum bot and `adjutant verify` read.
 
+pub mod charts;
 pub mod forum;
 pub mod map;
 pub mod png;
@@ -13,4 +14,4 @@ pub mod text;
 pub use forum::forum_text;
 pub use map::{last_turn, map_svg};
 pub use png::map_png;
-pub use text::{outcome_text, ForumText};
+pub use text::{outcome_text, outcome_working, ForumText, Working};

@@ -249,9 +249,40 @@ pub fn result_number_check(result_number: &Value) -> String {
 
 // ---- the kinds -----------------------------------------------------------------------------
 
+/// An outcome's working as plain text, for a page to set as text: its title, its lines (each
+/// number and how it was found) and its check line, the same as the forum text shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Working {
+    pub title: String,
+    pub lines: Vec<String>,
+    pub check: Option<String>,
+}
+
+/// The working of an outcome, as [`outcome_text`] words it.
+pub fn outcome_working(kind: &str, data: &Value) -> Working {
+    let doc = outcome_doc(kind, data);
+    let lines = doc
+        .lines
+        .iter()
+        .map(|line| {
+            line.iter()
+                .map(|part| match part {
+                    Part::Plain(t) | Part::Bold(t) => t.as_str(),
+                })
+                .collect()
+        })
+        .collect();
+    Working { title: doc.title, lines, check: doc.check }
+}
+
 /// An outcome as forum text, in BBCode and Markdown.
 pub fn outcome_text(kind: &str, data: &Value) -> ForumText {
-    let doc = if data.get("ruleset").is_some() && data.get("dice").is_some() {
+    let doc = outcome_doc(kind, data);
+    ForumText { bbcode: doc.bbcode(), markdown: doc.markdown() }
+}
+
+fn outcome_doc(kind: &str, data: &Value) -> Doc {
+    if data.get("ruleset").is_some() && data.get("dice").is_some() {
         resolution(data)
     } else {
         match kind {
@@ -280,8 +311,7 @@ pub fn outcome_text(kind: &str, data: &Value) -> ForumText {
             "game_over" => game_over(data),
             _ => generic(kind, data),
         }
-    };
-    ForumText { bbcode: doc.bbcode(), markdown: doc.markdown() }
+    }
 }
 
 fn battle(d: &Value) -> Doc {

@@ -128,6 +128,11 @@ const Adj = (() => {
       api('POST', `/v1/campaigns/${campaign}/posts`, token, { kind, body }, { 'Idempotency-Key': key }));
   }
 
+  /** The page of a post's audit (its JSON is `post.audit`). */
+  function auditPage(post) {
+    return `/campaigns/${post.campaign_id}/posts/${post.seq}/audit`;
+  }
+
   /** Whether the post's stamp decided something by its result number: a battle fought on it. */
   function decidesByResultNumber(post) {
     return post.outcomes.some((o) => o.kind === 'battle' && o.data && o.data.numbers);
@@ -145,7 +150,7 @@ const Adj = (() => {
         el('span', { class: 'side' }, post.side || 'moderator'), ' ', el('span', { class: 'kind' }, post.kind),
         post.void ? el('span', { class: 'badge' }, ' void') : null),
       el('div', { class: 'time' }, el('time', { datetime: post.stamp }, post.stamp), ...time,
-        el('a', { href: post.audit }, 'audit')));
+        el('a', { href: auditPage(post) }, 'audit')));
     if (post.outcomes.length) {
       item.append(el('ul', { class: 'outcomes' }, post.outcomes.map((o) => el('li', { class: `outcome kind-${o.kind}` }, o.headline, sealedDetail(o)))));
     }
@@ -163,7 +168,7 @@ const Adj = (() => {
           ` from √${n.result_number.n} = ${n.result_number.sqrt}. Check it: `, el('code', { class: 'bc' }, n.result_number.bc))
         : null,
       el('ul', { class: 'outcomes' }, post.outcomes.map((o) => el('li', { class: `outcome kind-${o.kind}` }, o.headline, sealedDetail(o), resolutionDetail(o)))),
-      el('p', {}, el('a', { href: post.audit, class: 'audit-link' }, `Audit of post #${post.seq}`)));
+      el('p', {}, el('a', { href: auditPage(post), class: 'audit-link' }, `Audit of post #${post.seq}`)));
     return box;
   }
 

@@ -45,8 +45,8 @@
     }
     $('campaign-links').replaceChildren(
       el('a', { href: `/campaigns/${id}` }, 'public page'), ' · ',
-      el('a', { href: `/v1/campaigns/${id}/audit`, id: 'audit-link' }, 'whole-campaign audit'), ' · ',
-      el('a', { href: `/v1/campaigns/${id}/fairness`, id: 'fairness-link' }, 'fairness report'), ' · ',
+      el('a', { href: `/campaigns/${id}/audit`, id: 'audit-link' }, 'whole-campaign audit'), ' · ',
+      el('a', { href: `/campaigns/${id}/fairness`, id: 'fairness-link' }, 'fairness report'), ' · ',
       el('a', { href: `/v1/campaigns/${id}/posts` }, 'posts (JSON)'));
     showWebhooks();
   }

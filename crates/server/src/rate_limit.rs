@@ -186,7 +186,9 @@ pub fn is_expensive_read(method: &Method, path: &str) -> bool {
     let segments: Vec<&str> = path.split('/').collect();
     matches!(
         segments.as_slice(),
-        ["", "v1", "campaigns", _, "audit" | "fairness" | "map.png" | "export"] | ["", "campaigns", _]
+        ["", "v1", "campaigns", _, "audit" | "fairness" | "map.png" | "export"]
+            | ["", "campaigns", _]
+            | ["", "campaigns", _, "audit" | "fairness"]
     )
 }
 
@@ -471,10 +473,18 @@ mod tests {
             "/v1/campaigns/x/map.png",
             "/v1/campaigns/x/export",
             "/campaigns/x",
+            "/campaigns/x/audit",
+            "/campaigns/x/fairness",
         ] {
             assert!(is_expensive_read(&Method::GET, path), "{path}");
         }
-        for path in ["/v1/campaigns/x", "/v1/campaigns/x/posts/1/audit", "/v1/campaigns/x/map.svg", "/campaigns"] {
+        for path in [
+            "/v1/campaigns/x",
+            "/v1/campaigns/x/posts/1/audit",
+            "/campaigns/x/posts/1/audit",
+            "/v1/campaigns/x/map.svg",
+            "/campaigns",
+        ] {
             assert!(!is_expensive_read(&Method::GET, path), "{path}");
         }
         assert!(!is_expensive_read(&Method::POST, "/v1/campaigns/x/audit"));

@@ -568,7 +568,7 @@ pub struct PostEvent {
     pub data: String,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct FairnessReport {
     pub campaign_id: Uuid,
     /// The campaign's `result_time`: `post` (a battle's result number is its attack's stamp, so

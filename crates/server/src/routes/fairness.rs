@@ -17,6 +17,7 @@ use axum::Router;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::campaign::LoadedCampaign;
 use crate::error::{ApiResult, AppError};
 use crate::extract::ApiPath;
 use crate::log::kinds::OutcomeKind;
@@ -34,17 +35,23 @@ pub fn router() -> Router<AppState> {
     responses((status = 200, body = FairnessReport), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn fairness_report(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
     let campaign = load_campaign(&state, id).await?;
-    // The report changes only with a new post: it is remembered by the hash of the last one.
+    let bytes = fairness_json(&state, &campaign).await?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], bytes.to_vec()).into_response())
+}
+
+/// The report as JSON, remembered by the hash of the log's last post (it changes only with a
+/// new post); the API answers it and the fairness page reads it.
+pub async fn fairness_json(state: &AppState, campaign: &LoadedCampaign) -> ApiResult<std::sync::Arc<Vec<u8>>> {
+    let id = campaign.campaign.id;
     let head = state.store.head(id).await?.map(|post| post.hash).unwrap_or_default();
-    let bytes = match state.caches.at_head(id, "fairness", &head) {
+    Ok(match state.caches.at_head(id, "fairness", &head) {
         Some(bytes) => bytes,
         None => {
-            let report = fairness_of(&state, id, campaign.settings.result_time).await?;
+            let report = fairness_of(state, id, campaign.settings.result_time).await?;
             let bytes = serde_json::to_vec(&report).map_err(|e| AppError::Internal(e.to_string()))?;
             state.caches.remember_at_head(id, "fairness", &head, bytes)
         }
-    };
-    Ok(([(header::CONTENT_TYPE, "application/json")], bytes.to_vec()).into_response())
+    })
 }
 
 /// The report, computed from the whole log.

@@ -10,6 +10,7 @@ pub mod game;
 pub mod page;
 pub mod play;
 pub mod posts;
+pub mod reports;
 pub mod shared;
 pub mod tokens;
 pub mod tools;
@@ -30,6 +31,9 @@ pub const OTHER_ROUTES: &[(&str, &str)] = &[
     ("GET", "/campaigns/{id}"),
     ("GET", "/play/{id}"),
     ("GET", "/console"),
+    ("GET", "/campaigns/{id}/audit"),
+    ("GET", "/campaigns/{id}/posts/{seq}/audit"),
+    ("GET", "/campaigns/{id}/fairness"),
     ("GET", "/assets/page.css"),
     ("GET", "/assets/page.js"),
     ("GET", "/assets/app.css"),
@@ -56,6 +60,7 @@ pub fn router() -> Router<AppState> {
         .merge(feed::router())
         .merge(page::router())
         .merge(play::router())
+        .merge(reports::router())
         .merge(fairness::router())
         .merge(export::router())
 }

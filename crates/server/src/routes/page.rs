@@ -105,7 +105,8 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
         adjutant_store::outcomes_by_post(state.store.outcomes_of_posts(id, from, through).await?);
     html.push_str(&format!(
         "<section id=\"log\"><h2>The log</h2><p id=\"audit-status\" class=\"pending\">Checking every number…</p>\
-         <p class=\"links\">{total} posts · <a href=\"/v1/campaigns/{id}/audit?fresh=true\">audit the whole campaign afresh</a> · \
+         <p class=\"links\">{total} posts · <a href=\"/campaigns/{id}/audit\">audit of the whole campaign</a> · \
+         <a href=\"/campaigns/{id}/fairness\">fairness report</a> · \
          <a href=\"/v1/campaigns/{id}/outcomes\">outcome feed</a> · <a href=\"/v1/campaigns/{id}/posts\">posts (JSON)</a></p><ol class=\"posts\" reversed>"
     ));
     for post in posts.iter().rev() {
@@ -134,7 +135,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
              <div class=\"head\"><span class=\"seq\">#{seq}</span> <span class=\"side\">{side}</span> \
              <span class=\"kind\">{kind}</span>{void_badge}</div>\
              <div class=\"time\"><time datetime=\"{stamp}\">{stamp}</time> · {tod}{result_number} \
-             · <a href=\"/v1/campaigns/{id}/posts/{seq}/audit\">audit</a></div>",
+             · <a href=\"/campaigns/{id}/posts/{seq}/audit\">audit</a></div>",
             seq = post.seq,
             void_class = if is_void { " void" } else { "" },
             side_class = escape(side),

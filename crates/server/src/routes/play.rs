@@ -57,6 +57,9 @@ fn templates() -> &'static Environment<'static> {
         for (name, text) in [
             ("play.html", include_str!("../../assets/play.html")),
             ("console.html", include_str!("../../assets/console.html")),
+            ("audit.html", include_str!("../../assets/audit.html")),
+            ("post-audit.html", include_str!("../../assets/post-audit.html")),
+            ("fairness.html", include_str!("../../assets/fairness.html")),
         ] {
             if let Err(e) = env.add_template(name, text) {
                 tracing::error!(template = name, error = %e, "template does not parse");
@@ -77,7 +80,7 @@ pub fn html_page(body: String) -> Response {
     response
 }
 
-fn render(name: &str, ctx: minijinja::Value) -> ApiResult<Response> {
+pub(crate) fn render(name: &str, ctx: minijinja::Value) -> ApiResult<Response> {
     let template = templates().get_template(name).map_err(|e| AppError::Internal(e.to_string()))?;
     let body = template.render(ctx).map_err(|e| AppError::Internal(e.to_string()))?;
     Ok(html_page(body))
