@@ -534,7 +534,7 @@ async fn map_with_the_turn(backend: Backend) {
     let mut config = bot_config(&app, &bot_token, &forum_url, &campaign);
     config.map = true;
     let report = Bot::new(config).unwrap().run_until_idle().await.unwrap();
-    assert_eq!(report.posted, 3, "two deployments and the first turn");
+    assert_eq!(report.posted, 4, "the sealed deployment, both revealed, and the first turn");
     let uploads = forum.0.lock().unwrap().uploads.clone();
     assert_eq!(uploads.len(), 1, "one map for the one turn");
     let body = &uploads[0];

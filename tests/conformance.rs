@@ -604,9 +604,37 @@ async fn revocation(backend: Backend) {
     assert_eq!(store.principal_by_token_hash(&[8; 32]).await.unwrap(), None);
     assert!(!store.revoke_principal(Uuid::new_v4(), at).await.unwrap());
     // Only the principal's row changed: the moderator still holds their token, the post stays.
-    assert_eq!(store.principal_by_token_hash(&[1; 32]).await.unwrap(), Some(moderator));
+    assert_eq!(store.principal_by_token_hash(&[1; 32]).await.unwrap(), Some(moderator.clone()));
     assert_eq!(db.count("posts").await, 1);
     assert_eq!(store.posts(campaign.id, 0, 10).await.unwrap()[0].author_id, player.id);
+
+    // A campaign's players, in the order they were issued, the revoked one with its time; its
+    // bots and other campaigns' players are not among them.
+    let mut second = principal(PrincipalKind::Player, Some(campaign.id));
+    second.created_at = player.created_at + chrono::Duration::minutes(5);
+    let second = store.create_principal(NewPrincipal { principal: second, token_hash: [9; 32] }).await.unwrap();
+    let bot = store
+        .create_principal(NewPrincipal {
+            principal: principal(PrincipalKind::Bot, Some(campaign.id)),
+            token_hash: [10; 32],
+        })
+        .await
+        .unwrap();
+    let other = store.create_campaign(new_campaign(moderator.id, "Other")).await.unwrap();
+    store
+        .create_principal(NewPrincipal {
+            principal: principal(PrincipalKind::Player, Some(other.id)),
+            token_hash: [11; 32],
+        })
+        .await
+        .unwrap();
+    let players = store.campaign_principals(campaign.id, PrincipalKind::Player, 10).await.unwrap();
+    let listed: Vec<(Uuid, Option<chrono::DateTime<Utc>>)> = players.iter().map(|(p, r)| (p.id, *r)).collect();
+    assert_eq!(listed, vec![(player.id, Some(at)), (second.id, None)]);
+    assert_eq!(players[1].0, second);
+    let bots = store.campaign_principals(campaign.id, PrincipalKind::Bot, 10).await.unwrap();
+    assert_eq!(bots.iter().map(|(p, _)| p.id).collect::<Vec<_>>(), vec![bot.id]);
+    assert_eq!(store.campaign_principals(campaign.id, PrincipalKind::Player, 1).await.unwrap().len(), 1);
 }
 
 async fn webhook_lifecycle(backend: Backend) {

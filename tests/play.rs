@@ -275,6 +275,21 @@ impl Session {
         self.resize(width, height).await;
     }
 
+    /// Waits for the page's confirmation dialog, answers it (OK or Cancel) and returns its words.
+    async fn answer_dialog(&self, accept: bool) -> String {
+        let start = Instant::now();
+        let asked = loop {
+            if let Ok(text) = self.call(reqwest::Method::GET, "/alert/text", None).await {
+                break text.as_str().unwrap_or_default().to_owned();
+            }
+            assert!(start.elapsed() < WAIT, "the page asked nothing");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let answer = if accept { "/alert/accept" } else { "/alert/dismiss" };
+        self.call(reqwest::Method::POST, answer, Some(json!({}))).await.unwrap();
+        asked
+    }
+
     /// Waits until `script` (an expression) is true.
     async fn wait_for(&self, expression: &str) {
         let start = Instant::now();
@@ -394,6 +409,11 @@ async fn play_step(app: &TestApp, page: &Session, i: usize, step: &Value) {
     app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
     page.click(&submit(kind)).await;
     page.wait_text("#receipt", &format!("Posted #{} ({kind})", i + 1)).await;
+    if kind == "move" {
+        // The new state clears what the moved unit could reach.
+        caught_up(page, i + 1).await;
+        assert_eq!(page.script("return document.querySelectorAll('#map .reach').length;").await, 0, "a stale reach");
+    }
 }
 
 /// The reinforce form's new unit: the page sends the body the API names, so the server refuses
@@ -473,7 +493,39 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     }
     assert!(links[0].starts_with(&format!("{}/play/{campaign}#token=", app.base)), "{}", links[0]);
     let tokens: Vec<String> = links.iter().map(|l| l.split("#token=").nth(1).unwrap().to_owned()).collect();
+    // The console lists the campaign's players with their ids, and rotates and revokes a token
+    // by its buttons, each after a confirmation.
+    console.type_into("#player-name", "Spare").await;
+    console.click("#player-side option[value='union']").await;
+    console.click("#form-player button[type=submit]").await;
+    console.wait_text("#player-list", "Spare").await;
+    let listed =
+        app.request(reqwest::Method::GET, &format!("/v1/campaigns/{campaign}/players"), Some(&moderator), None).await;
+    let listed = listed.ok(200)["players"].as_array().unwrap().clone();
+    let mut names: Vec<&str> = listed.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["Grant", "Lee", "Spare"]);
+    let spare = listed.iter().find(|p| p["name"] == "Spare").unwrap()["id"].as_str().unwrap().to_owned();
+    let row = format!("#player-list tr[data-player='{spare}']");
+    assert!(console.text(&row).await.contains(&spare), "the row shows the player's id");
+    console.click(&format!("{row} button.rotate")).await;
+    assert!(console.answer_dialog(true).await.contains("Give Spare a new token?"));
+    console.wait_text("#issued", "Spare (the Union), new").await;
+    console.click(&format!("{row} button.revoke")).await;
+    assert!(console.answer_dialog(true).await.contains("Revoke Spare's token?"));
+    console.wait_text(&row, "revoked").await;
+    console.resize(1280, 2000).await;
+    console.screenshot("console-players.png").await;
+    console.resize(1280, 1000).await;
+    let listed =
+        app.request(reqwest::Method::GET, &format!("/v1/campaigns/{campaign}/players"), Some(&moderator), None).await;
+    let listed = listed.ok(200)["players"].as_array().unwrap().clone();
+    for p in &listed {
+        assert_eq!(p["revoked_at"].is_string(), p["id"] == spare.as_str(), "{p}");
+    }
     console.screenshot("console.png").await;
+    let label = console.text("label[for='create-digit']").await;
+    assert_eq!(label, "Result number: which two decimals of √N it takes");
     console.accessible("the console", 1280, 1000).await;
 
     // Both players open their links.
@@ -493,6 +545,27 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     assert_eq!(union.text("h1").await, "Valley <Campaign> 1862");
 
     let page_of = |side: &str| if side == "union" { &union } else { &rebel };
+    // Deployment by the map: the side's zone is highlighted; a unit chosen, then a hex of the
+    // zone clicked, fills its placement, and the next unit is chosen.
+    caught_up(&union, 0).await;
+    let zone = union.script("return document.querySelectorAll('#map .zone').length;").await;
+    assert!(zone.as_u64().unwrap() >= 7, "the deployment zone is not highlighted: {zone}");
+    union.click("#my-units button[data-unit='us-14th-inf']").await;
+    union.click("#map [data-hex='0403']").await;
+    assert_eq!(union.script("return document.getElementById('deploy-us-14th-inf').value;").await, "0403");
+    union.wait_text("#destinations", "to place").await;
+    union.click("#map [data-hex='1212']").await;
+    union.wait_text("#destinations", "1212 is not in your deployment zone").await;
+    union.screenshot("deploy-zone.png").await;
+    // A refused deployment names the unit at fault, not `placements[0]`.
+    for (n, p) in script[0]["body"]["placements"].as_array().unwrap().iter().enumerate() {
+        let hex = if n == 0 { "0101" } else { p["hex"].as_str().unwrap() };
+        union.type_into(&format!("#deploy-{}", p["unit"].as_str().unwrap()), hex).await;
+    }
+    union.click("#form-deploy button[type=submit]").await;
+    let refusal = union.wait_text("#form-deploy .refusal", "Refused:").await;
+    assert!(refusal.starts_with("Refused: 14th Inf: hex 0101 is not within 1 hex of"), "{refusal}");
+    assert!(!refusal.contains("placements"), "{refusal}");
     for (i, step) in script.iter().enumerate().take(2) {
         play_step(&app, page_of(step["side"].as_str().unwrap()), i, step).await;
         if i == 0 {
@@ -533,15 +606,33 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
         .await;
     let detail = api.problem(422, "body.side")["detail"].as_str().unwrap().to_owned();
     assert!(refusal.contains(&detail), "{refusal:?} should hold {detail:?}");
+    // The page sent no side: the refusal does not name one.
+    assert!(!refusal.contains("body."), "{refusal:?}");
     assert_eq!(rebel.script("return document.getElementById('move-path').value;").await, "0603");
     assert_eq!(app.db.count("posts").await, 2);
 
     for (i, step) in script.iter().enumerate().skip(2) {
+        if step["kind"] == "reinforcement" {
+            // The Rebel reinforcement post comes first on the page while it can be made.
+            caught_up(&rebel, i).await;
+            let first = "const f = document.getElementById('roll-first'); return !f.hidden && f.contains(document.getElementById('form-reinforcement'));";
+            assert_eq!(rebel.script(first).await, true, "the reinforcement post is not first");
+            let line = rebel.text("#turn-line").await;
+            assert!(
+                line.contains("you (the Rebels) may post reinforcement, reinforce, move, attack or end_turn"),
+                "{line}"
+            );
+        }
         if i == 21 {
             new_unit_refused_as_the_api_refuses(&app, &union, &tokens[0], &campaign).await;
         }
         play_step(&app, page_of(step["side"].as_str().unwrap()), i, step).await;
         if i == 13 {
+            // The turn line and the answers awaited tell one story: the battle waits.
+            caught_up(&union, 14).await;
+            let line = union.text("#turn-line").await;
+            assert!(line.contains("Battle 1 at 0604 waits for an answer") && line.contains("casualty_order"), "{line}");
+            assert!(!line.contains("to act"), "{line}");
             // The battle: the receipt shows the stamp, the result number and its bc line.
             let receipt = union.text("#receipt").await;
             assert!(receipt.contains("2026-03-02T09:51:45.250Z"), "{receipt}");
@@ -619,6 +710,17 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     reports.accessible("the fairness page", 1280, 1000).await;
     reports.quit().await;
 
+    // A rollback from the console says first which posts it would void; dismissed, it posts
+    // nothing.
+    console.type_into("#rollback-to", &(last - 2).to_string()).await;
+    console.type_into("#rollback-reason", "a wrong order").await;
+    console.click("#form-rollback button[type=submit]").await;
+    let asked = console.answer_dialog(false).await;
+    assert!(asked.contains(&format!("This voids 2 posts: #{} ", last - 1)), "{asked}");
+    assert!(asked.contains(&format!("#{last} ")) && asked.contains("later rollback"), "{asked}");
+    let after = app.get(&format!("/v1/campaigns/{campaign}/posts?after={last}")).await;
+    assert_eq!(after.ok(200)["posts"], json!([]), "a dismissed rollback posted something");
+
     // Reloaded, the page shows the player's last order from the log, not "nothing posted".
     let last_rebel = script.iter().rposition(|s| s["side"] == "confederate").unwrap() + 1;
     rebel.goto(&format!("{}/play/{campaign}", app.base)).await;
@@ -650,6 +752,8 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     console.type_into("#rollback-to", &(last - 1).to_string()).await;
     console.type_into("#rollback-reason", "The Union's last order went to the wrong thread.").await;
     console.click("#form-rollback button[type=submit]").await;
+    let asked = console.answer_dialog(true).await;
+    assert!(asked.contains("This voids 1 post: "), "{asked}");
     let receipt = console.wait_text("#receipt", &format!("Posted #{} (rollback)", last + 1)).await;
     assert!(receipt.contains("wrong thread"), "{receipt}");
     let voided = app.get(&format!("/v1/campaigns/{campaign}/posts/{last}")).await.ok(200)["void"].clone();

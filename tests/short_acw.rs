@@ -14,6 +14,58 @@ on_both_backends! {
     the_moderator_answers_for_a_side_that_does_not => umpire;
     a_campaign_recorded_before_rules_versions_plays_and_audits_under_version_1 => rules_version_1;
     a_deployment_is_sealed_from_every_reader_until_both_sides_have_deployed => sealed_deployment;
+    the_map_at_the_end_draws_the_last_turn_and_marks_void_outcomes => map_at_the_end;
+}
+
+/// The move arrows of a map: the paths of its `moves` group.
+fn arrows(svg: &str) -> usize {
+    let moves = svg.split("<g id=\"moves\">").nth(1).and_then(|rest| rest.split("</g>").next()).unwrap_or_default();
+    moves.matches("marker-end").count()
+}
+
+async fn map_at_the_end(backend: Backend) {
+    let g = game(backend).await;
+    for i in 0..g.script.len() {
+        g.step(i).await;
+    }
+    let mut outcomes: Vec<Value> = vec![];
+    let mut after = 0;
+    loop {
+        let page = g.app.get(&format!("/v1/campaigns/{}/outcomes?after={after}&limit=100", g.campaign)).await;
+        let page = page.ok(200).clone();
+        outcomes.extend(page["outcomes"].as_array().unwrap().iter().cloned());
+        match page["next_after"].as_i64() {
+            Some(next) => after = next,
+            None => break,
+        }
+    }
+    // What the last two player turns moved: the arrows of the last turn, not the game's.
+    let starts: Vec<usize> =
+        outcomes.iter().enumerate().filter(|(_, o)| o["kind"] == "turn_begins").map(|(i, _)| i).collect();
+    let tracks = |slice: &[Value]| -> usize {
+        slice
+            .iter()
+            .map(|o| match o["kind"].as_str().unwrap() {
+                "moved" => 1,
+                "retreat" => o["data"]["moves"].as_array().map_or(0, Vec::len),
+                _ => 0,
+            })
+            .sum()
+    };
+    let last = tracks(&outcomes[starts[starts.len() - 2]..]);
+    assert!(last < tracks(&outcomes), "the script's last turn moves less than the game: the test would prove nothing");
+    let svg = g.app.get(&format!("/v1/campaigns/{}/map.svg", g.campaign)).await.text;
+    assert_eq!(arrows(&svg), last, "the map draws {} arrows; the last turn moved {last} times", arrows(&svg));
+    assert!(!svg.contains("Void: "));
+
+    // A rollback voids the last post: its outcomes are listed as void and drawn as nothing.
+    let to = g.script.len() - 1;
+    let rollback = json!({"kind": "rollback", "body": {"to_seq": to, "reason": "posted in the wrong thread"}});
+    g.app.post(&g.moderator, &g.campaign, rollback).await.ok(201);
+    let svg = g.app.get(&format!("/v1/campaigns/{}/map.svg", g.campaign)).await.text;
+    let voided = outcomes.iter().filter(|o| o["seq"] == g.script.len()).count();
+    assert!(voided > 0);
+    assert_eq!(svg.matches("Void: ").count(), voided, "{svg}");
 }
 
 /// The lines of an export that speak of posts, outcomes and states (the campaign line carries

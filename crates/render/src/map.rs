@@ -519,8 +519,11 @@ fn draw_stack(svg: &mut Svg, hex: Hex, units: &[&UnitState]) {
     ));
     for (i, (name, factors)) in lines.iter().enumerate() {
         let base = top + 2.0 + line_h * (i as f64 + 1.0) - 1.5;
-        let name: String = name.chars().take(11).collect();
-        svg.text(x - w / 2.0 + 3.0, base, 8.0, "normal", "#ffffff", "start", &name);
+        // A long name (a new unit's, "Mosby Rangers") is set smaller rather than cut off.
+        let length = name.chars().count().max(1);
+        let size = if length > 11 { (8.0 * 11.0 / length as f64).max(5.0) } else { 8.0 };
+        let name: String = name.chars().take(17).collect();
+        svg.text(x - w / 2.0 + 3.0, base, size, "normal", "#ffffff", "start", &name);
         svg.text(x + w / 2.0 - 3.0, base, 8.0, "bold", "#ffffff", "end", factors);
     }
 }
@@ -770,5 +773,33 @@ mod tests {
         let all = vec![o("deployed"), o("turn_begins"), o("moved"), o("turn_begins"), o("turn_begins"), o("battle")];
         assert_eq!(last_turn(&all).len(), 3);
         assert_eq!(last_turn(&all[..1]).len(), 1);
+    }
+
+    #[test]
+    fn a_long_unit_name_is_set_smaller_not_cut_off() {
+        let unit = |name: &str| UnitState {
+            id: "cs-new-1".into(),
+            name: name.into(),
+            side: adjutant_rules::Side::Confederate,
+            arm: adjutant_rules::short_acw::Arm::Cavalry,
+            factors: 2,
+            hex: Some(h("0504")),
+            eliminated: false,
+            fortified: false,
+            moved: false,
+            attacked: false,
+            reinforced: false,
+            must_fight: false,
+        };
+        let (long, short) = (unit("Mosby Rangers"), unit("52nd Inf"));
+        let mut svg = Svg { out: String::new() };
+        draw_stack(&mut svg, h("0504"), &[&long, &short]);
+        assert!(svg.out.contains(">Mosby Rangers</text>"), "{}", svg.out);
+        assert!(svg
+            .out
+            .contains(r##"font-size="6.8" font-weight="normal" fill="#ffffff" text-anchor="start">Mosby Rangers<"##));
+        assert!(svg
+            .out
+            .contains(r##"font-size="8.0" font-weight="normal" fill="#ffffff" text-anchor="start">52nd Inf<"##));
     }
 }

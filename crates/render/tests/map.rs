@@ -73,7 +73,8 @@ fn names_from_players_are_escaped_and_the_svg_still_parses() {
     let unit = state.units.iter_mut().find(|u| u.id == "us-14th-inf").expect("unit");
     unit.name = "<b>\"Tom's\" & co".to_string();
     let svg = map_svg(&scenario, &state, last_turn(&outcomes));
-    assert!(svg.contains(">&lt;b&gt;&quot;Tom&#39;s&quot; </text>"), "names are cut to 11 characters, then escaped");
+    // 15 characters: set smaller, not cut, then escaped.
+    assert!(svg.contains(">&lt;b&gt;&quot;Tom&#39;s&quot; &amp; co</text>"), "names are escaped whole: {svg}");
     assert!(!svg.contains("<b>"));
     map_png(&svg).expect("still well-formed");
 }

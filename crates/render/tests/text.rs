@@ -120,7 +120,15 @@ fn a_resolver_resolution_shows_its_dice_and_how_to_check_the_first() {
 
 #[test]
 fn the_first_forum_text_says_the_map_is_a_stand_in() {
-    let t = outcome_text("deployed", &outcome("deployed"));
+    // Rules version 3: the first outcome is the sealed deployment's, which says the side
+    // deployed and not where.
+    let t = outcome_text("deployment_sealed", &outcome("deployment_sealed"));
+    assert!(t.markdown.starts_with("**The Union has deployed 13 units, sealed**"), "{}", t.markdown);
     assert!(t.markdown.contains("Stand-in map: the seed publishes no map."), "{}", t.markdown);
     assert!(t.bbcode.contains("Stand-in map: the seed publishes no map."), "{}", t.bbcode);
+    assert!(!t.markdown.contains("0403"), "{}", t.markdown);
+    // The reveal lists the sealed side's placements.
+    let t = outcome_text("deployed", &outcome("deployed"));
+    assert!(t.markdown.starts_with("**The Union's sealed deployment is revealed: 13 units**"), "{}", t.markdown);
+    assert!(t.markdown.contains("- us-14th-inf in 0403\n"), "{}", t.markdown);
 }

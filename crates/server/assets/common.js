@@ -95,7 +95,7 @@ const Adj = (() => {
    * answered for sure, so pressing again after a lost answer never posts twice. A refusal is
    * shown beside the order in the server's words; the form keeps what was typed.
    */
-  async function submit(form, call) {
+  async function submit(form, call, describe) {
     const refusal = form.querySelector('.refusal');
     const button = form.querySelector('button[type=submit]');
     if (button.disabled) return null;
@@ -109,8 +109,9 @@ const Adj = (() => {
         delete form.dataset.key;
       }
       if (!answer.ok) {
-        const field = answer.data && answer.data.field ? ` (${answer.data.field})` : '';
-        refusal.textContent = `Refused: ${answer.detail}${field}`;
+        const field = answer.data && answer.data.field ? answer.data.field : '';
+        const said = describe ? describe(field) : (field ? `(${field})` : '');
+        refusal.textContent = said && !said.startsWith('(') ? `Refused: ${said}: ${answer.detail}` : `Refused: ${answer.detail}${said ? ` ${said}` : ''}`;
         form.classList.add('refused');
       }
       return answer;
@@ -123,9 +124,9 @@ const Adj = (() => {
   }
 
   /** Posts `{kind, body}` to the campaign with the form's key. */
-  function post(form, campaign, token, kind, body) {
+  function post(form, campaign, token, kind, body, describe) {
     return submit(form, (key) =>
-      api('POST', `/v1/campaigns/${campaign}/posts`, token, { kind, body }, { 'Idempotency-Key': key }));
+      api('POST', `/v1/campaigns/${campaign}/posts`, token, { kind, body }, { 'Idempotency-Key': key }), describe);
   }
 
   /** The page of a post's audit (its JSON is `post.audit`). */

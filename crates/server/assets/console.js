@@ -48,7 +48,42 @@
       el('a', { href: `/campaigns/${id}/audit`, id: 'audit-link' }, 'whole-campaign audit'), ' · ',
       el('a', { href: `/campaigns/${id}/fairness`, id: 'fairness-link' }, 'fairness report'), ' · ',
       el('a', { href: `/v1/campaigns/${id}/posts` }, 'posts (JSON)'));
+    showPlayers();
     showWebhooks();
+  }
+
+  /** The campaign's players: id, side, since when, and a rotate and a revoke button each. */
+  async function showPlayers() {
+    const id = current();
+    const answer = await api('GET', `/v1/campaigns/${id}/players`, token);
+    if (!answer.ok) {
+      $('players').replaceChildren();
+      return;
+    }
+    const rows = answer.data.players.map((p) => {
+      const rotate = el('button', { type: 'button', class: 'rotate', disabled: !!p.revoked_at }, 'New token');
+      const revoke = el('button', { type: 'button', class: 'revoke', disabled: !!p.revoked_at }, 'Revoke');
+      const said = el('span', { class: 'said', role: 'status' });
+      rotate.addEventListener('click', async () => {
+        if (!confirm(`Give ${p.name} a new token? Their old link stops working at once.`)) return;
+        const r = await api('POST', `/v1/campaigns/${id}/players/${p.id}/rotate`, token);
+        if (r.ok) issued(`${p.name} (${Adj.sideName(p.side)}), new`, r.data.token, `/play/${id}`, p.side);
+        else said.textContent = r.detail;
+      });
+      revoke.addEventListener('click', async () => {
+        if (!confirm(`Revoke ${p.name}'s token? Their posts stay in the log; the token is refused from now on.`)) return;
+        const r = await api('DELETE', `/v1/campaigns/${id}/players/${p.id}`, token);
+        if (r.ok) showPlayers();
+        else said.textContent = r.detail;
+      });
+      return el('tr', { class: `player${p.revoked_at ? ' revoked' : ''}`, 'data-player': p.id },
+        el('td', {}, p.name), el('td', {}, Adj.sideName(p.side)), el('td', {}, el('code', { class: 'player-id' }, p.id)),
+        el('td', {}, p.revoked_at ? `revoked ${p.revoked_at}` : `since ${p.issued_at}`), el('td', {}, rotate, ' ', revoke, ' ', said));
+    });
+    $('players').replaceChildren(el('h3', {}, 'Players'), rows.length
+      ? el('table', { id: 'player-list', class: 'figures' },
+        el('tr', {}, ...['Name', 'Side', 'Id', 'Token', ''].map((h) => el('th', { scope: 'col' }, h))), ...rows)
+      : el('p', {}, 'No player yet: issue a token above.'));
   }
 
   function wire() {
@@ -73,7 +108,10 @@
       const id = current();
       const side = $('player-side').value;
       const answer = await Adj.submit(form, () => api('POST', `/v1/campaigns/${id}/players`, token, { name: $('player-name').value, side }));
-      if (answer && answer.ok) issued(`${$('player-name').value} (${Adj.sideName(side)})`, answer.data.token, `/play/${id}`, side);
+      if (answer && answer.ok) {
+        issued(`${$('player-name').value} (${Adj.sideName(side)})`, answer.data.token, `/play/${id}`, side);
+        showPlayers();
+      }
     });
     on('form-bot', async (form) => {
       const id = current();
@@ -90,6 +128,15 @@
     });
     on('form-rollback', async (form) => {
       const body = { to_seq: Number($('rollback-to').value), reason: $('rollback-reason').value };
+      // Say which posts it voids before it is posted: a rollback is never undone, only rolled
+      // back by a later one, which voids the posts after its own target as any rollback does.
+      const voided = await postsAfter(current(), body.to_seq);
+      if (voided === null) return;
+      const list = voided.length ? voided.map((p) => `#${p.seq} ${p.side || 'moderator'} ${p.kind}`).join(', ') : 'no post';
+      const sure = confirm(`Roll back to post #${body.to_seq}? This voids ${voided.length} ${voided.length === 1 ? 'post' : 'posts'}: ${list}. `
+        + 'They stay in the log, marked void, and the game goes on from the state after post '
+        + `#${body.to_seq}. A rollback cannot be deleted; a later rollback to a post before this one voids it in turn.`);
+      if (!sure) return;
       const answer = await Adj.post(form, current(), token, 'rollback', body);
       if (answer && answer.ok) $('receipt').replaceChildren(Adj.receipt(answer.data));
     });
@@ -105,6 +152,19 @@
       const answer = await Adj.post(form, current(), token, 'umpire', body);
       if (answer && answer.ok) $('receipt').replaceChildren(Adj.receipt(answer.data));
     });
+  }
+
+  /** The posts after `seq` that are not void yet (what a rollback to `seq` would void), or null when they cannot be read. */
+  async function postsAfter(id, seq) {
+    const found = [];
+    let after = seq;
+    for (;;) {
+      const answer = await api('GET', `/v1/campaigns/${id}/posts?after=${after}&limit=100`, token);
+      if (!answer.ok) return null;
+      found.push(...answer.data.posts.filter((p) => !p.void));
+      if (!answer.data.next_after) return found;
+      after = answer.data.next_after;
+    }
   }
 
   function on(id, handler) {

@@ -11,6 +11,11 @@
   let token = null;
   let me = null;
   let game = null;
+  /** What each side may post now, as the server says (`may_post` of the state). */
+  let mayPost = {};
+  /** While this side deploys: the hexes of its deployment zone. */
+  let zone = new Set();
+  const deploying = () => game && game.phase === 'deployment' && me && (mayPost[me.side] || []).includes('deploy');
   let chosen = null;
   let reach = [];
 
@@ -37,6 +42,28 @@
 
   const words = (text) => text.split(/[\s,]+/).map((w) => w.trim()).filter(Boolean);
   const lines = (text) => text.split('\n').map((l) => words(l)).filter((l) => l.length);
+
+  /**
+   * The field a refusal names, in the player's words: the unit a placement, a retreat path or
+   * an attacker stands for, by name; nothing for what the page sent on its own (the side).
+   */
+  function describeField(body, field) {
+    const path = field.replace(/^body\.body\./, '').replace(/^body\./, '');
+    if (path === 'side' || path === 'kind') return '';
+    const item = path.match(/^(placements|paths|units|factors|order)\[(\d+)\]/);
+    if (item) {
+      const entry = (body[item[1]] || [])[Number(item[2])];
+      const id = typeof entry === 'string' ? entry : entry && entry.unit;
+      const unit = game && game.units.find((u) => u.id === id);
+      if (unit) return unit.name;
+      if (id) return String(id);
+    }
+    if (path === 'unit' && body.unit) {
+      const unit = game && game.units.find((u) => u.id === body.unit);
+      return unit ? unit.name : String(body.unit);
+    }
+    return path ? `(${path})` : '';
+  }
 
   /** The post a form stands for. */
   function build(form) {
@@ -87,8 +114,14 @@
       const answer = await api('GET', `/v1/campaigns/${campaign}/state`);
       if (!answer.ok) return;
       game = answer.data.state;
+      mayPost = answer.data.may_post || {};
+      zone = new Set(((answer.data.deployment_zones || {})[me && me.side]) || []);
+      const changed = body.dataset.after !== String(answer.data.after_seq);
       showTurn();
       showUnits();
+      // A new state: what the chosen unit could reach before is asked again (after a move it
+      // can reach nothing more), so no highlight outlives the state it was drawn for.
+      if (changed && chosen && !deploying()) await choose(chosen);
       await showMap();
       body.dataset.after = String(answer.data.after_seq);
     } else {
@@ -104,9 +137,20 @@
     } else if (game.phase === 'deployment') {
       $('turn-line').textContent = deploymentLine(side);
     } else {
-      const yours = game.side_to_act === side ? ' (you)' : '';
-      $('turn-line').textContent = `Turn ${game.turn}, ${game.phase} phase: ${Adj.sideName(game.side_to_act)}${yours} to act.`;
+      $('turn-line').textContent = turnLine(side);
     }
+    // The forms: what this side may post now stands out, the rest is shown as not now.
+    const mine = new Set(side ? (mayPost[side] || []) : []);
+    for (const form of document.querySelectorAll('form.order')) {
+      const kind = form.dataset.kind;
+      if (kind === 'deploy') continue;
+      form.classList.toggle('not-now', !mine.has(kind));
+    }
+    // The Rebel reinforcement post first, while it can still be made.
+    const rollFirst = mine.has('reinforcement');
+    $('roll-first').hidden = !rollFirst;
+    if (rollFirst) $('roll-first').append($('form-reinforcement'));
+    else if ($('form-reinforcement').parentElement.id === 'roll-first') $('form-resolve_attack').before($('form-reinforcement'));
     const awaited = new Set();
     $('awaiting').replaceChildren(...(game.awaiting || []).map((a) => {
       const mine = a.side === side;
@@ -116,6 +160,24 @@
     for (const form of document.querySelectorAll('form.order')) form.classList.toggle('awaited', awaited.has(form.dataset.kind));
     const p = game.reinforcement_points || {};
     $('points').textContent = `Reinforcement points stored: Union ${p.union}, Rebels ${p.confederate}.`;
+  }
+
+  /** The kinds a side may post, in words: "reinforce, move, attack or end_turn". */
+  function kindsInWords(kinds) {
+    if (!kinds.length) return 'nothing';
+    return kinds.length === 1 ? kinds[0] : `${kinds.slice(0, -1).join(', ')} or ${kinds[kinds.length - 1]}`;
+  }
+
+  /** Who acts now and with what: one line from the server's `may_post`, never two stories. */
+  function turnLine(side) {
+    const head = `Turn ${game.turn}, ${game.phase} phase`;
+    const acting = Object.entries(mayPost).filter(([, kinds]) => kinds.length);
+    if (!acting.length) return `${head}: nobody can post now.`;
+    const parts = acting.map(([who, kinds]) => (who === side
+      ? `you (${Adj.sideName(who)}) may post ${kindsInWords(kinds)}`
+      : `${Adj.sideName(who)} may post ${kindsInWords(kinds)}`));
+    const waiting = game.battle ? ` Battle ${game.battle.number} at ${game.battle.target} waits for an answer:` : '';
+    return `${head}.${waiting} ${parts.join('; ')}.`;
   }
 
   /** Whether a side has deployed, and whether its deployment is sealed (deployed, yet off the map). */
@@ -167,6 +229,14 @@
 
   async function choose(unit) {
     chosen = unit;
+    if (deploying()) {
+      // Deployment: the unit goes where the next click on a highlighted hex says.
+      const u = game.units.find((x) => x.id === unit);
+      $('destinations').replaceChildren(el('li', {}, `Click a highlighted hex of your deployment zone to place ${u ? u.name : unit}.`));
+      showUnits();
+      mark();
+      return;
+    }
     $('move-unit').value = unit;
     const answer = await api('GET', `/v1/campaigns/${campaign}/units/${encodeURIComponent(unit)}/moves`);
     reach = answer.ok ? answer.data.moves : [];
@@ -185,6 +255,24 @@
   }
 
   function clickHex(hex) {
+    if (deploying() && chosen) {
+      if (!zone.has(hex)) {
+        $('destinations').replaceChildren(el('li', {}, `${hex} is not in your deployment zone: choose a highlighted hex.`));
+        return;
+      }
+      const input = $(`deploy-${chosen}`);
+      if (input) input.value = hex;
+      // On to the next unit not placed yet.
+      const next = Array.from(document.querySelectorAll('#deploy-rows input[data-unit]')).find((i) => !i.value.trim());
+      if (next) choose(next.dataset.unit);
+      else {
+        chosen = null;
+        $('destinations').replaceChildren(el('li', {}, 'Every unit is placed: check the list and press Deploy.'));
+        showUnits();
+        mark();
+      }
+      return;
+    }
     const move = reach.find((m) => m.hex === hex);
     if (chosen && move) {
       $('move-unit').value = chosen;
@@ -199,7 +287,11 @@
   /** Marks the chosen unit's legal destinations on the map. */
   function mark() {
     const hexes = new Set(reach.map((m) => m.hex));
-    for (const poly of $('map').querySelectorAll('[data-hex]')) poly.classList.toggle('reach', hexes.has(poly.dataset.hex));
+    const zoneShown = deploying();
+    for (const poly of $('map').querySelectorAll('[data-hex]')) {
+      poly.classList.toggle('reach', hexes.has(poly.dataset.hex));
+      poly.classList.toggle('zone', zoneShown && zone.has(poly.dataset.hex));
+    }
   }
 
   /** The server's own map, inline so its hexes can be clicked. */
@@ -261,7 +353,14 @@
           form.querySelector('.refusal').textContent = `Not sent: ${e.message}`;
           return;
         }
-        const answer = await Adj.post(form, campaign, token, built.kind, built.body);
+        // A move or an attack ends the reinforcement step: ask before the roll is lost.
+        const side = me && me.side;
+        const rollPending = side && (mayPost[side] || []).includes('reinforcement');
+        if (rollPending && ['move', 'attack'].includes(built.kind)
+          && !confirm('You have not made your reinforcement post this turn. Once a unit moves or attacks, the roll is lost for this turn. Go on anyway?')) {
+          return;
+        }
+        const answer = await Adj.post(form, campaign, token, built.kind, built.body, (field) => describeField(built.body, field));
         if (answer && answer.ok) {
           showReceipt(answer.data);
           form.reset();

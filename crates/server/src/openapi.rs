@@ -20,6 +20,7 @@ use crate::AppState;
         routes::healthz,
         routes::tokens::whoami,
         routes::tokens::create_moderator,
+        routes::tokens::list_players,
         routes::tokens::create_player,
         routes::tokens::create_bot,
         routes::tokens::revoke_moderator,

@@ -645,6 +645,15 @@ pub struct StateView {
     /// that says so, e.g. "Stand-in map: the seed publishes no map".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stand_in_map: Option<String>,
+    /// What each side may post now (`union`, `confederate`), in the order of play: the kinds
+    /// the turn and the pending battle allow. A kind not listed is refused whatever its body.
+    #[schema(value_type = Object, example = json!({"union": ["move", "attack", "end_turn"], "confederate": []}))]
+    pub may_post: std::collections::BTreeMap<String, Vec<String>>,
+    /// During deployment: the hexes each side may deploy in (within 1 hex of its deployment
+    /// cities), for the page to highlight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub deployment_zones: Option<std::collections::BTreeMap<String, Vec<String>>>,
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]

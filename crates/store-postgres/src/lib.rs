@@ -10,8 +10,8 @@ use adjutant_store::append::{AppendSteps, GroupCommit, KnownKey, LastPost};
 use adjutant_store::row::{self, bad_column, Columns, OUTCOME_COLUMNS};
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, DeliveryAttempt, DeliveryLogEntry,
-    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, SharedDecide, Store, StoreError, Tail, Webhook,
-    MAX_BATCH,
+    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, SharedDecide, Store, StoreError,
+    Tail, Webhook, MAX_BATCH,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -466,6 +466,25 @@ impl Store for PostgresStore {
             .await
             .map_err(map_err)?;
         row.as_ref().map(|row| decode(row, row::principal_and_revocation)).transpose()
+    }
+
+    #[instrument(skip_all)]
+    async fn campaign_principals(
+        &self,
+        campaign_id: Uuid,
+        kind: PrincipalKind,
+        limit: i64,
+    ) -> Result<Vec<(Principal, Option<DateTime<Utc>>)>> {
+        let rows = sqlx::query(
+            "SELECT * FROM principals WHERE campaign_id = $1 AND kind = $2 ORDER BY created_at, id LIMIT $3",
+        )
+        .bind(campaign_id)
+        .bind(kind.as_str())
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_err)?;
+        rows.iter().map(|row| decode(row, row::principal_and_revocation)).collect()
     }
 
     #[instrument(skip_all)]

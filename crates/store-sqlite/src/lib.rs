@@ -17,8 +17,8 @@ use adjutant_store::append::{AppendSteps, GroupCommit, KnownKey, LastPost};
 use adjutant_store::row::{self, bad_column, Columns, OUTCOME_COLUMNS};
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, DeliveryAttempt, DeliveryLogEntry,
-    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, Result, SharedDecide, Store, StoreError, Tail, Webhook,
-    MAX_BATCH,
+    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, SharedDecide, Store, StoreError,
+    Tail, Webhook, MAX_BATCH,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
@@ -550,6 +550,24 @@ impl Store for SqliteStore {
             .await
             .map_err(map_err)?;
         row.as_ref().map(|row| decode(row, row::principal_and_revocation)).transpose()
+    }
+
+    #[instrument(skip_all)]
+    async fn campaign_principals(
+        &self,
+        campaign_id: Uuid,
+        kind: PrincipalKind,
+        limit: i64,
+    ) -> Result<Vec<(Principal, Option<DateTime<Utc>>)>> {
+        let rows =
+            sqlx::query("SELECT * FROM principals WHERE campaign_id = ? AND kind = ? ORDER BY created_at, id LIMIT ?")
+                .bind(campaign_id.to_string())
+                .bind(kind.as_str())
+                .bind(limit)
+                .fetch_all(&self.readers)
+                .await
+                .map_err(map_err)?;
+        rows.iter().map(|row| decode(row, row::principal_and_revocation)).collect()
     }
 
     #[instrument(skip_all)]

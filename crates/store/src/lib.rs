@@ -336,6 +336,14 @@ pub trait Store: Send + Sync + 'static {
     async fn principal_by_token_hash(&self, token_hash: &[u8; 32]) -> Result<Option<Principal>>;
     /// A principal by id, revoked or not, with the time its token was revoked.
     async fn principal(&self, id: Uuid) -> Result<Option<(Principal, Option<DateTime<Utc>>)>>;
+    /// The principals of `kind` bound to a campaign (its players, or its bots), in the order
+    /// they were issued, each with when it was revoked; at most `limit`.
+    async fn campaign_principals(
+        &self,
+        campaign_id: Uuid,
+        kind: PrincipalKind,
+        limit: i64,
+    ) -> Result<Vec<(Principal, Option<DateTime<Utc>>)>>;
     /// Revokes a principal's token at `at`: from now on it authenticates no more, on every
     /// server using this database. Only the principal's own row changes. `false` when there is
     /// no such principal; revoking twice keeps the first time.

@@ -16,7 +16,8 @@ pub use combat::{battle, battle_by_unit, Battle, Defence, Defenders, VictoryRoun
 pub use hex::Hex;
 pub use movement::Reach;
 pub use orders::{
-    apply, legal_moves, post_kinds, Applied, Order, Outcome, PostKindSpec, SealedDraw, Settings, RULES_VERSION,
+    apply, legal_moves, may_post, post_kinds, Applied, Order, Outcome, PostKindSpec, SealedDraw, Settings,
+    RULES_VERSION,
 };
 pub use scenario::{Arm, Scenario, ScenarioError};
 pub use state::{GameState, Phase};

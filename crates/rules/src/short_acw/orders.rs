@@ -310,7 +310,7 @@ pub fn apply(scenario: &Scenario, state: &GameState, order: &Order) -> Result<Ap
             "a moderator does not post orders in a managed Short ACW campaign: void a post instead",
         ));
     };
-    check_phase(state, side, order.kind)?;
+    check_phase(scenario, state, side, order.kind)?;
     let mut next = state.clone();
     let mut out = vec![];
     match order.kind {
@@ -350,7 +350,51 @@ const TURN_KINDS: [&str; 5] = ["reinforcement", "reinforce", "move", "attack", "
 const ANSWER_KINDS: [&str; 4] = ["cavalry_option", "resolve_attack", "casualty_order", "retreat"];
 
 /// Out-of-phase and wrong-side posts are refused here, with the reason.
-fn check_phase(state: &GameState, side: Side, kind: &str) -> Result<(), Refusal> {
+/// What `side` may post now, in the order of play: the one answer to "who acts now, and with
+/// what" that the refusals, the state's readers and the player's page all give. A kind listed
+/// here may still be refused for what its body says (a unit that already moved, a hex out of
+/// reach); a kind not listed is refused whatever its body.
+pub fn may_post(scenario: &Scenario, state: &GameState, side: Side) -> Vec<&'static str> {
+    if state.result.is_some() {
+        return vec![];
+    }
+    if state.phase == Phase::Deployment {
+        return if state.deployed.contains(&side) { vec![] } else { vec!["deploy"] };
+    }
+    if state.battle.is_some() {
+        return ANSWER_KINDS
+            .into_iter()
+            .filter(|kind| state.awaiting.iter().any(|a| a.side == side && a.kind == *kind))
+            .collect();
+    }
+    if state.side_to_act != Some(side) {
+        return vec![];
+    }
+    let roll = side == Side::Confederate && !state.reinforcement_roll_made;
+    let mut kinds = match state.phase {
+        Phase::Reinforcement if roll => vec!["reinforcement", "reinforce", "move", "attack", "end_turn"],
+        Phase::Reinforcement => vec!["reinforce", "move", "attack", "end_turn"],
+        Phase::Movement => vec!["move", "attack", "end_turn"],
+        Phase::Combat => vec!["attack", "end_turn"],
+        Phase::Deployment | Phase::Over => vec![],
+    };
+    if still_to_fight(scenario, state, side).is_some() {
+        kinds.retain(|k| *k != "end_turn");
+    }
+    kinds
+}
+
+/// "`move`, `attack` or `end_turn`".
+fn kinds_in_words(kinds: &[&str]) -> String {
+    let quoted: Vec<String> = kinds.iter().map(|k| format!("`{k}`")).collect();
+    match quoted.split_last() {
+        None => "nothing".to_owned(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+fn check_phase(scenario: &Scenario, state: &GameState, side: Side, kind: &str) -> Result<(), Refusal> {
     let known = kind == "deploy" || TURN_KINDS.contains(&kind) || ANSWER_KINDS.contains(&kind);
     if !known {
         let kinds: Vec<&str> = post_kinds().iter().map(|k| k.kind).collect();
@@ -387,11 +431,24 @@ fn check_phase(state: &GameState, side: Side, kind: &str) -> Result<(), Refusal>
         if state.awaiting.iter().any(|a| a.side == side && a.kind == kind) {
             return Ok(());
         }
-        let waiting: Vec<String> = state.awaiting.iter().map(|a| format!("`{}` from the {}", a.kind, a.side)).collect();
+        let now = match &state.battle {
+            Some(_) => {
+                let waiting: Vec<String> =
+                    state.awaiting.iter().map(|a| format!("`{}` from the {}", a.kind, a.side)).collect();
+                format!("the battle awaits {}", waiting.join(" and "))
+            }
+            None => match state.side_to_act {
+                Some(to_act) => format!(
+                    "no battle is waiting; it is the {to_act}'s player turn, in which the {to_act} may post {}",
+                    kinds_in_words(&may_post(scenario, state, to_act))
+                ),
+                None => "no battle is waiting".to_owned(),
+            },
+        };
         return Err(Refusal::new(
             "kind",
             "battle.not_awaited",
-            format!("no battle awaits a `{kind}` from the {side}; the game awaits {}", waiting.join(" and ")),
+            format!("nothing awaits a `{kind}` from the {side}: {now}"),
         ));
     }
     let to_act = state.side_to_act.unwrap_or(Side::Union);
@@ -1234,10 +1291,14 @@ fn retreat(
             continue;
         }
         if p.path.len() > 2 {
+            let name = before.unit(&p.unit).map_or(p.unit.as_str(), |u| u.name.as_str());
             return Err(Refusal::new(
                 format!("{field}.path"),
                 "retreat.length",
-                "Seed: \"Defeated Armies may retreat up to two hexes, and must retreat at least one.\" (An empty path gives the unit up as having no retreat.)",
+                format!(
+                    "{name} was given {} hexes; a retreat is 1 or 2. Seed: \"Defeated Armies may retreat up to two hexes, and must retreat at least one.\"",
+                    p.path.len()
+                ),
             ));
         }
         let Some(from) = before.unit(&p.unit).and_then(|u| u.hex) else {
@@ -1470,21 +1531,23 @@ fn cavalry_option(
     Ok(())
 }
 
+/// A unit of `side` that entered a hex next to the enemy and has not fought yet: the side's
+/// turn cannot end before it does.
+fn still_to_fight<'s>(scenario: &Scenario, state: &'s GameState, side: Side) -> Option<&'s UnitState> {
+    state.units.iter().find(|u| {
+        u.side == side
+            && u.is_on_map()
+            && u.must_fight
+            && !u.attacked
+            // A unit with no factors cannot fight a combat on its own, so it only halts.
+            && u.factors > 0
+            // Every unit still next to the enemy, not just the first that ever halted.
+            && u.hex.is_some_and(|h| state.enemy_next_to(scenario, h, side).is_some())
+    })
+}
+
 fn end_turn(scenario: &Scenario, state: &mut GameState, side: Side, out: &mut Vec<Outcome>) -> Result<(), Refusal> {
-    if let Some(u) = state
-        .units
-        .iter()
-        // A unit with no factors cannot fight a combat on its own, so it only halts.
-        .find(|u| {
-            u.side == side
-                && u.is_on_map()
-                && u.must_fight
-                && !u.attacked
-                && u.factors > 0
-                // Every unit still next to the enemy, not just the first that ever halted.
-                && u.hex.is_some_and(|h| state.enemy_next_to(scenario, h, side).is_some())
-        })
-    {
+    if let Some(u) = still_to_fight(scenario, state, side) {
         return Err(Refusal::new(
             "kind",
             "combat.must_fight",

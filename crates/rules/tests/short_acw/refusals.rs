@@ -94,7 +94,7 @@ fn turn_and_phase_refusals() {
         json!({"paths": []}),
         "kind",
         "battle.not_awaited",
-        "no battle awaits a `retreat` from the Union",
+        "nothing awaits a `retreat` from the Union: no battle is waiting; it is the Union's player turn, in which the Union may post `reinforce`, `move`, `attack` or `end_turn`",
     );
     g.refused(
         U,
@@ -429,7 +429,7 @@ fn casualty_and_retreat_refusals() {
         json!({"paths": []}),
         "kind",
         "battle.not_awaited",
-        "no battle awaits a `retreat` from the Rebel",
+        "nothing awaits a `retreat` from the Rebel: the battle awaits `casualty_order` from the Union",
     );
     g.ok(U, "casualty_order", json!({}));
     g.ok(R, "casualty_order", json!({"order": ["cs-52nd-inf"]}));
@@ -456,7 +456,7 @@ fn casualty_and_retreat_refusals() {
         rt(json!([{"unit": "cs-51st-inf", "path": ["0704", "0804", "0904"]}])),
         "body.paths[0].path",
         "retreat.length",
-        "must retreat at least one",
+        "51st Inf was given 3 hexes; a retreat is 1 or 2.",
     );
     g.refused(
         R,
@@ -709,7 +709,7 @@ fn cavalry_option_refusals_and_flow() {
         empty(),
         "kind",
         "battle.not_awaited",
-        "the game awaits `cavalry_option` from the Rebel",
+        "nothing awaits a `resolve_attack` from the Union: the battle awaits `cavalry_option` from the Rebel",
     );
     g.refused(
         R,
@@ -807,4 +807,54 @@ fn every_unit_still_next_to_the_enemy_must_fight_not_only_the_first() {
         "combat.must_fight",
         "12th Inf entered 0505 next to the enemy and must fight a combat",
     );
+}
+
+#[test]
+fn what_a_side_may_post_is_what_is_accepted() {
+    use adjutant_rules::short_acw::may_post;
+    use adjutant_rules::Side;
+    // In deployment: `deploy`, once a side.
+    let g = Game::new();
+    assert_eq!(may_post(&g.scenario, &g.state, Side::Union), ["deploy"]);
+    let g = scripted(1);
+    assert!(may_post(&g.scenario, &g.state, Side::Union).is_empty());
+    assert_eq!(may_post(&g.scenario, &g.state, Side::Confederate), ["deploy"]);
+    // Turn 1, the Union's: everything of a player turn; the Rebels nothing.
+    let g = scripted(2);
+    assert_eq!(may_post(&g.scenario, &g.state, Side::Union), ["reinforce", "move", "attack", "end_turn"]);
+    assert!(may_post(&g.scenario, &g.state, Side::Confederate).is_empty());
+    // A battle waiting on answers: only the answers, from whom they are awaited.
+    let g = scripted(14);
+    assert_eq!(may_post(&g.scenario, &g.state, Side::Union), ["casualty_order"]);
+    assert_eq!(may_post(&g.scenario, &g.state, Side::Confederate), ["casualty_order"]);
+    // Every kind listed, and no other, passes the turn and phase checks, at every step of the
+    // script for both sides (a body may still be refused for what it says).
+    for n in 0..script().len() {
+        let g = scripted(n);
+        for side in [Side::Union, Side::Confederate] {
+            let allowed = may_post(&g.scenario, &g.state, side);
+            for kind in [
+                "deploy",
+                "reinforcement",
+                "reinforce",
+                "move",
+                "attack",
+                "cavalry_option",
+                "resolve_attack",
+                "casualty_order",
+                "retreat",
+                "end_turn",
+            ] {
+                let mut probe = scripted(n);
+                let refusal = probe.post(Some(side), kind, serde_json::json!({})).err();
+                // Refused for the kind or the side, not for what the body says.
+                let by_turn = refusal.as_ref().is_some_and(|r| ["kind", "side"].contains(&r.field.as_str()));
+                assert_eq!(
+                    !by_turn,
+                    allowed.contains(&kind),
+                    "after post {n}, the {side} posting `{kind}`: may_post says {allowed:?}, the rules say {refusal:?}"
+                );
+            }
+        }
+    }
 }

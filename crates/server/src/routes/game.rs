@@ -40,14 +40,31 @@ fn managed(campaign: &LoadedCampaign) -> ApiResult<&short_acw::Scenario> {
     responses((status = 200, body = StateView), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn campaign_state(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<StateView>> {
     let campaign = load_campaign(&state, id).await?;
-    let stand_in_map = managed(&campaign)?.stand_in_map().map(str::to_owned);
+    let scenario = managed(&campaign)?;
+    let stand_in_map = scenario.stand_in_map().map(str::to_owned);
     let (after_seq, game) = current_state(&state, &campaign).await?;
+    let sides = [adjutant_rules::Side::Union, adjutant_rules::Side::Confederate];
+    let deployment_zones = (game.phase == short_acw::Phase::Deployment).then(|| {
+        sides
+            .into_iter()
+            .map(|side| (side.key().to_owned(), scenario.deployment_zone(side).iter().map(|h| h.to_string()).collect()))
+            .collect()
+    });
+    let may_post = sides
+        .into_iter()
+        .map(|side| {
+            let kinds = short_acw::may_post(scenario, &game, side).into_iter().map(str::to_owned).collect();
+            (side.key().to_owned(), kinds)
+        })
+        .collect();
     Ok(Json(StateView {
         campaign_id: id,
         after_seq,
         // A sealed deployment is the server's alone until the other side has deployed.
         state: serde_json::to_value(game.as_public()).map_err(|e| AppError::Internal(e.to_string()))?,
         stand_in_map,
+        may_post,
+        deployment_zones,
     }))
 }
 
@@ -139,6 +156,7 @@ async fn map_of(state: &AppState, id: Uuid) -> ApiResult<String> {
     let campaign = load_campaign(state, id).await?;
     let scenario = managed(&campaign)?;
     let (_, game) = current_state(state, &campaign).await?;
+    let void = crate::log::read::void_posts(&*state.store, id).await?;
     let recent: Vec<short_acw::Outcome> = state
         .store
         .latest_outcomes(id, RECENT_OUTCOMES)
@@ -146,10 +164,19 @@ async fn map_of(state: &AppState, id: Uuid) -> ApiResult<String> {
         .iter()
         .map(|o| {
             let view = crate::views::OutcomeView::of(o, None);
+            if void.contains(&o.seq) {
+                // A voided post's outcomes did not happen: listed as void, drawn as nothing.
+                return short_acw::Outcome {
+                    kind: "void".into(),
+                    headline: format!("Void: {}", view.headline),
+                    data: view.data,
+                };
+            }
             short_acw::Outcome { kind: view.kind, headline: view.headline, data: view.data }
         })
         .collect();
-    Ok(adjutant_render::map_svg(scenario, &game, &recent))
+    // The last turn's moves and battles, not the whole game's.
+    Ok(adjutant_render::map_svg(scenario, &game, adjutant_render::last_turn(&recent)))
 }
 
 /// The map now: terrain, rivers, bridges, rail, cities with their controller, units with their

@@ -11,6 +11,8 @@ use axum::http::StatusCode;
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use chrono::Utc;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::auth::{new_token, token_hash, Caller};
@@ -21,12 +23,13 @@ use crate::free_text::check_name;
 use crate::routes::shared::load_campaign;
 use crate::views::{IssuedToken, NewBot, NewModerator, NewPlayer, WhoAmI};
 use crate::AppState;
+use adjutant_rules::dice::stamp_text;
 
 pub fn router() -> axum::Router<AppState> {
     Router::new()
         .route("/v1/whoami", get(whoami))
         .route("/v1/moderators", post(create_moderator))
-        .route("/v1/campaigns/{id}/players", post(create_player))
+        .route("/v1/campaigns/{id}/players", get(list_players).post(create_player))
         .route("/v1/campaigns/{id}/bots", post(create_bot))
         .route("/v1/moderators/{moderator_id}", delete(revoke_moderator))
         .route("/v1/campaigns/{id}/players/{player_id}", delete(revoke_player))
@@ -170,6 +173,57 @@ async fn campaign_player(
         return Err(AppError::not_found("path.player_id", format!("campaign {id} has no player {player_id}")));
     }
     Ok((player, revoked_at))
+}
+
+/// The most players one listing shows: far more than a campaign of two sides needs.
+pub const MAX_PLAYERS_LISTED: i64 = 500;
+
+/// A campaign's players, for its moderator.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PlayerList {
+    /// In the order they were issued (those issued in the same millisecond by id); at most 500.
+    pub players: Vec<PlayerEntry>,
+}
+
+/// One player of a campaign: who plays which side, since when, and whether the token still
+/// works. The token itself is never shown again (rotate it for a new one).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PlayerEntry {
+    pub id: Uuid,
+    pub name: String,
+    #[schema(example = "union")]
+    pub side: Option<String>,
+    pub issued_at: String,
+    /// When the moderator revoked the token; absent while it works.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<String>,
+}
+
+/// Lists a campaign's players (its moderator only), revoked ones included, so the moderator can
+/// rotate or revoke each.
+#[utoipa::path(get, path = "/v1/campaigns/{id}/players", tag = "tokens",
+    params(("id" = Uuid, Path, description = "campaign id")), security(("bearer" = [])),
+    responses((status = 200, body = PlayerList), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn list_players(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<PlayerList>> {
+    let campaign = load_campaign(&state, id).await?;
+    caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
+    let players = state.store.campaign_principals(id, PrincipalKind::Player, MAX_PLAYERS_LISTED).await?;
+    Ok(Json(PlayerList {
+        players: players
+            .into_iter()
+            .map(|(p, revoked_at)| PlayerEntry {
+                id: p.id,
+                name: p.name,
+                side: p.side,
+                issued_at: stamp_text(p.created_at),
+                revoked_at: revoked_at.map(stamp_text),
+            })
+            .collect(),
+    }))
 }
 
 /// Revokes a player's token (the campaign's moderator): it is refused from now on. Their posts
