@@ -491,13 +491,8 @@ fn retreat(d: &Value) -> Doc {
     Doc { title, lines, check }
 }
 
-/// "0602", "0602 and 0702", "0501, 0602 and 0702".
 fn and_list(items: &[String]) -> String {
-    match items.split_last() {
-        None => String::new(),
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-    }
+    adjutant_rules::words::listed(items, "and")
 }
 
 fn reinforcement_roll(d: &Value) -> Doc {

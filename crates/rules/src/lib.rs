@@ -16,6 +16,7 @@ pub mod schema;
 pub mod short_acw;
 pub mod side;
 pub mod vectors;
+pub mod words;
 
 pub use dice::{DiceStream, DieRoll};
 pub use post_time::{Clock, ClockFormat, DigitPositions, ResultNumber, TimeOfDay};

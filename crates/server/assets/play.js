@@ -203,11 +203,18 @@
 
   const mine = () => (game ? game.units.filter((u) => me && u.side === me.side && !u.eliminated) : []);
 
+  /** Where a unit not on the map stands: sealed, about to be deployed to a hex, or nowhere yet. */
+  function placing(u) {
+    if (deployedSealed(u.side)) return 'placed, sealed';
+    const input = $(`deploy-${u.id}`);
+    return input && input.value.trim() ? `to deploy in ${input.value.trim()}` : 'not placed';
+  }
+
   function showUnits() {
     const units = mine();
     $('my-units').replaceChildren(...units.map((u) => el('li', {},
       el('button', { type: 'button', class: `unit${chosen === u.id ? ' chosen' : ''}`, 'data-unit': u.id, 'aria-pressed': chosen === u.id ? 'true' : 'false' },
-        `${u.id} · ${u.factors} · ${u.hex || (deployedSealed(u.side) ? 'placed, sealed' : 'not placed')}`))));
+        `${u.id} · ${u.factors} · ${u.hex || placing(u)}`))));
     for (const b of $('my-units').querySelectorAll('button')) b.addEventListener('click', () => choose(b.dataset.unit));
     const select = $('move-unit');
     const was = select.value;

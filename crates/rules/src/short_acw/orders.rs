@@ -19,6 +19,7 @@ use super::scenario::{Arm, Scenario, Terrain};
 use super::state::{CasualtiesDue, GameState, PendingBattle, Phase, SealedDeployment, UnitState};
 use super::victory::{after_last_turn, capture_met};
 use crate::result_time::ChainSecret;
+use crate::words::listed;
 use crate::{Clock, Refusal, ReinforcementRoll, Side};
 
 /// The most factors one `reinforce` post buys for a unit (or gives a new unit): far beyond what
@@ -349,7 +350,6 @@ fn unreachable_kind() -> Result<(), Refusal> {
 const TURN_KINDS: [&str; 5] = ["reinforcement", "reinforce", "move", "attack", "end_turn"];
 const ANSWER_KINDS: [&str; 4] = ["cavalry_option", "resolve_attack", "casualty_order", "retreat"];
 
-/// Out-of-phase and wrong-side posts are refused here, with the reason.
 /// What `side` may post now, in the order of play: the one answer to "who acts now, and with
 /// what" that the refusals, the state's readers and the player's page all give. A kind listed
 /// here may still be refused for what its body says (a unit that already moved, a hex out of
@@ -386,14 +386,14 @@ pub fn may_post(scenario: &Scenario, state: &GameState, side: Side) -> Vec<&'sta
 
 /// "`move`, `attack` or `end_turn`".
 fn kinds_in_words(kinds: &[&str]) -> String {
-    let quoted: Vec<String> = kinds.iter().map(|k| format!("`{k}`")).collect();
-    match quoted.split_last() {
-        None => "nothing".to_owned(),
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    if kinds.is_empty() {
+        return "nothing".to_owned();
     }
+    let quoted: Vec<String> = kinds.iter().map(|k| format!("`{k}`")).collect();
+    listed(&quoted, "or")
 }
 
+/// Out-of-phase and wrong-side posts are refused here, with the reason.
 fn check_phase(scenario: &Scenario, state: &GameState, side: Side, kind: &str) -> Result<(), Refusal> {
     let known = kind == "deploy" || TURN_KINDS.contains(&kind) || ANSWER_KINDS.contains(&kind);
     if !known {
@@ -1447,11 +1447,7 @@ fn retreat_outcome(
 /// "0602", "0602 and 0702", "0501, 0602 and 0702".
 fn hex_list(hexes: &[Hex]) -> String {
     let names: Vec<String> = hexes.iter().map(Hex::to_string).collect();
-    match names.split_last() {
-        None => String::new(),
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-    }
+    listed(&names, "and")
 }
 
 fn cavalry_option(

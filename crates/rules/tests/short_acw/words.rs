@@ -12,11 +12,7 @@ use serde_json::Value;
 /// "0602", "0602 and 0702", "0501, 0602 and 0702", as the texts list hexes.
 fn hexes_in_words(hexes: &[Hex]) -> String {
     let names: Vec<String> = hexes.iter().map(Hex::to_string).collect();
-    match names.split_last() {
-        None => String::new(),
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-    }
+    adjutant_rules::words::listed(&names, "and")
 }
 
 /// The four-digit hex numbers in a line of text.

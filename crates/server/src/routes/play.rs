@@ -57,6 +57,7 @@ fn templates() -> &'static Environment<'static> {
         for (name, text) in [
             ("play.html", include_str!("../../assets/play.html")),
             ("console.html", include_str!("../../assets/console.html")),
+            ("report.html", include_str!("../../assets/report.html")),
             ("audit.html", include_str!("../../assets/audit.html")),
             ("post-audit.html", include_str!("../../assets/post-audit.html")),
             ("fairness.html", include_str!("../../assets/fairness.html")),
