@@ -429,7 +429,7 @@ async fn new_unit_refused_as_the_api_refuses(app: &TestApp, page: &Session, toke
     let body = json!({"factors": [], "new_units": [
         {"name": "1st <b>Volunteers</b>", "arm": "cavalry", "hex": "0106", "factors": 3}]});
     let api = app.post(token, campaign, json!({"kind": "reinforce", "body": body})).await;
-    assert_eq!(api.status, 422, "{}", api.text);
+    assert_eq!(api.status, 409, "not enough points stored now: {}", api.text);
     let problem = &api.body;
     // A new cavalry unit with 3 factors costs 1 + 3 × 2 = 7 points: the page sent the new unit.
     assert_eq!(problem["rule"], "reinforcement.points", "{problem}");
@@ -604,7 +604,7 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     let api = app
         .post(&tokens[1], &campaign, json!({"kind": "move", "body": {"unit": "cs-51st-inf", "path": ["0603"]}}))
         .await;
-    let detail = api.problem(422, "body.side")["detail"].as_str().unwrap().to_owned();
+    let detail = api.problem(409, "body.side")["detail"].as_str().unwrap().to_owned();
     assert!(refusal.contains(&detail), "{refusal:?} should hold {detail:?}");
     // The page sent no side: the refusal does not name one.
     assert!(!refusal.contains("body."), "{refusal:?}");

@@ -167,7 +167,8 @@ async fn rules_version_1(backend: Backend) {
         new.step(i).await;
     }
     let refused = new.app.post(&new.confederate, &new.campaign, empty_retreat()).await;
-    refused.problem(422, "body.body.paths[1].path");
+    // The unit could retreat from where the units stand now: the game's state refuses it (409).
+    refused.problem(409, "body.body.paths[1].path");
 
     // A campaign stored before versions were recorded (its settings have no rules_version) …
     let old = game(backend).await;
@@ -422,7 +423,8 @@ async fn scripted_campaign(backend: Backend) {
 
     // Nothing is accepted once the game is over.
     let late = g.app.post(&g.confederate, &g.campaign, json!({"kind": "end_turn", "body": {}})).await;
-    let problem = late.problem(422, "body.kind");
+    // The game's state refuses it, not the post's shape: 409.
+    let problem = late.problem(409, "body.kind");
     assert_eq!(problem["rule"], "game.over");
     let log = g.app.get(&format!("/v1/campaigns/{}/posts?limit=100", g.campaign)).await;
     assert_eq!(log.ok(200)["posts"].as_array().unwrap().len(), g.script.len());
@@ -438,13 +440,15 @@ async fn refusals_change_nothing(backend: Backend) {
         .app
         .post(&g.confederate, &g.campaign, json!({"kind": "move", "body": {"unit": "cs-51st-inf", "path": ["0603"]}}))
         .await;
-    let p = out_of_turn.problem(422, "body.side");
+    // 409: the same move may pass in the Rebels' own turn.
+    let p = out_of_turn.problem(409, "body.side");
     assert!(p["detail"].as_str().unwrap().contains("turn"), "{p}");
     // Another side's unit.
     let theirs = g
         .app
         .post(&g.union, &g.campaign, json!({"kind": "move", "body": {"unit": "cs-51st-inf", "path": ["0603"]}}))
         .await;
+    // 422: it could never be right.
     theirs.problem(422, "body.body.unit");
     // Too far: infantry have 3 movement points.
     let far = g

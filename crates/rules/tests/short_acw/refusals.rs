@@ -858,3 +858,23 @@ fn what_a_side_may_post_is_what_is_accepted() {
         }
     }
 }
+
+#[test]
+fn every_rule_of_the_game_state_is_a_rule_the_game_has() {
+    // A rule named in STATE_RULES that no refusal uses would answer nothing 409.
+    let sources = [
+        include_str!("../../src/short_acw/orders.rs"),
+        include_str!("../../src/short_acw/movement.rs"),
+        include_str!("../../src/short_acw/reinforcement.rs"),
+    ]
+    .concat();
+    for rule in adjutant_rules::refusal::STATE_RULES {
+        assert!(sources.contains(&format!("\"{rule}\"")), "{rule} is no rule of the game");
+    }
+    // Not your turn, wrong phase, a unit that already moved: the game now. A hex off the map: never.
+    let mut g = scripted(2);
+    let out_of_turn = g.post(R, "end_turn", empty()).unwrap_err();
+    assert!(out_of_turn.depends_on_the_game_now(), "{out_of_turn}");
+    let off_map = g.post(U, "move", json!({"unit": "us-14th-inf", "path": ["9999"]})).unwrap_err();
+    assert!(!off_map.depends_on_the_game_now(), "{off_map}");
+}

@@ -87,7 +87,11 @@ impl Refusal {
     /// [`FieldPath::root`]) keeps them, and an umpire's answer (the order in the post's `body`)
     /// has them below `body`.
     pub fn of_rules(order: &FieldPath, r: adjutant_rules::Refusal) -> Self {
-        Self::invalid(order.inside(&r.field), r.rule, r.detail)
+        if r.depends_on_the_game_now() {
+            Self::conflict(order.inside(&r.field), r.rule, r.detail)
+        } else {
+            Self::invalid(order.inside(&r.field), r.rule, r.detail)
+        }
     }
 }
 
