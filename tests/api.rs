@@ -319,10 +319,21 @@ async fn tokens_issued_by_the_right_people(backend: Backend) {
         .await
         .problem(403, "Authorization");
     app.request(Method::POST, "/v1/moderators", None, Some(json!({"name": "x"}))).await.problem(401, "Authorization");
-    // A name is 1 to 80 characters, no control characters, no space at either end: what the
-    // schema's pattern says, the server refuses, and the reverse.
+    // A name is 1 to 80 characters, no control characters, no bidirectional control or
+    // zero-width character, no space at either end: what the schema's pattern says, the server
+    // refuses, and the reverse.
     let long = "x".repeat(81);
-    for name in ["", " Mac", "Mac ", "Mac\nStaff", "tab\there", "\u{85}next", long.as_str()] {
+    for name in [
+        "",
+        " Mac",
+        "Mac ",
+        "Mac\nStaff",
+        "tab\there",
+        "\u{85}next",
+        long.as_str(),
+        "Grant\u{202E}tnarG",
+        "Gr\u{200B}ant",
+    ] {
         app.request(Method::POST, "/v1/moderators", Some(&app.admin_token), Some(json!({"name": name})))
             .await
             .problem(422, "body.name");

@@ -727,6 +727,18 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     caught_up(&rebel, last).await;
     let receipt = rebel.wait_text("#receipt", &format!("Posted #{last_rebel} (")).await;
     assert!(!receipt.contains("Nothing posted"), "{receipt}");
+    // A link with another player's token asks before it switches accounts; declined, the page
+    // stays signed in as before.
+    union.goto("about:blank").await;
+    union.goto(&links[1]).await;
+    let asked = union.answer_dialog(false).await;
+    assert!(
+        asked.contains(
+            "You are signed in as Grant, player (the Union). Open this page as Lee, player (the Rebels) instead?"
+        ),
+        "{asked}"
+    );
+    union.wait_text("#signed-in", "Signed in as Grant").await;
 
     // The same script posted straight to the API reaches the same state.
     let reference = app.campaign(&moderator, json!({"name": "Reference", "scenario": "short-acw"})).await;

@@ -59,6 +59,9 @@ pub fn escape_markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
+        if shown_plain(c, &mut chars, &mut out) {
+            continue;
+        }
         match c {
             c if MARKDOWN_PUNCTUATION.contains(&c) => {
                 out.push('\\');
@@ -91,6 +94,9 @@ pub fn escape_bbcode(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
+        if shown_plain(c, &mut chars, &mut out) {
+            continue;
+        }
         match c {
             '[' | ']' | '\\' | '*' | '_' | '`' | '~' | '|' => out.push_str(&format!("&#{};", u32::from(c))),
             '<' => out.push_str("&lt;"),
@@ -113,6 +119,28 @@ pub fn escape_bbcode(text: &str) -> String {
 
 /// Control characters and Unicode's line and paragraph separators: the input refuses them,
 /// and older data that holds one still renders on one line.
+/// What both dialects show the same way, written to `out` (true when `c` was): a character
+/// that is not seen but reorders or hides text shows as its code point, "(U+202E)"; and a bare
+/// `www.` address, which Discourse, GitHub-flavoured Markdown and many BBCode boards make a link
+/// of, gets a zero-width space after its "www" so that it stays text.
+fn shown_plain(c: char, rest: &mut std::iter::Peekable<std::str::Chars>, out: &mut String) -> bool {
+    if adjutant_rules::words::invisible(c) {
+        out.push_str(&format!("(U+{:04X})", c as u32));
+        return true;
+    }
+    let w = |c: Option<char>| c.is_some_and(|c| c.eq_ignore_ascii_case(&'w'));
+    if w(Some(c)) && !out.chars().next_back().is_some_and(char::is_alphanumeric) {
+        let mut ahead = rest.clone();
+        if w(ahead.next()) && w(ahead.next()) && ahead.next() == Some('.') {
+            out.push(c);
+            out.extend(rest.take(2));
+            out.push(ZWSP);
+            return true;
+        }
+    }
+    false
+}
+
 fn breaks_line(c: char) -> bool {
     c.is_control() || c == '\u{2028}' || c == '\u{2029}'
 }
@@ -732,6 +760,24 @@ mod tests {
         assert!(t.markdown.starts_with(r"**\[url=x\]\*evil\*\[/url\] moves 0101 → 0102**"), "{}", t.markdown);
     }
 
+    #[test]
+    fn bare_www_addresses_stay_text_and_invisible_characters_show() {
+        for (text, markdown) in [
+            ("see www.evil.example/login", "see www\u{200B}.evil.example/login"),
+            ("WWW.Evil.example", "WWW\u{200B}.Evil.example"),
+            ("awww.no", "awww.no"),
+            ("Grant\u{202E}tnarg", "Grant(U+202E)tnarg"),
+            ("Le\u{200B}e", "Le(U+200B)e"),
+        ] {
+            assert_eq!(escape_markdown(text), markdown);
+            assert_eq!(escape_bbcode(text), markdown);
+        }
+        let t =
+            outcome_text("moved", &json!({"unit": "www.evil.example/login\u{202E}", "from": "0101", "path": ["0102"]}));
+        assert!(t.markdown.starts_with("**www\u{200B}.evil.example/login(U+202E) moves"), "{}", t.markdown);
+        assert!(!t.bbcode.contains("www.") && !t.bbcode.contains('\u{202E}'), "{}", t.bbcode);
+    }
+
     const ATTACK: &str =
         "Alice @staff <b>x</b> [url=http://evil.example]x[/url] ![img](http://x) # heading\nCheck: 1 → N = 1 & <script>";
 
@@ -769,6 +815,8 @@ mod tests {
                     out.push(c);
                     chars.next();
                 }
+                // The zero-width space that keeps a bare www. address from being linked.
+                ZWSP if out.to_lowercase().ends_with("www") && chars.peek() == Some(&'.') => {}
                 c => out.push(c),
             }
         }
@@ -786,6 +834,8 @@ mod tests {
                     out.push(c);
                     chars.next();
                 }
+                // The zero-width space that keeps a bare www. address from being linked.
+                ZWSP if out.to_lowercase().ends_with("www") && chars.peek() == Some(&'.') => {}
                 c => out.push(c),
             }
         }
@@ -876,10 +926,17 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
 
         #[test]
-        fn people_text_renders_as_itself_in_both_markups(text in "(?s).{0,40}|[@#:/<>&\\[\\]*_`~|!()\\\\\n -]{0,40}") {
+        fn people_text_renders_as_itself_in_both_markups(text in "(?s).{0,40}|[@#:/<>&\\[\\]*_`~|!()\\\\\nwW.\u{202E}\u{200B} -]{0,40}") {
             let md = escape_markdown(&text);
             let bb = escape_bbcode(&text);
-            let expected: String = text.chars().map(|c| if breaks_line(c) { ' ' } else { c }).collect();
+            let expected: String = text
+                .chars()
+                .map(|c| match c {
+                    c if breaks_line(c) => " ".to_owned(),
+                    c if adjutant_rules::words::invisible(c) => format!("(U+{:04X})", c as u32),
+                    c => c.to_string(),
+                })
+                .collect();
             proptest::prop_assert_eq!(shown_markdown(&md), expected.clone());
             proptest::prop_assert_eq!(shown_bbcode(&bb), expected);
             if let Err(e) = is_text(&md, true) { proptest::prop_assert!(false, "markdown {:?}: {}", md, e); }

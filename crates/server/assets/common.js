@@ -17,19 +17,38 @@ const Adj = (() => {
     return node;
   }
 
-  /** Takes `#token=…` from the address (and removes it), or the one kept for `key`. */
-  function takeToken(key) {
+  /** Who a token is, in words: "Grant, player (the Union)". */
+  function whoIs(data) {
+    const side = data.side ? ` (${sideName(data.side)})` : '';
+    return `${data.name}, ${data.kind}${side}`;
+  }
+
+  /**
+   * Takes `#token=…` from the address (and removes it), or the one kept for `key`. A link with
+   * another token than the one kept asks first: a link someone sent must not switch the player
+   * to another account unawares.
+   */
+  async function takeToken(key) {
     const match = location.hash.match(/(?:^#|&)token=([^&]+)/);
+    const kept = localStorage.getItem(key);
     if (match) {
-      localStorage.setItem(key, decodeURIComponent(match[1]));
       history.replaceState(null, '', location.pathname + location.search);
+      const offered = decodeURIComponent(match[1]);
+      if (kept && kept !== offered) {
+        const [now, then] = await Promise.all([api('GET', '/v1/whoami', kept), api('GET', '/v1/whoami', offered)]);
+        if (now.ok) {
+          const as = then.ok ? whoIs(then.data) : 'a token this server refuses';
+          if (!confirm(`You are signed in as ${whoIs(now.data)}. Open this page as ${as} instead?`)) return kept;
+        }
+      }
+      localStorage.setItem(key, offered);
     }
     return localStorage.getItem(key);
   }
 
   /** The sign-in header: who the token is, a form when there is none, and "forget". */
   async function signIn(key, onToken) {
-    const token = takeToken(key);
+    const token = await takeToken(key);
     const form = document.getElementById('signin');
     const forget = document.getElementById('forget');
     const shown = document.getElementById('signed-in');
@@ -56,8 +75,7 @@ const Adj = (() => {
       onToken(null, null);
       return;
     }
-    const side = me.data.side ? ` (${sideName(me.data.side)})` : '';
-    shown.textContent = `Signed in as ${me.data.name}, ${me.data.kind}${side}.`;
+    shown.textContent = `Signed in as ${whoIs(me.data)}.`;
     onToken(token, me.data);
   }
 

@@ -29,8 +29,15 @@ pub fn forbidden(c: char) -> bool {
     c.is_control() || c == '\u{2028}' || c == '\u{2029}'
 }
 
+/// The OpenAPI `pattern` of a name: one line (as [`ONE_LINE_PATTERN`]), and no bidirectional
+/// control or zero-width character ([`adjutant_rules::words::invisible`]), so that no name can
+/// turn the text around it back to front or pass for another.
+pub fn name_pattern() -> String {
+    ONE_LINE_PATTERN.replace("\\u2028\\u2029", &format!("\\u2028\\u2029{}", adjutant_rules::words::INVISIBLE_CLASS))
+}
+
 /// A name shown to people (a moderator, player, bot, campaign): 1 to 80 characters, one line,
-/// no space at either end. Schema only; the check is [`check_name`].
+/// no space at either end, nothing invisible. Schema only; the check is [`check_name`].
 pub struct Name;
 
 impl utoipa::PartialSchema for Name {
@@ -39,9 +46,9 @@ impl utoipa::PartialSchema for Name {
             .schema_type(Type::String)
             .min_length(Some(1))
             .max_length(Some(NAME_MAX))
-            .pattern(Some(ONE_LINE_PATTERN))
+            .pattern(Some(name_pattern()))
             .description(Some(
-                "1 to 80 characters, one line: no control characters (newlines included), no space at either end",
+                "1 to 80 characters, one line: no control characters (newlines included), no bidirectional control or zero-width character, no space at either end",
             ))
             .into()
     }
@@ -88,10 +95,20 @@ pub fn is_one_line(text: &str, max: usize) -> bool {
     (1..=max).contains(&count) && !text.chars().any(forbidden) && !text.starts_with(' ') && !text.ends_with(' ')
 }
 
-/// A name: 1 to 80 characters, one line, no space at either end.
+/// A name: 1 to 80 characters, one line, no space at either end, nothing invisible.
 pub fn check_name(field: &str, name: &str) -> ApiResult<String> {
     if !is_one_line(name, NAME_MAX) {
         return Err(refuse(field, "name.format", "a name", NAME_MAX));
+    }
+    if let Some(c) = name.chars().find(|c| adjutant_rules::words::invisible(*c)) {
+        return Err(AppError::unprocessable(
+            field,
+            "name.invisible",
+            format!(
+                "a name may not hold U+{:04X}, a character that is not seen but changes how the text around it shows",
+                c as u32
+            ),
+        ));
     }
     Ok(name.to_owned())
 }
@@ -127,6 +144,19 @@ pub fn multi_line_at(value: &Value) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn names_refuse_bidi_controls_and_zero_width_characters() {
+        for bad in ["Grant\u{202E}tnarg", "Gr\u{200B}ant", "\u{2066}Lee\u{2069}", "Lee\u{FEFF}"] {
+            let e = check_name("body.name", bad).unwrap_err();
+            assert!(e.to_string().contains("U+"), "{e}");
+        }
+        // The schema says the same: the class is in the name's pattern, not in a line's.
+        assert!(name_pattern().contains("\\u202A-\\u202E") && !ONE_LINE_PATTERN.contains("\\u202A"));
+        assert_eq!(name_pattern().matches("\\u200B-\\u200F").count(), 3, "{}", name_pattern());
+        // A line (a note, a reason) may hold them; the forum texts show them.
+        assert!(check_line("body.text", "note.text", "a note", "a\u{202E}b", LINE_MAX).is_ok());
+    }
 
     #[test]
     fn one_line_only() {
@@ -179,7 +209,7 @@ mod tests {
         for mode in schemas["NewCampaign"]["oneOf"].as_array().unwrap() {
             assert_eq!(mode["properties"]["name"]["$ref"], "#/components/schemas/Name", "{mode}");
         }
-        assert_eq!(schemas["Name"]["pattern"], ONE_LINE_PATTERN);
+        assert_eq!(schemas["Name"]["pattern"], name_pattern());
         assert_eq!(schemas["Name"]["maxLength"], NAME_MAX);
         assert_eq!(schemas["Name"]["minLength"], 1);
     }

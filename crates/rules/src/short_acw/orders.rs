@@ -34,7 +34,8 @@ pub const MAX_PURCHASE: u32 = 100;
 /// hexes the loser left (not the battle's target, which is the winner's when the attacker loses)
 /// and, in its headline, the factors lost next to the enemy; a casualty order is asked for only
 /// where some order would spread the casualties differently; the side that deploys first is
-/// sealed until the other side has deployed, then both are revealed together.
+/// sealed until the other side has deployed, then both are revealed together; a new unit's name
+/// holds no bidirectional control or zero-width character.
 pub const RULES_VERSION: u32 = 3;
 
 /// Campaign options that change how numbers are worked out.
@@ -67,6 +68,12 @@ impl Settings {
 
     /// Whether the side that deploys first is sealed until the other has deployed (version 3).
     pub fn seals_deployment(&self) -> bool {
+        self.rules_version >= 3
+    }
+
+    /// Whether a new unit's name is refused for a bidirectional control or zero-width character,
+    /// as every other name is (version 3).
+    pub fn refuses_invisible_names(&self) -> bool {
         self.rules_version >= 3
     }
 
@@ -320,7 +327,7 @@ pub fn apply(scenario: &Scenario, state: &GameState, order: &Order) -> Result<Ap
             parse_body::<EmptyBody>(order.body)?;
             reinforcement_roll(scenario, &mut next, side, order, &mut out)?;
         }
-        "reinforce" => reinforce(scenario, &mut next, side, parse_body(order.body)?, &mut out)?,
+        "reinforce" => reinforce(scenario, &mut next, side, parse_body(order.body)?, order.settings, &mut out)?,
         "move" => move_unit(scenario, &mut next, side, parse_body(order.body)?, &mut out)?,
         "attack" => attack(scenario, &mut next, side, parse_body(order.body)?, order, &mut out)?,
         "cavalry_option" => cavalry_option(scenario, &mut next, side, parse_body(order.body)?, &mut out)?,
@@ -693,6 +700,7 @@ fn reinforce(
     state: &mut GameState,
     side: Side,
     body: ReinforceBody,
+    settings: &Settings,
     out: &mut Vec<Outcome>,
 ) -> Result<(), Refusal> {
     if body.factors.is_empty() && body.new_units.is_empty() {
@@ -746,11 +754,13 @@ fn reinforce(
     for (i, n) in body.new_units.iter().enumerate() {
         let field = format!("body.new_units[{i}]");
         let name = n.name.trim();
-        if name.is_empty() || name.chars().count() > 40 {
+        // Version 3: a name holds nothing invisible, as every name people give does.
+        let hidden = settings.refuses_invisible_names() && name.chars().any(crate::words::invisible);
+        if name.is_empty() || name.chars().count() > 40 || hidden {
             return Err(Refusal::new(
                 format!("{field}.name"),
                 "reinforcement.name",
-                "a new unit needs a name of 1 to 40 characters",
+                "a new unit needs a name of 1 to 40 characters, with no bidirectional control or zero-width character",
             ));
         }
         if n.factors > MAX_PURCHASE {
