@@ -94,6 +94,9 @@ pub struct ChainTrack {
     next_draw: u64,
     length: u64,
     commitments: BTreeMap<u64, String>,
+    /// The last secret checked: (chain, position, secret). The next draw's secret, one place
+    /// further up the same chain, is checked by one hash step down to it.
+    last: Option<(u64, u64, String)>,
 }
 
 impl ChainTrack {
@@ -103,19 +106,34 @@ impl ChainTrack {
         if let Some(chain) = &settings.result_chain {
             commitments.insert(0, chain.commitment.clone());
         }
-        Self { next_draw: 1, length, commitments }
+        Self { next_draw: 1, length, commitments, last: None }
     }
 
     /// Checks the next revealed secret, in log order, and learns the next chain's `s_0` when it
     /// publishes one. Every problem found, in words.
+    ///
+    /// The draw's order is checked first: a secret out of order is not walked down its chain,
+    /// since the walk takes as many SHA-256 steps as the draw's place says, and a crafted file
+    /// could name a place 2^40 steps up. In order, a draw is at most one more than the battles
+    /// before it, and its secret is one step above the last one checked on its chain (a chain's
+    /// first secret is one step above its `s_0`): the walk is bounded by what the file holds.
     pub fn check(&mut self, secret: &ChainSecret) -> Vec<String> {
-        let mut problems = check_secret(secret, self.length, self.commitments.get(&secret.chain).map(String::as_str));
         if secret.draw != self.next_draw {
-            problems.push(format!("draw {} out of order: the campaign's next draw is {}", secret.draw, self.next_draw));
+            return vec![format!(
+                "draw {} out of order: the campaign's next draw is {}; its secret is not walked down its chain",
+                secret.draw, self.next_draw
+            )];
         }
+        let below = match &self.last {
+            Some((chain, position, s)) if *chain == secret.chain && position + 1 == secret.position => Some(s.as_str()),
+            _ => None,
+        };
+        let published = self.commitments.get(&secret.chain).map(String::as_str);
+        let problems = check_secret_from(secret, self.length, published, below);
         if let Some(next) = &secret.next_commitment {
             self.commitments.insert(secret.chain + 1, next.clone());
         }
+        self.last = Some((secret.chain, secret.position, secret.secret.clone()));
         self.next_draw = secret.draw + 1;
         problems
     }
@@ -125,6 +143,12 @@ impl ChainTrack {
 /// `s_0` it leads to (`published`, when known) and a next chain's `s_0` only with a chain's last
 /// secret.
 pub fn check_secret(secret: &ChainSecret, length: u64, published: Option<&str>) -> Vec<String> {
+    check_secret_from(secret, length, published, None)
+}
+
+/// [`check_secret`], knowing (`below`) the secret one place down the same chain, which the
+/// revealed one must hash to in one step; without it the walk goes all the way to `s_0`.
+fn check_secret_from(secret: &ChainSecret, length: u64, published: Option<&str>, below: Option<&str>) -> Vec<String> {
     let mut problems = Vec::new();
     // The walk down to s_0 takes `position` steps: only from the place the draw gives (a position
     // read from a file could be anything).
@@ -141,6 +165,13 @@ pub fn check_secret(secret: &ChainSecret, length: u64, published: Option<&str>) 
     }
     if !is_secret_text(&secret.secret) {
         problems.push("the revealed secret is not 64 lower-case hex digits".into());
+    } else if let (true, Some(below)) = (placed, below) {
+        if adjutant_rules::result_time::walk_down(&secret.secret, 1) != below {
+            problems.push(format!(
+                "SHA-256 of the revealed secret is not the secret draw {} revealed one place down the chain",
+                secret.draw - 1
+            ));
+        }
     } else if placed && !secret.links_to_commitment() {
         problems.push(format!(
             "SHA-256 applied {} times to the revealed secret does not give the chain's s_0 {}",
@@ -158,4 +189,49 @@ pub fn check_secret(secret: &ChainSecret, length: u64, published: Option<&str>) 
         problems.push("a next chain's s_0 is published with a chain's last secret, and only then".into());
     }
     problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use adjutant_rules::result_time::{walk_down, ChainSecret};
+
+    fn track(length: u64, top: &str) -> ChainTrack {
+        let mut commitments = BTreeMap::new();
+        commitments.insert(0, walk_down(top, length));
+        ChainTrack { next_draw: 1, length, commitments, last: None }
+    }
+
+    #[test]
+    fn draws_in_order_check_out_one_step_each_and_a_changed_secret_does_not() {
+        let top = "ab".repeat(32);
+        let mut t = track(5, &top);
+        for draw in 1..=3 {
+            let secret = ChainSecret::from_top(draw, 5, &top, None);
+            assert_eq!(t.check(&secret), Vec::<String>::new(), "draw {draw}");
+        }
+        let mut fourth = ChainSecret::from_top(4, 5, &top, None);
+        fourth.secret = "cd".repeat(32);
+        let problems = t.check(&fourth);
+        assert!(problems.iter().any(|p| p.contains("one place down the chain")), "{problems:?}");
+    }
+
+    #[test]
+    fn a_draw_out_of_order_is_not_walked_however_far_up_it_says_it_is() {
+        // A crafted export: a chain of 2^40 secrets and a first battle claiming the last of
+        // them. Walked, that is 2^40 SHA-256 steps; refused by its order, it is none.
+        let length = 1u64 << 40;
+        let mut t = ChainTrack { next_draw: 1, length, commitments: BTreeMap::new(), last: None };
+        let crafted = ChainSecret {
+            draw: length,
+            chain: 0,
+            position: length,
+            secret: "ab".repeat(32),
+            commitment: "cd".repeat(32),
+            next_commitment: None,
+        };
+        let problems = t.check(&crafted);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("out of order") && problems[0].contains("not walked"), "{problems:?}");
+    }
 }
