@@ -69,12 +69,13 @@ pub struct CampaignSettings {
     #[serde(default)]
     #[schema(schema_with = rounding_schema)]
     pub victory_rounding: VictoryRounding,
-    /// The rules version of a managed campaign, recorded when it is created: its posts are
-    /// decided and audited by it. 2 (the current rules, default for a new campaign); 1 the rules
-    /// as first published (docs/rules/short-acw.md, "Rules versions"). A campaign stored without
-    /// it was created under version 1.
+    /// The rules version of a campaign, recorded when it is created: its posts are decided and
+    /// audited by it. 3 (the current rules, default for a new campaign: retreats named by the
+    /// loser's hexes, casualty orders asked only where they count, the first deployment sealed);
+    /// 2 and 1 the rules as they were (docs/rules/short-acw.md, "Rules versions"). A campaign
+    /// stored without it was created under version 1.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "optional_version")]
-    #[schema(example = 2, minimum = 1, maximum = 2, nullable = false)]
+    #[schema(example = 3, minimum = 1, maximum = 3, nullable = false)]
     pub rules_version: Option<u32>,
     /// When a battle's result time is (managed campaigns): `post` (default) the attack's stamp,
     /// as the seed says; `sealed_delay` the stamp plus a delay of 0 to 59.999 s from a hash chain

@@ -274,6 +274,22 @@ mod tests {
     }
 
     #[test]
+    fn the_rules_versions_described_are_the_ones_there_are() {
+        // A new rules version must raise the description's maximum with it.
+        let doc = served_json();
+        for schema in ["CampaignSettings", "NewCampaignSettings"] {
+            let version = &doc["components"]["schemas"][schema]["properties"]["rules_version"];
+            if version.is_null() {
+                continue;
+            }
+            assert_eq!(version["maximum"], adjutant_rules::short_acw::RULES_VERSION, "{schema}: {version}");
+            assert_eq!(version["minimum"], 1, "{schema}: {version}");
+        }
+        let version = &doc["components"]["schemas"]["CampaignSettings"]["properties"]["rules_version"];
+        assert!(!version.is_null(), "CampaignSettings has no rules_version");
+    }
+
+    #[test]
     fn the_served_description_lists_the_scenarios_and_links_creates_to_reads() {
         let doc = served_json();
         let scenario = &doc["components"]["schemas"]["NewCampaign"]["oneOf"][0]["properties"]["scenario"];
