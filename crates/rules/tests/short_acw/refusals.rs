@@ -833,18 +833,7 @@ fn what_a_side_may_post_is_what_is_accepted() {
         let g = scripted(n);
         for side in [Side::Union, Side::Confederate] {
             let allowed = may_post(&g.scenario, &g.state, side);
-            for kind in [
-                "deploy",
-                "reinforcement",
-                "reinforce",
-                "move",
-                "attack",
-                "cavalry_option",
-                "resolve_attack",
-                "casualty_order",
-                "retreat",
-                "end_turn",
-            ] {
+            for kind in adjutant_rules::short_acw::post_kinds().iter().map(|k| k.kind) {
                 let mut probe = scripted(n);
                 let refusal = probe.post(Some(side), kind, serde_json::json!({})).err();
                 // Refused for the kind or the side, not for what the body says.
