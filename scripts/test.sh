@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of Adjutant: the workspace's unit and property tests, the HTTP tests and the
-# store conformance suite on SQLite and on PostgreSQL.
+# Runs every test of Adjutant: formatting and lints (rustfmt, clippy with warnings as errors), the
+# workspace's unit and property tests, the HTTP tests and the store conformance suite on SQLite
+# and on PostgreSQL, the browser tests with their accessibility checks, and schemathesis.
 #
 # PostgreSQL: set ADJUTANT_TEST_POSTGRES_URL to use a server you have (the tests create and drop
 # their own databases in it). Without it, this script starts a throwaway cluster on loopback in
@@ -140,6 +141,23 @@ if [ -z "${ADJUTANT_AXE:-}" ]; then
   export ADJUTANT_AXE="$PWD/target/axe/node_modules/axe-core/axe.min.js"
 fi
 export ADJUTANT_REQUIRE_AXE=1
+
+# Formatting and lints come with the machine's Rust toolchain (rustup's rustfmt and clippy); a
+# toolchain without them gets them from rustup where it can, and otherwise says so and goes on.
+have_component() {
+  cargo "$1" --version >/dev/null 2>&1 || rustup component add "$2" >/dev/null 2>&1
+}
+log "formatting and lints: cargo fmt --check, cargo clippy --all-targets -D warnings"
+if have_component fmt rustfmt; then
+  cargo fmt --all -- --check
+else
+  echo "rustfmt is not installed and cannot be fetched here: formatting not checked" >&2
+fi
+if have_component clippy clippy; then
+  cargo clippy --workspace --all-targets --locked -- -D warnings
+else
+  echo "clippy is not installed and cannot be fetched here: lints not run" >&2
+fi
 
 log "a newcomer's first run: the Dockerfile's build and the README's first command, as written"
 ./scripts/first-run.sh
