@@ -896,3 +896,52 @@ async fn a_resolver_campaign_resolves_from_its_forms_and_reveals_sealed_choices_
         assert!(!log.contains(token.as_str()), "a token is in the server's log");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deadline_counts_down_on_the_player_page_and_the_console_shows_the_campaign_overdue() {
+    let Some((chromium, chromedriver)) = browser() else { return };
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| {
+        c.deadline_poll_ms = 20;
+        c.deadline_rescan_ms = 20;
+    })
+    .await;
+    let driver = Driver::start(chromium, chromedriver).await;
+    let moderator = app.moderator().await;
+    let settings = json!({"turn_deadline": "PT1H", "missed_turn": "moderator"});
+    let campaign = app
+        .campaign(
+            &moderator,
+            json!({"name": "Clocked", "mode": "managed", "scenario": "short-acw", "settings": settings}),
+        )
+        .await;
+    let union = app.player(&moderator, &campaign, "union").await;
+    let rebel = app.player(&moderator, &campaign, "confederate").await;
+    let script: Vec<Value> = serde_json::from_str(SCRIPT).unwrap();
+    let start = adjutant_e2e::seed_morning();
+    for (i, token) in [(0, &union), (1, &rebel)] {
+        let step = json!({"kind": script[i]["kind"], "body": script[i]["body"]});
+        app.post(token, &campaign, step).await.ok(201);
+    }
+    app.clock.set(start + chrono::TimeDelta::minutes(10));
+    app.post(&union, &campaign, json!({"kind": "end_turn", "body": {}})).await.ok(201);
+
+    // The Rebel's page counts down the hour the Rebel has, by the server's clock.
+    let page = driver.session(1280, 1000).await;
+    page.goto(&format!("{}/play/{campaign}#token={rebel}", app.base)).await;
+    page.wait_text("#signed-in", "Signed in").await;
+    let line = page.wait_text("#clock-line", "You have 1 h 00 min left").await;
+    assert!(line.contains("turn 1") && line.contains("11:01"), "{line}");
+    page.accessible("a player page with a deadline", 1280, 1000).await;
+
+    // The hour passes: under the moderator's policy the page and the console say overdue.
+    app.clock.set(start + chrono::TimeDelta::minutes(71));
+    page.wait_text("#clock-line", "Overdue").await;
+    assert_eq!(page.script("return document.getElementById('clock-line').dataset.status;").await, "overdue");
+    let console = driver.session(1280, 1000).await;
+    console.goto(&format!("{}/console#token={moderator}", app.base)).await;
+    console.wait_text("#signed-in", "Signed in").await;
+    let said = console.wait_text("#campaign-clock", "Overdue").await;
+    assert!(said.contains("Rebel") || said.contains("confederate"), "{said}");
+    page.quit().await;
+    console.quit().await;
+}

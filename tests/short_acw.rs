@@ -204,7 +204,12 @@ async fn umpire(backend: Backend) {
     let body = json!({"kind": "umpire", "body": {"side": "confederate", "kind": "casualty_order", "body": {"order": ["cs-52nd-inf"]}, "reason": "The Rebel player is away for a week."}});
     g.app.post(&g.union, &g.campaign, body.clone()).await.problem(403, "Authorization");
     let not_awaited = json!({"kind": "umpire", "body": {"side": "confederate", "kind": "retreat", "body": {"paths": []}, "reason": "x"}});
-    g.app.post(&g.moderator, &g.campaign, not_awaited).await.problem(422, "body.body.kind");
+    // What the side may not post now, the moderator may not post for it: the game as it stands
+    // refuses it (409), and the kind is not an order of the game at all (422).
+    g.app.post(&g.moderator, &g.campaign, not_awaited).await.problem(409, "body.body.kind");
+    let no_such =
+        json!({"kind": "umpire", "body": {"side": "confederate", "kind": "charge", "body": {}, "reason": "x"}});
+    g.app.post(&g.moderator, &g.campaign, no_such).await.problem(422, "body.body.kind");
     let answered = g.app.post(&g.moderator, &g.campaign, body).await;
     let answered = answered.ok(201);
     assert_eq!(answered["outcomes"][0]["kind"], "umpire");

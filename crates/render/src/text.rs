@@ -337,6 +337,29 @@ fn outcome_doc(kind: &str, data: &Value) -> Doc {
                 check: None,
             },
             "game_over" => game_over(data),
+            "deadline" | "deadline_passed" => deadline(data),
+            "attack_cancelled" => Doc {
+                title: format!("Battle {}: the attack is cancelled", u(&data["battle"])),
+                lines: vec![plain(format!(
+                    "The {} did not fix the result number by the deadline.",
+                    side(&data["side"])
+                ))],
+                check: None,
+            },
+            "paused" => Doc {
+                title: "The moderator has paused the campaign".to_owned(),
+                lines: vec![
+                    plain(format!("Reason: {}", s(&data["reason"]))),
+                    plain("No post is taken and no deadline runs until the campaign resumes."),
+                ],
+                check: None,
+            },
+            "resumed" => Doc { title: "The moderator has resumed the campaign".to_owned(), lines: vec![], check: None },
+            "extended" => Doc {
+                title: format!("The moderator gives {} more before the deadline", s(&data["by"])),
+                lines: vec![plain(format!("Reason: {}", s(&data["reason"])))],
+                check: None,
+            },
             _ => generic(kind, data),
         }
     }
@@ -628,7 +651,31 @@ fn turn_begins(d: &Value) -> Doc {
     if let Some(gain) = d["points_gained"].as_u64() {
         lines.push(plain(format!("The Union receives {gain} reinforcement point ({} stored)", u(&d["points_stored"]))));
     }
+    if let Some(due) = d["deadline"].as_str() {
+        lines.push(plain(format!("The turn ends by {}", when(due))));
+    }
     Doc { title: format!("Turn {}: the {} player turn begins", u(&d["turn"]), side(&d["side"])), lines, check: None }
+}
+
+/// A stamp or deadline (RFC 3339, UTC) as people read it: `2026-11-27 20:00 UTC`.
+fn when(text: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(text) {
+        Ok(t) => t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M UTC").to_string(),
+        Err(_) => text.to_owned(),
+    }
+}
+
+/// The server's post at a deadline: what was due, since when, and what it decided.
+fn deadline(d: &Value) -> Doc {
+    let mut lines = vec![
+        plain(format!("Waited for since {}", when(&s(&d["since"])))),
+        plain(format!("Deadline {}", when(&s(&d["due"])))),
+    ];
+    match d["applied"].as_str() {
+        Some(applied) => lines.push(plain(format!("At the deadline: {applied}"))),
+        None => lines.push(plain("Nothing is decided: the moderator carries the game on")),
+    }
+    Doc { title: format!("The {}'s deadline for {} has passed", side(&d["side"]), s(&d["stage"])), lines, check: None }
 }
 
 fn turn_ended(d: &Value) -> Doc {

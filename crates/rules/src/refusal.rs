@@ -32,7 +32,7 @@ impl Refusal {
 
 /// The rules whose refusal the game's current state decides (docs/rules/short-acw.md,
 /// "Refusals").
-pub const STATE_RULES: [&str; 31] = [
+pub const STATE_RULES: [&str; 36] = [
     // Whose turn, which phase, whether the game goes on.
     "turn.side",
     "phase.deployment",
@@ -67,4 +67,10 @@ pub const STATE_RULES: [&str; 31] = [
     "reinforcement.stacking",
     "reinforcement.rail",
     "casualties.not_in_battle",
+    // The campaign clock.
+    "clock.paused",
+    "clock.not_paused",
+    "clock.nothing_waits",
+    "deadline.not_waiting",
+    "deadline.not_due",
 ];

@@ -229,5 +229,33 @@ const Adj = (() => {
     return parts;
   }
 
-  return { el, signIn, api, post, submit, postItem, receipt, sideName, newKey };
+  /**
+   * The campaign clock in one line: the server's summary, and the time left before the deadline
+   * that matters to `side` (or the next one), counted from the server's clock, not the reader's.
+   */
+  function clockLine(clock, side, fetchedAt) {
+    if (!clock) return '';
+    const running = (clock.waits || []).filter((w) => w.due);
+    const wait = running.find((w) => w.side === side) || running.sort((a, b) => Date.parse(a.due) - Date.parse(b.due))[0];
+    if (!wait || clock.status !== 'waiting') return clock.summary;
+    const serverNow = Date.parse(clock.now) + (Date.now() - fetchedAt);
+    const left = Date.parse(wait.due) - serverNow;
+    const who = wait.side === side ? 'You have' : `${sideName(wait.side)} have`;
+    return `${clock.summary}. ${who} ${duration(left)} left (${wait.stage}, until ${wait.due_local}).`;
+  }
+
+  /** Milliseconds as people read a countdown: "1 d 3 h", "2 h 05 min", "4 min 09 s". */
+  function duration(ms) {
+    if (ms <= 0) return 'no time';
+    const s = Math.floor(ms / 1000);
+    const d = Math.floor(s / 86400);
+    const h = Math.floor((s % 86400) / 3600);
+    const m = Math.floor((s % 3600) / 60);
+    const pad = (n) => String(n).padStart(2, '0');
+    if (d) return `${d} d ${h} h`;
+    if (h) return `${h} h ${pad(m)} min`;
+    return `${m} min ${pad(s % 60)} s`;
+  }
+
+  return { el, signIn, api, post, submit, postItem, receipt, sideName, newKey, clockLine };
 })();

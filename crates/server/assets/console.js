@@ -50,7 +50,26 @@
       el('a', { href: `/v1/campaigns/${id}/posts` }, 'posts (JSON)'));
     showPlayers();
     showWebhooks();
+    showClock();
   }
+
+  /** Who holds the game up: the campaign clock's state and the next deadline, counted down. */
+  let clock = null;
+  let clockFetched = 0;
+  async function showClock() {
+    const id = current();
+    const answer = await api('GET', `/v1/campaigns/${id}`, token);
+    clock = answer.ok ? answer.data.clock || null : null;
+    clockFetched = Date.now();
+    drawClock();
+  }
+  function drawClock() {
+    const line = $('campaign-clock');
+    line.hidden = !clock;
+    line.dataset.status = clock ? clock.status : '';
+    if (clock) line.textContent = Adj.clockLine(clock, null, clockFetched);
+  }
+  setInterval(() => { if (clock) drawClock(); }, 1000);
 
   /** The campaign's players: id, side, since when, and a rotate and a revoke button each. */
   async function showPlayers() {
@@ -95,6 +114,10 @@
           first_digit: Number($('create-digit').value), victory_rounding: $('create-rounding').value,
           result_time: $('create-result-time').value, rules_version: Number($('create-rules-version').value) } };
       body[what] = name;
+      if (what === 'scenario' && $('create-deadline').value) {
+        body.settings.turn_deadline = $('create-deadline').value;
+        body.settings.missed_turn = $('create-missed').value;
+      }
       const answer = await Adj.submit(form, () => api('POST', '/v1/campaigns', token, body));
       if (answer && answer.ok) {
         await loadCampaigns();

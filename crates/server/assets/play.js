@@ -13,6 +13,9 @@
   let game = null;
   /** What each side may post now, as the server says (`may_post` of the state). */
   let mayPost = {};
+  /** The campaign clock (deadlines, a pause) as the state gave it, and when it was read. */
+  let clock = null;
+  let clockFetched = 0;
   /** While this side deploys: the hexes of its deployment zone. */
   let zone = new Set();
   const deploying = () => game && game.phase === 'deployment' && me && (mayPost[me.side] || []).includes('deploy');
@@ -115,6 +118,8 @@
       if (!answer.ok) return;
       game = answer.data.state;
       mayPost = answer.data.may_post || {};
+      clock = answer.data.clock || null;
+      clockFetched = Date.now();
       zone = new Set(((answer.data.deployment_zones || {})[me && me.side]) || []);
       const changed = body.dataset.after !== String(answer.data.after_seq);
       showTurn();
@@ -130,7 +135,17 @@
     }
   }
 
+  /** The deadline line, counted down every second until the next state. */
+  function showClock() {
+    const line = $('clock-line');
+    line.hidden = !clock;
+    line.dataset.status = clock ? clock.status : '';
+    if (clock) line.textContent = Adj.clockLine(clock, me && me.side, clockFetched);
+  }
+  setInterval(() => { if (clock) showClock(); }, 1000);
+
   function showTurn() {
+    showClock();
     const side = me && me.side;
     if (game.result) {
       $('turn-line').textContent = `The game is over: ${game.result.condition}`;

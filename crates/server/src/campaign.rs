@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use adjutant_rules::resolver::{self, Ruleset};
 use adjutant_rules::result_time::ResultTime;
+use adjutant_rules::short_acw::deadline::{Deadlines, Limit};
 use adjutant_rules::short_acw::{self, GameState, Scenario, VictoryRounding};
 use adjutant_rules::{Clock, ClockFormat, DigitPositions, Side};
 use adjutant_store::Campaign;
@@ -89,6 +90,79 @@ pub struct CampaignSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub result_chain: Option<ResultChain>,
+    /// Managed campaigns: how long each side has for its deployment, its player turn or an
+    /// answer a battle waits for, counted from the moment that wait begins. An ISO 8601
+    /// duration in days, hours, minutes and seconds, from `PT1M` to `P30D` (e.g. `PT48H`).
+    /// Neither this nor `turn_deadline_at`: no deadlines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(
+        example = "PT48H",
+        nullable = false,
+        pattern = "^P(?:[0-9]{1,2}D)?(?:T(?:[0-9]{1,3}H)?(?:[0-9]{1,5}M)?(?:[0-9]{1,7}S)?)?$"
+    )]
+    pub turn_deadline: Option<String>,
+    /// Managed campaigns: each wait ends at this time of day (`HH:MM`, 24-hour) in the
+    /// campaign's time zone, the first such time at least `turn_deadline_min` after it began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "20:00", nullable = false, pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+    pub turn_deadline_at: Option<String>,
+    /// With `turn_deadline_at`: the least time a wait lasts (default `PT12H`), from `PT1M` to
+    /// `P30D`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(
+        example = "PT12H",
+        nullable = false,
+        pattern = "^P(?:[0-9]{1,2}D)?(?:T(?:[0-9]{1,3}H)?(?:[0-9]{1,5}M)?(?:[0-9]{1,7}S)?)?$"
+    )]
+    pub turn_deadline_min: Option<String>,
+    /// What the server does at a deadline: `end_turn` (default) ends the side's wait as posted
+    /// so far, with the documented defaults; `moderator` decides nothing, marks the campaign
+    /// overdue and leaves it to the moderator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = missed_turn_schema, nullable = false)]
+    pub missed_turn: Option<short_acw::deadline::MissedTurn>,
+}
+
+/// The shortest and longest deadline.
+pub const DEADLINE_RANGE: (chrono::TimeDelta, chrono::TimeDelta) =
+    (chrono::TimeDelta::minutes(1), chrono::TimeDelta::days(30));
+
+/// Reads an ISO 8601 duration of days, hours, minutes and whole seconds (`P2D`, `PT48H`,
+/// `P1DT12H30M`): years, months and weeks are refused, since a month's length varies.
+pub fn parse_duration(text: &str) -> Option<chrono::TimeDelta> {
+    let rest = text.strip_prefix('P')?;
+    let (days, time) = match rest.split_once('T') {
+        Some((days, time)) => (days, Some(time)),
+        None => (rest, None),
+    };
+    let mut total = chrono::TimeDelta::zero();
+    let mut any = false;
+    let mut read = |part: &str, units: &[(char, i64)]| -> Option<()> {
+        let mut number = String::new();
+        let mut allowed = units.iter();
+        for c in part.chars() {
+            if c.is_ascii_digit() {
+                number.push(c);
+                continue;
+            }
+            let (_, seconds) = allowed.by_ref().find(|(unit, _)| *unit == c)?;
+            if number.is_empty() || number.len() > 7 {
+                return None;
+            }
+            total += chrono::TimeDelta::seconds(number.parse::<i64>().ok()? * seconds);
+            number.clear();
+            any = true;
+        }
+        number.is_empty().then_some(())
+    };
+    read(days, &[('D', 86_400)])?;
+    if let Some(time) = time {
+        if time.is_empty() {
+            return None;
+        }
+        read(time, &[('H', 3_600), ('M', 60), ('S', 1)])?;
+    }
+    any.then_some(total)
 }
 
 /// The public part of a sealed-delay campaign's hash chain, in its creation record: `s_0`,
@@ -183,6 +257,10 @@ fn result_time_schema() -> utoipa::openapi::schema::Object {
     string_enum(RESULT_TIMES, "post")
 }
 
+fn missed_turn_schema() -> utoipa::openapi::schema::Object {
+    string_enum(["end_turn", "moderator"], "end_turn")
+}
+
 fn rounding_schema() -> utoipa::openapi::schema::Object {
     string_enum(["exact", "one_decimal"], "exact")
 }
@@ -204,6 +282,10 @@ impl Default for CampaignSettings {
             rules_version: None,
             result_time: ResultTime::default(),
             result_chain: None,
+            turn_deadline: None,
+            turn_deadline_at: None,
+            turn_deadline_min: None,
+            missed_turn: None,
         }
     }
 }
@@ -234,7 +316,71 @@ impl CampaignSettings {
                 detail: format!("the rules version is 1 to {}", short_acw::RULES_VERSION),
             });
         }
+        self.deadlines()?;
         Ok(Clock { zone, format: self.clock.format(), digits })
+    }
+
+    /// The campaign's deadlines, if it has any, every setting checked.
+    pub fn deadlines(&self) -> Result<Option<Deadlines>, SettingRefused> {
+        let duration = |setting: &'static str, text: &str| {
+            parse_duration(text).filter(|d| (DEADLINE_RANGE.0..=DEADLINE_RANGE.1).contains(d)).ok_or_else(|| {
+                SettingRefused {
+                    setting,
+                    rule: "campaign.deadline",
+                    detail: format!(
+                        "{text:?} is not a duration from PT1M to P30D in days, hours, minutes and seconds (e.g. PT48H or P1DT12H)"
+                    ),
+                }
+            })
+        };
+        let limit = match (&self.turn_deadline, &self.turn_deadline_at) {
+            (Some(_), Some(_)) => {
+                return Err(SettingRefused {
+                    setting: "turn_deadline_at",
+                    rule: "campaign.deadline",
+                    detail: "set `turn_deadline` (a duration) or `turn_deadline_at` (a time of day), not both".into(),
+                })
+            }
+            (Some(text), None) => Limit::After(duration("turn_deadline", text)?),
+            (None, Some(at)) => {
+                let time = (at.len() == 5)
+                    .then(|| chrono::NaiveTime::parse_from_str(at, "%H:%M").ok())
+                    .flatten()
+                    .ok_or_else(|| SettingRefused {
+                        setting: "turn_deadline_at",
+                        rule: "campaign.deadline",
+                        detail: format!("{at:?} is not a time of day written HH:MM (00:00 to 23:59)"),
+                    })?;
+                let at_least = match &self.turn_deadline_min {
+                    Some(text) => duration("turn_deadline_min", text)?,
+                    None => chrono::TimeDelta::hours(12),
+                };
+                Limit::AtTimeOfDay { at: time, at_least }
+            }
+            (None, None) => {
+                for (setting, set) in [
+                    ("turn_deadline_min", self.turn_deadline_min.is_some()),
+                    ("missed_turn", self.missed_turn.is_some()),
+                ] {
+                    if set {
+                        return Err(SettingRefused {
+                            setting,
+                            rule: "campaign.deadline",
+                            detail: "this setting needs a deadline: set `turn_deadline` or `turn_deadline_at`".into(),
+                        });
+                    }
+                }
+                return Ok(None);
+            }
+        };
+        if self.turn_deadline.is_some() && self.turn_deadline_min.is_some() {
+            return Err(SettingRefused {
+                setting: "turn_deadline_min",
+                rule: "campaign.deadline",
+                detail: "`turn_deadline_min` goes with `turn_deadline_at`; `turn_deadline` is the whole time".into(),
+            });
+        }
+        Ok(Some(Deadlines { limit, missed: self.missed_turn.unwrap_or_default() }))
     }
 }
 
@@ -287,6 +433,7 @@ impl LoadedCampaign {
                         clock,
                         victory_rounding: settings.victory_rounding,
                         rules_version: settings.rules_version(),
+                        deadlines: settings.deadlines().map_err(|e| broken(format!("settings: {e}")))?,
                     },
                 }
             }
@@ -320,7 +467,28 @@ impl LoadedCampaign {
             Some(text) => serde_json::from_str(text)
                 .map(Some)
                 .map_err(|e| LogError::Broken(format!("campaign {} snapshot: {e}", self.campaign.id))),
-            None => Ok(Some(GameState::new(scenario))),
+            None => Ok(Some(self.opening_state(scenario))),
+        }
+    }
+
+    /// The state before any post: with deadlines, both sides' deployments waited for since the
+    /// campaign was created.
+    pub fn opening_state(&self, scenario: &Scenario) -> GameState {
+        let mut state = GameState::new(scenario);
+        if let Game::Managed { settings: game, .. } = &self.game {
+            if let Some(deadlines) = &game.deadlines {
+                state.clock =
+                    Some(short_acw::deadline::start(&state, deadlines, self.clock.zone, self.campaign.created_at));
+            }
+        }
+        state
+    }
+
+    /// The campaign's deadlines, if it has any.
+    pub fn deadlines(&self) -> Option<Deadlines> {
+        match &self.game {
+            Game::Managed { settings, .. } => settings.deadlines,
+            Game::Resolver { .. } => None,
         }
     }
 }

@@ -33,6 +33,13 @@ pub struct Config {
     pub seals_per_player_per_day: u32,
     pub log_format: String,
     pub webhook_poll_ms: u64,
+    /// How often the campaign clock looks for deadlines that have passed.
+    #[serde(default = "default_deadline_poll_ms")]
+    pub deadline_poll_ms: u64,
+    /// How often the campaign clock reads every campaign with deadlines again (posts made by
+    /// other replicas); at most a minute, the shortest deadline.
+    #[serde(default = "default_deadline_rescan_ms")]
+    pub deadline_rescan_ms: u64,
     pub webhook_retry_base_ms: u64,
     pub webhook_retry_cap_ms: u64,
     pub webhook_max_attempts: u32,
@@ -65,6 +72,14 @@ pub struct Config {
 
 fn default_webhooks_per_campaign() -> usize {
     5
+}
+
+fn default_deadline_poll_ms() -> u64 {
+    1000
+}
+
+fn default_deadline_rescan_ms() -> u64 {
+    15_000
 }
 
 fn default_webhook_concurrency() -> usize {
@@ -156,6 +171,12 @@ impl Config {
         }
         if let Some(v) = var("ADJUTANT_WEBHOOK_POLL_MS") {
             self.webhook_poll_ms = parse("ADJUTANT_WEBHOOK_POLL_MS", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_DEADLINE_POLL_MS") {
+            self.deadline_poll_ms = parse("ADJUTANT_DEADLINE_POLL_MS", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_DEADLINE_RESCAN_MS") {
+            self.deadline_rescan_ms = parse("ADJUTANT_DEADLINE_RESCAN_MS", v)?;
         }
         if let Some(v) = var("ADJUTANT_WEBHOOK_RETRY_BASE_MS") {
             self.webhook_retry_base_ms = parse("ADJUTANT_WEBHOOK_RETRY_BASE_MS", v)?;

@@ -24,6 +24,7 @@ pub mod rate_limit;
 pub mod routes;
 pub mod sealed_delay;
 pub mod signing;
+pub mod timekeeper;
 pub mod verify;
 pub mod views;
 pub mod webhooks;
@@ -187,7 +188,7 @@ async fn time_limit(State(state): State<AppState>, request: Request, next: Next)
     }
 }
 
-/// Runs the service, and its webhook deliverer, until SIGTERM or Ctrl-C; then finishes the
+/// Runs the service, its webhook deliverer and the campaign clock's keeper, until SIGTERM or Ctrl-C; then finishes the
 /// requests in flight and stops the deliverer (an attempt under way is finished and logged).
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
     // Deliveries keep the machine's time even where posts are stamped by a clock set by hand
@@ -201,6 +202,8 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
     )
     .map_err(std::io::Error::other)?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
+    let timekeeper = timekeeper::Timekeeper::new(state.clone());
+    let keeping = timekeeper.run(stopped.clone());
     let serving = async move {
         let settings = listener::EdgeSettings::from_config(&state.config);
         let result = listener::serve(listener, app(state), settings, shutdown_signal()).await;
@@ -208,7 +211,7 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
         result
     };
     // One future, not a spawned task: dropping `serve` (a test aborting its server) stops both.
-    let (result, ()) = tokio::join!(serving, deliverer.run(stopped));
+    let (result, (), ()) = tokio::join!(serving, deliverer.run(stopped), keeping);
     result
 }
 

@@ -115,7 +115,7 @@ impl Modify for PostExamples {
         ));
         examples.push((
             "umpire".to_owned(),
-            "Managed campaigns, moderators: give an answer the game waits for from a side (casualty_order, retreat, cavalry_option), with the reason.".to_owned(),
+            "Managed campaigns, moderators: post for a side whose player is absent (anything that side may post now: deploy, move, attack, end_turn, an answer to a battle), with the reason.".to_owned(),
             json!({"kind": "umpire", "body": {"side": "confederate", "kind": "casualty_order", "body": {"order": []},
                    "reason": "The Rebel player has not posted for three days."}}),
         ));
@@ -130,6 +130,33 @@ impl Modify for PostExamples {
             json!({"kind": "resolve", "body": {"action": "melee_round", "sealed": "melee-1-round-2",
                    "inputs": {"round": 2, "attacker": {"troops": "infantry", "men": 4}, "defender": {"troops": "infantry", "men": 3}}}}),
         ));
+        examples.push((
+            "pause".to_owned(),
+            "Managed campaigns, moderators: pause the campaign; no player post is taken and no deadline runs until `resume`.".to_owned(),
+            json!({"kind": "pause", "body": {"reason": "Holidays: back on the 3rd."}}),
+        ));
+        examples.push((
+            "resume".to_owned(),
+            "Managed campaigns, moderators: resume a paused campaign; each deadline has the time it had left."
+                .to_owned(),
+            json!({"kind": "resume", "body": {}}),
+        ));
+        examples.push((
+            "extend".to_owned(),
+            "Managed campaigns with deadlines, moderators: move the deadlines still to come later (of one side, with `side`).".to_owned(),
+            json!({"kind": "extend", "body": {"by": "PT24H", "side": "confederate", "reason": "Travelling until Sunday."}}),
+        ));
+        {
+            use utoipa::PartialSchema;
+            for (name, schema) in [
+                ("PostBody.pause", crate::log::bodies::PauseBody::schema()),
+                ("PostBody.resume", crate::log::bodies::ResumeBody::schema()),
+                ("PostBody.extend", crate::log::bodies::ExtendBody::schema()),
+                ("PostBody.umpire", crate::log::bodies::UmpireBody::schema()),
+            ] {
+                schemas.push((name.to_owned(), serde_json::to_value(schema).unwrap_or_default()));
+            }
+        }
         for k in short_acw::post_kinds() {
             examples.push((
                 format!("short-acw.{}", k.kind),

@@ -193,6 +193,10 @@ pub struct CampaignView {
     /// The first post's `prev_hash`.
     #[schema(pattern = "^[0-9a-f]{64}$")]
     pub genesis_hash: String,
+    /// `GET /v1/campaigns/{id}` only: the campaign clock, as in `GET …/state`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub clock: Option<ClockView>,
 }
 
 impl CampaignView {
@@ -210,6 +214,7 @@ impl CampaignView {
             created_at: stamp_text(c.created_at),
             chain_genesis: c.chain_genesis.clone(),
             genesis_hash: crate::campaign::genesis(c),
+            clock: None,
         }
     }
 }
@@ -654,6 +659,122 @@ pub struct StateView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub deployment_zones: Option<std::collections::BTreeMap<String, Vec<String>>>,
+    /// The campaign clock: deadlines, a pause, who holds the game up (campaigns with deadlines,
+    /// and campaigns that have been paused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub clock: Option<ClockView>,
+}
+
+/// The campaign clock (campaigns with deadlines, and campaigns that have been paused): who the
+/// game waits for, since when, and until when.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ClockView {
+    /// `waiting` (a deadline runs), `overdue` (a deadline passed under `missed_turn:
+    /// "moderator"` and the moderator has not carried the game on), `paused`, `finished`, or
+    /// `stopped` (nothing runs: every wait's clock is stopped).
+    #[schema(pattern = "^(waiting|overdue|paused|finished|stopped)$")]
+    pub status: String,
+    /// One line for people: who the game waits for, since when, and the deadline in the
+    /// campaign's time zone.
+    pub summary: String,
+    /// The server's clock now (RFC 3339, milliseconds), for a countdown that does not trust the
+    /// reader's own clock.
+    pub now: String,
+    pub waits: Vec<WaitView>,
+    /// Set while the campaign is paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<PausedView>,
+}
+
+/// One thing the game waits for.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct WaitView {
+    pub side: String,
+    /// `deployment`, `turn 3`, `battle 2: casualty_order`.
+    pub stage: String,
+    /// The post kind that ends the wait.
+    pub kind: String,
+    /// When the wait began (RFC 3339).
+    pub since: String,
+    /// The deadline (RFC 3339), while the wait's clock runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<String>,
+    /// The deadline in the campaign's time zone, as people read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_local: Option<String>,
+    /// Milliseconds left, while the wait's clock is stopped (the campaign paused, or the other
+    /// side answering a battle of this side's turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining_ms: Option<i64>,
+    /// The deadline passed and the moderator decides.
+    pub overdue: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PausedView {
+    pub since: String,
+    pub reason: String,
+}
+
+impl ClockView {
+    /// The clock of `game`, if it has one.
+    pub fn of(
+        campaign: &LoadedCampaign,
+        game: &adjutant_rules::short_acw::GameState,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<Self> {
+        use adjutant_rules::short_acw::deadline::in_words;
+        let clock = game.clock.as_ref()?;
+        let zone = campaign.clock.zone;
+        let time = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let waits: Vec<WaitView> = clock
+            .waits
+            .iter()
+            .map(|w| WaitView {
+                side: w.side.key().to_owned(),
+                stage: w.stage.clone(),
+                kind: w.kind.clone(),
+                since: time(w.since),
+                due: w.due.map(time),
+                due_local: w.due.map(|d| in_words(d, zone)),
+                remaining_ms: w.remaining_ms,
+                overdue: w.overdue,
+            })
+            .collect();
+        let waited: Vec<String> = clock
+            .waits
+            .iter()
+            .filter(|w| w.due.is_some() || w.overdue || clock.paused.is_some())
+            .map(|w| format!("the {} ({}) since {}", w.side, w.stage, in_words(w.since, zone)))
+            .collect();
+        let (status, summary) = if game.result.is_some() {
+            ("finished", "The game is over.".to_owned())
+        } else if let Some(p) = &clock.paused {
+            ("paused", format!("Paused by the moderator since {}: {}", in_words(p.since, zone), p.reason))
+        } else if clock.overdue() {
+            (
+                "overdue",
+                format!(
+                    "Overdue: waiting for {}; the deadline passed and the moderator decides",
+                    adjutant_rules::words::listed(&waited, "and")
+                ),
+            )
+        } else if let Some(next) = clock.next_due() {
+            (
+                "waiting",
+                format!(
+                    "Waiting for {}; the next deadline is {}",
+                    adjutant_rules::words::listed(&waited, "and"),
+                    next.due.map(|d| in_words(d, zone)).unwrap_or_default()
+                ),
+            )
+        } else {
+            ("stopped", "No deadline runs now.".to_owned())
+        };
+        let paused = clock.paused.as_ref().map(|p| PausedView { since: time(p.since), reason: p.reason.clone() });
+        Some(Self { status: status.to_owned(), summary, now: time(now), waits, paused })
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]

@@ -4,6 +4,7 @@
 
 pub mod casualties;
 pub mod combat;
+pub mod deadline;
 pub mod hex;
 pub mod movement;
 pub mod orders;

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::casualties::{full_order, order_changes_casualties, order_matters, spread, CasualtyShare};
 use super::combat::{battle, battle_by_unit, Defence, Defenders, VictoryRounding, Winner};
+use super::deadline::Deadlines;
 use super::hex::Hex;
 use super::movement::{check_may_move, check_path, reachable, Reach};
 use super::reinforcement::{qualifying_rail, rail_to_edge};
@@ -46,11 +47,18 @@ pub struct Settings {
     /// The rules version the campaign was created under: its posts are decided and audited by
     /// it (1 or 2; see `RULES_VERSION`).
     pub rules_version: u32,
+    /// The campaign's deadlines, if it has any (`super::deadline`).
+    pub deadlines: Option<Deadlines>,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { clock: Clock::default(), victory_rounding: VictoryRounding::default(), rules_version: RULES_VERSION }
+        Settings {
+            clock: Clock::default(),
+            victory_rounding: VictoryRounding::default(),
+            rules_version: RULES_VERSION,
+            deadlines: None,
+        }
     }
 }
 
@@ -117,7 +125,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn new(kind: &str, headline: impl Into<String>, data: Value) -> Outcome {
+    pub(crate) fn new(kind: &str, headline: impl Into<String>, data: Value) -> Outcome {
         Outcome { kind: kind.into(), headline: headline.into(), data }
     }
 }
@@ -311,6 +319,17 @@ fn parse_body<T: DeserializeOwned>(body: &Value) -> Result<T, Refusal> {
 
 /// Applies one post. A refusal changes nothing.
 pub fn apply(scenario: &Scenario, state: &GameState, order: &Order) -> Result<Applied, Refusal> {
+    apply_as(scenario, state, order, false)
+}
+
+/// [`apply`]; `at_deadline`: the server ends a side's turn at its deadline, so a unit that had
+/// to attack and did not does not hold the turn open (docs/rules/short-acw.md, "Deadlines").
+pub(crate) fn apply_as(
+    scenario: &Scenario,
+    state: &GameState,
+    order: &Order,
+    at_deadline: bool,
+) -> Result<Applied, Refusal> {
     let Some(side) = order.side else {
         return Err(Refusal::new(
             "side",
@@ -341,12 +360,26 @@ pub fn apply(scenario: &Scenario, state: &GameState, order: &Order) -> Result<Ap
         "retreat" => retreat(scenario, &mut next, side, parse_body(order.body)?, order.settings, &mut out)?,
         "end_turn" => {
             parse_body::<EmptyBody>(order.body)?;
-            end_turn(scenario, &mut next, side, &mut out)?;
+            end_turn(scenario, &mut next, side, at_deadline, &mut out)?;
         }
         _ => unreachable_kind()?,
     }
-    next.refresh(scenario);
+    finish(scenario, state, &mut next, order.settings, order.stamp, &mut out);
     Ok(Applied { state: next, outcomes: out })
+}
+
+/// What every accepted post ends with: control, the cities and the awaited answers follow the
+/// units, and the campaign clock follows the waits.
+pub(crate) fn finish(
+    scenario: &Scenario,
+    before: &GameState,
+    next: &mut GameState,
+    settings: &Settings,
+    at: DateTime<Utc>,
+    out: &mut [Outcome],
+) {
+    next.refresh(scenario);
+    super::deadline::keep(before, next, settings, at, out);
 }
 
 fn unreachable_kind() -> Result<(), Refusal> {
@@ -1552,8 +1585,14 @@ fn still_to_fight<'s>(scenario: &Scenario, state: &'s GameState, side: Side) -> 
     })
 }
 
-fn end_turn(scenario: &Scenario, state: &mut GameState, side: Side, out: &mut Vec<Outcome>) -> Result<(), Refusal> {
-    if let Some(u) = still_to_fight(scenario, state, side) {
+fn end_turn(
+    scenario: &Scenario,
+    state: &mut GameState,
+    side: Side,
+    at_deadline: bool,
+    out: &mut Vec<Outcome>,
+) -> Result<(), Refusal> {
+    if let Some(u) = still_to_fight(scenario, state, side).filter(|_| !at_deadline) {
         return Err(Refusal::new(
             "kind",
             "combat.must_fight",

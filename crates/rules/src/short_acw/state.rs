@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::deadline::TurnClock;
 use super::hex::Hex;
 use super::scenario::{Arm, Scenario, VictoryLevel};
 use crate::Side;
@@ -160,6 +161,11 @@ pub struct GameState {
     /// Absent from the states of earlier versions, which stay byte for byte as they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sealed_deployment: Option<SealedDeployment>,
+    /// The campaign clock: what the game waits for, since when, until when (campaigns with
+    /// deadlines, and campaigns that have been paused). Absent from every other state, which
+    /// stays byte for byte as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<TurnClock>,
 }
 
 /// A deployment made and kept sealed until the other side's is in.
@@ -208,6 +214,7 @@ impl GameState {
             awaiting: vec![],
             result: None,
             sealed_deployment: None,
+            clock: None,
         };
         state.refresh(scenario);
         state

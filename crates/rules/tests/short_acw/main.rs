@@ -1,6 +1,7 @@
 //! The managed Short ACW campaign, through `apply`, as the server replays it.
 
 mod common;
+mod deadlines;
 mod deployment;
 mod examples;
 mod properties;

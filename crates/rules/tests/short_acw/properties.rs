@@ -5,7 +5,8 @@
 use crate::common::*;
 use crate::words::check_retreat_words;
 use adjutant_rules::short_acw::casualties::{default_order, spread};
-use adjutant_rules::short_acw::{battle, legal_moves, Defence, GameState, VictoryRounding};
+use adjutant_rules::short_acw::deadline::{self, Deadlines, Limit, MissedTurn};
+use adjutant_rules::short_acw::{battle, legal_moves, Defence, GameState, Settings, VictoryRounding};
 use adjutant_rules::{DigitPositions, ResultNumber, Side};
 use chrono::Duration;
 use proptest::prelude::*;
@@ -153,6 +154,32 @@ fn check_invariants(g: &Game) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Whatever the game waits for, the default a missed deadline applies is one the rules accept,
+/// and it ends that wait (docs/rules/short-acw.md, "Deadlines").
+fn check_deadline_defaults(g: &Game) -> Result<(), TestCaseError> {
+    let deadlines = Deadlines { limit: Limit::After(Duration::hours(1)), missed: MissedTurn::EndTurn };
+    let settings = Settings { deadlines: Some(deadlines), ..g.settings };
+    let mut state = g.state.clone();
+    state.clock = Some(deadline::start(&state, &deadlines, chrono_tz::UTC, g.clock));
+    let waits: Vec<_> = state.clock.as_ref().map(|c| c.waits.clone()).unwrap_or_default();
+    for wait in waits.iter().filter(|w| w.due.is_some()) {
+        let due = wait.due.unwrap();
+        match deadline::missed(&g.scenario, &state, &settings, due, wait.side, &wait.stage) {
+            Ok(applied) => {
+                let clock = applied.state.clock.clone().unwrap_or_default();
+                let still =
+                    clock.waits.iter().any(|w| w.side == wait.side && w.stage == wait.stage && w.since == wait.since);
+                prop_assert!(!still, "the default for the {} ({}) left it waiting", wait.side, wait.stage);
+                prop_assert_eq!(&applied.outcomes[0].kind, "deadline");
+                let after = Game { state: applied.state, ..Game::with(g.scenario.clone()) };
+                check_invariants(&after)?;
+            }
+            Err(r) => prop_assert!(false, "the default for the {} ({}) was refused: {}", wait.side, wait.stage, r),
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
 
@@ -170,6 +197,7 @@ proptest! {
             match g.post_at(side, &kind, body.clone(), stamp) {
                 Ok(applied) => {
                     check_invariants(&g)?;
+                    check_deadline_defaults(&g)?;
                     // What players read says what happened (words.rs).
                     if let Err(e) = check_retreat_words(&before, &g.state, &applied.outcomes) {
                         prop_assert!(false, "{}", e);

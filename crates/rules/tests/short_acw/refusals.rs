@@ -855,6 +855,7 @@ fn every_rule_of_the_game_state_is_a_rule_the_game_has() {
         include_str!("../../src/short_acw/orders.rs"),
         include_str!("../../src/short_acw/movement.rs"),
         include_str!("../../src/short_acw/reinforcement.rs"),
+        include_str!("../../src/short_acw/deadline.rs"),
     ]
     .concat();
     for rule in adjutant_rules::refusal::STATE_RULES {

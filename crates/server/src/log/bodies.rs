@@ -4,18 +4,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-/// The answers a moderator may give for a side that does not give them.
-pub const UMPIRE_KINDS: [&str; 3] = ["casualty_order", "retreat", "cavalry_option"];
-
-/// The body of an `umpire` post: the moderator gives an answer the game waits for from a side
-/// (a casualty order, a retreat, the cavalry option) when that side's player does not, with the
-/// reason on record.
+/// The body of an `umpire` post: the moderator posts for a side whose player is absent (any
+/// post that side's player may make now: a deployment, a move, an attack, an answer to a battle,
+/// the end of its turn), with the reason on record.
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UmpireBody {
     /// The side answered for: `union` or `confederate`.
     pub side: String,
-    /// `casualty_order`, `retreat` or `cavalry_option`.
+    /// The post kind the side's player would send (`deploy`, `move`, `attack`, `end_turn`,
+    /// `casualty_order`, …): one of those the side may post now.
     pub kind: String,
     /// That post kind's body.
     #[schema(value_type = Object)]
@@ -91,4 +89,49 @@ pub struct ResolveBody {
     /// (both must be in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sealed: Option<String>,
+}
+
+/// The body of a `deadline` post, which only the server makes, when the wait of `side` named
+/// `stage` runs out (GET …/state, `clock.waits`).
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeadlineBody {
+    pub side: String,
+    /// The wait's name: `deployment`, `turn 3`, `battle 2: casualty_order`.
+    pub stage: String,
+}
+
+/// The body of a `pause` post: the moderator stops the campaign's clock; no player post is
+/// accepted until `resume`.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PauseBody {
+    /// Why, for the record (e.g. "holidays until the 3rd").
+    #[schema(value_type = crate::free_text::Line)]
+    pub reason: String,
+}
+
+/// The body of a `resume` post.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeBody {
+    /// A word for the record (optional).
+    #[serde(default)]
+    #[schema(value_type = Option<crate::free_text::Line>)]
+    pub reason: Option<String>,
+}
+
+/// The body of an `extend` post: every deadline still to come moves later.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExtendBody {
+    /// How much later: an ISO 8601 duration from `PT1M` to `P30D` (e.g. `PT24H`).
+    #[schema(example = "PT24H", pattern = "^P(?:[0-9]{1,2}D)?(?:T(?:[0-9]{1,3}H)?(?:[0-9]{1,5}M)?(?:[0-9]{1,7}S)?)?$")]
+    pub by: String,
+    /// Only this side's deadline (default: every side the game waits for).
+    #[serde(default)]
+    pub side: Option<String>,
+    /// Why, for the record.
+    #[schema(value_type = crate::free_text::Line)]
+    pub reason: String,
 }

@@ -9,9 +9,11 @@ use adjutant_rules::DiceStream;
 use adjutant_store::{NewOutcome, Post, Tail};
 use serde_json::{json, Value};
 
-use super::bodies::{ResolveBody, RollbackBody, SealBody, SealRole, UmpireBody};
+use super::bodies::{
+    DeadlineBody, ExtendBody, PauseBody, ResolveBody, ResumeBody, RollbackBody, SealBody, SealRole, UmpireBody,
+};
 use super::error::{FieldPath, LogError, LogResult, Refusal};
-use super::kinds::{OutcomeKind, PostKind, UMPIRE_ORDERS};
+use super::kinds::{OutcomeKind, PostKind, CLOCK_KINDS, RESULT_FIXING_ORDERS};
 use super::view::{body_value, LogView};
 use crate::campaign::{parse_side, Game, LoadedCampaign};
 use crate::free_text::{forbidden, is_one_line, one_line_detail, LINE_MAX};
@@ -130,9 +132,25 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
         Game::Managed { scenario, settings } => {
             let state = campaign
                 .state_from(tail.snapshot.as_ref().map(|(_, text)| text.as_str()))?
-                .unwrap_or_else(|| GameState::new(scenario));
-            if PostKind::of(&post.kind) == PostKind::Umpire {
-                return umpire(scenario, settings, &state, post);
+                .unwrap_or_else(|| campaign.opening_state(scenario));
+            match PostKind::of(&post.kind) {
+                PostKind::Umpire => return umpire(campaign, scenario, settings, &state, post),
+                PostKind::Deadline | PostKind::Pause | PostKind::Resume | PostKind::Extend => {
+                    return clock_post(scenario, settings, &state, post)
+                }
+                _ => {}
+            }
+            if let Some(paused) = state.clock.as_ref().and_then(|c| c.paused.as_ref()) {
+                return Err(Refusal::conflict(
+                    FieldPath::post("kind"),
+                    "clock.paused",
+                    format!(
+                        "the moderator has paused the campaign (since {}): {}; no post is taken until it resumes",
+                        paused.since.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                        paused.reason
+                    ),
+                )
+                .into());
             }
             let body = body_value(post);
             let order = short_acw::Order {
@@ -153,6 +171,14 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
             })
         }
         Game::Resolver { ruleset, rules_version } => {
+            if CLOCK_KINDS.contains(&PostKind::of(&post.kind)) {
+                return Err(Refusal::invalid(
+                    FieldPath::post("kind"),
+                    "post.kind",
+                    "deadlines, pause and extend are for managed campaigns, whose turns the server keeps",
+                )
+                .into());
+            }
             if PostKind::of(&post.kind) != PostKind::Resolve {
                 return Err(Refusal::invalid(
                     FieldPath::post("kind"),
@@ -191,7 +217,13 @@ fn check_line(field: FieldPath, rule: &str, what: &str, text: &str) -> LogResult
     }
 }
 
-fn umpire(scenario: &Scenario, settings: &short_acw::Settings, state: &GameState, post: &Post) -> LogResult<Effects> {
+fn umpire(
+    campaign: &LoadedCampaign,
+    scenario: &Scenario,
+    settings: &short_acw::Settings,
+    state: &GameState,
+    post: &Post,
+) -> LogResult<Effects> {
     if post.side.is_some() {
         return Err(Refusal::forbidden("umpire.moderator_only", "only the campaign's moderator umpires").into());
     }
@@ -204,25 +236,36 @@ fn umpire(scenario: &Scenario, settings: &short_acw::Settings, state: &GameState
         )
         .into());
     };
-    if !UMPIRE_ORDERS.contains(&body.kind.as_str()) {
+    let kinds: Vec<&str> = short_acw::post_kinds().iter().map(|k| k.kind).collect();
+    if !kinds.contains(&body.kind.as_str()) {
         return Err(Refusal::invalid(
             FieldPath::body("kind"),
             "umpire.kind",
-            format!("a moderator answers only {}", UMPIRE_ORDERS.join(", ")),
+            format!("a moderator posts the game's own orders for a side: {}", kinds.join(", ")),
         )
         .into());
     }
-    check_line(
-        FieldPath::body("reason"),
-        "umpire.reason",
-        "an umpire's answer records its reason, which",
-        &body.reason,
-    )?;
-    if !state.awaiting.iter().any(|a| a.side == side && a.kind == body.kind) {
+    check_line(FieldPath::body("reason"), "umpire.reason", "an umpire's post records its reason, which", &body.reason)?;
+    if campaign.settings.result_time == adjutant_rules::result_time::ResultTime::SealedDelay
+        && RESULT_FIXING_ORDERS.contains(&body.kind.as_str())
+    {
         return Err(Refusal::invalid(
             FieldPath::body("kind"),
+            "umpire.sealed_delay",
+            "in a sealed-delay campaign only the side's player fixes a result number; at the deadline an attack not resolved is cancelled",
+        )
+        .into());
+    }
+    let may = short_acw::may_post(scenario, state, side);
+    if !may.contains(&body.kind.as_str()) {
+        let now = match may.as_slice() {
+            [] => format!("the {} may post nothing now", body.side),
+            kinds => format!("the {} may post {}", body.side, kinds.join(", ")),
+        };
+        return Err(Refusal::conflict(
+            FieldPath::body("kind"),
             "umpire.not_awaited",
-            format!("the game is not waiting for a {} from the {}", body.kind, body.side),
+            format!("the game is not waiting for a {} from the {}: {now}", body.kind, body.side),
         )
         .into());
     }
@@ -241,11 +284,114 @@ fn umpire(scenario: &Scenario, settings: &short_acw::Settings, state: &GameState
     let mut outcomes = vec![outcome(
         post,
         OutcomeKind::Umpire.as_str(),
-        &format!("The moderator answers the {} for the {}: {}", body.kind, body.side, body.reason.trim()),
+        &format!("The moderator posts the {} for the {}: {}", body.kind, body.side, body.reason.trim()),
         &json!({"side": side, "kind": body.kind, "reason": body.reason.trim()}),
     )];
     outcomes.extend(applied.outcomes.iter().map(|o| outcome(post, &o.kind, &o.headline, &o.data)));
     Ok(Effects { outcomes, snapshot: Some(to_json(&applied.state)?), dice: 0 })
+}
+
+/// The campaign clock's posts: the server's at a deadline, the moderator's pause, resume and
+/// extend.
+fn clock_post(
+    scenario: &Scenario,
+    settings: &short_acw::Settings,
+    state: &GameState,
+    post: &Post,
+) -> LogResult<Effects> {
+    use short_acw::deadline;
+    let kind = PostKind::of(&post.kind);
+    if post.side.is_some() {
+        return Err(match kind {
+            PostKind::Deadline => Refusal::forbidden("deadline.server_only", "deadline posts are the server's own"),
+            _ => {
+                Refusal::forbidden("clock.moderator_only", "only the campaign's moderator pauses, resumes and extends")
+            }
+        }
+        .into());
+    }
+    let rules = |r| LogError::from(Refusal::of_rules(&FieldPath::root(), r));
+    let zone = settings.clock.zone;
+    let (state, made) = match kind {
+        PostKind::Deadline => {
+            let body: DeadlineBody = body_of(&FieldPath::post("body"), &post.body)?;
+            let side = parse_side(&body.side).ok_or_else(|| {
+                Refusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
+            })?;
+            let applied = deadline::missed(scenario, state, settings, post.stamp, side, &body.stage).map_err(rules)?;
+            let outcomes = applied.outcomes.iter().map(|o| outcome(post, &o.kind, &o.headline, &o.data)).collect();
+            return Ok(Effects { outcomes, snapshot: Some(to_json(&applied.state)?), dice: 0 });
+        }
+        PostKind::Pause => {
+            let body: PauseBody = body_of(&FieldPath::post("body"), &post.body)?;
+            check_line(FieldPath::body("reason"), "pause.reason", "a pause records its reason, which", &body.reason)?;
+            let reason = body.reason.trim();
+            let next = deadline::pause(state, post.stamp, reason).map_err(rules)?;
+            let headline = format!(
+                "The moderator paused the campaign: {reason}. No post is taken and no deadline runs until it resumes"
+            );
+            (next, (OutcomeKind::Paused, headline, json!({"reason": reason})))
+        }
+        PostKind::Resume => {
+            let body: ResumeBody = body_of(&FieldPath::post("body"), &post.body)?;
+            if let Some(reason) = &body.reason {
+                check_line(FieldPath::body("reason"), "resume.reason", "a reason, when given,", reason)?;
+            }
+            let next = deadline::resume(state, settings, post.stamp).map_err(rules)?;
+            let mut headline = "The moderator resumed the campaign".to_owned();
+            if let Some(wait) = next.clock.as_ref().and_then(|c| c.next_due()) {
+                headline.push_str(&format!(
+                    "; the {}'s {} now ends by {}",
+                    wait.side,
+                    wait.stage,
+                    wait.due.map(|d| deadline::in_words(d, zone)).unwrap_or_default()
+                ));
+            }
+            let reason = body.reason.as_deref().map(str::trim);
+            (next, (OutcomeKind::Resumed, headline, json!({"reason": reason})))
+        }
+        _ => {
+            let body: ExtendBody = body_of(&FieldPath::post("body"), &post.body)?;
+            check_line(
+                FieldPath::body("reason"),
+                "extend.reason",
+                "an extension records its reason, which",
+                &body.reason,
+            )?;
+            let by = crate::campaign::parse_duration(&body.by)
+                .filter(|d| (crate::campaign::DEADLINE_RANGE.0..=crate::campaign::DEADLINE_RANGE.1).contains(d))
+                .ok_or_else(|| {
+                    Refusal::invalid(
+                        FieldPath::body("by"),
+                        "extend.by",
+                        "a duration from PT1M to P30D in days, hours, minutes and seconds (e.g. PT24H)",
+                    )
+                })?;
+            let side = match &body.side {
+                Some(text) => Some(parse_side(text).ok_or_else(|| {
+                    Refusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
+                })?),
+                None => None,
+            };
+            let (next, moved) = deadline::extend(state, side, by, post.stamp).map_err(rules)?;
+            let reason = body.reason.trim();
+            let headline = format!("The moderator gives {} more before the deadline: {reason}", body.by);
+            (
+                next,
+                (
+                    OutcomeKind::Extended,
+                    headline,
+                    json!({"by": body.by, "side": side, "reason": reason, "waits": moved}),
+                ),
+            )
+        }
+    };
+    let (outcome_kind, headline, data) = made;
+    Ok(Effects {
+        outcomes: vec![outcome(post, outcome_kind.as_str(), &headline, &data)],
+        snapshot: Some(to_json(&state)?),
+        dice: 0,
+    })
 }
 
 fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<Effects> {
@@ -380,11 +526,19 @@ fn rollback(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogRes
     }
     let voided: Vec<i64> = void.gaps(body.to_seq + 1..post.seq);
     let snapshot = match campaign.scenario() {
-        Some(scenario) => {
-            let state = match context.rollback_snapshot {
+        Some(_) => {
+            let mut state = match context.rollback_snapshot {
                 Some((_, text)) => campaign.state_from(Some(text))?,
-                None => Some(GameState::new(scenario)),
+                None => campaign.state_from(None)?,
             };
+            // The waits of the state rolled back to begin again now, each with its whole time:
+            // deadlines that had passed by then are not due at once.
+            if let (Some(state), Some(deadlines)) = (state.as_mut(), campaign.deadlines()) {
+                let paused = state.clock.as_ref().and_then(|c| c.paused.clone());
+                let fresh = short_acw::deadline::TurnClock { waits: vec![], paused };
+                state.clock =
+                    Some(short_acw::deadline::follow(Some(&fresh), state, &deadlines, campaign.clock.zone, post.stamp));
+            }
             Some(to_json(&state)?)
         }
         None => None,

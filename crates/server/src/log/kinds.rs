@@ -12,16 +12,33 @@ pub enum PostKind {
     Resolve,
     /// A secret choice, revealed once the other side's choice on the same topic is in.
     Seal,
-    /// The moderator answers for a side the game is waiting on.
+    /// The moderator posts for a side (its player is absent), with the reason.
     Umpire,
+    /// The server's own post when a wait's deadline passes.
+    Deadline,
+    /// The moderator pauses the campaign: no player post, no deadline runs.
+    Pause,
+    /// The moderator resumes a paused campaign.
+    Resume,
+    /// The moderator gives more time before a deadline.
+    Extend,
     /// An order of a managed game (`move`, `attack`, …), decided by the rules, which name it.
     Order,
 }
 
 impl PostKind {
     /// The kinds with a name of their own (every other kind is an [`PostKind::Order`]).
-    pub const NAMED: [PostKind; 5] =
-        [PostKind::Note, PostKind::Rollback, PostKind::Resolve, PostKind::Seal, PostKind::Umpire];
+    pub const NAMED: [PostKind; 9] = [
+        PostKind::Note,
+        PostKind::Rollback,
+        PostKind::Resolve,
+        PostKind::Seal,
+        PostKind::Umpire,
+        PostKind::Deadline,
+        PostKind::Pause,
+        PostKind::Resume,
+        PostKind::Extend,
+    ];
 
     /// The kind of a post stored or sent as `kind`.
     pub fn of(kind: &str) -> Self {
@@ -36,6 +53,10 @@ impl PostKind {
             PostKind::Resolve => "resolve",
             PostKind::Seal => "seal",
             PostKind::Umpire => "umpire",
+            PostKind::Deadline => "deadline",
+            PostKind::Pause => "pause",
+            PostKind::Resume => "resume",
+            PostKind::Extend => "extend",
             PostKind::Order => "order",
         }
     }
@@ -51,8 +72,9 @@ impl PostKind {
 /// The Short ACW orders that may fight a battle, and so fix a result number.
 pub const RESULT_FIXING_ORDERS: [&str; 2] = ["attack", "resolve_attack"];
 
-/// The answers a moderator may give for a side that does not give them.
-pub const UMPIRE_ORDERS: [&str; 3] = ["casualty_order", "retreat", "cavalry_option"];
+/// The kinds of the campaign clock's posts: the server's at a deadline, the moderator's to
+/// pause, resume and extend.
+pub const CLOCK_KINDS: [PostKind; 4] = [PostKind::Deadline, PostKind::Pause, PostKind::Resume, PostKind::Extend];
 
 /// What the rules decided, as the feed and the audit name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -66,12 +88,15 @@ pub enum OutcomeKind {
     Umpire,
     Sealed,
     Revealed,
+    Paused,
+    Resumed,
+    Extended,
     /// Any other outcome of the managed game's rules.
     Other,
 }
 
 impl OutcomeKind {
-    const NAMED: [(OutcomeKind, &'static str); 7] = [
+    const NAMED: [(OutcomeKind, &'static str); 10] = [
         (OutcomeKind::Battle, "battle"),
         (OutcomeKind::ReinforcementRoll, "reinforcement_roll"),
         (OutcomeKind::Resolution, "resolution"),
@@ -79,6 +104,9 @@ impl OutcomeKind {
         (OutcomeKind::Umpire, "umpire"),
         (OutcomeKind::Sealed, "sealed"),
         (OutcomeKind::Revealed, "revealed"),
+        (OutcomeKind::Paused, "paused"),
+        (OutcomeKind::Resumed, "resumed"),
+        (OutcomeKind::Extended, "extended"),
     ];
 
     pub fn of(kind: &str) -> Self {

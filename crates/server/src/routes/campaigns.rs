@@ -144,7 +144,13 @@ fn campaign_mode(req: &NewCampaign) -> ApiResult<&'static str> {
 #[utoipa::path(get, path = "/v1/campaigns/{id}", tag = "campaigns", params(("id" = Uuid, Path, description = "campaign id")),
     responses((status = 200, body = CampaignView), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn get_campaign(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<CampaignView>> {
-    Ok(Json(CampaignView::of(&load_campaign(&state, id).await?)))
+    let campaign = load_campaign(&state, id).await?;
+    let mut view = CampaignView::of(&campaign);
+    if campaign.scenario().is_some() {
+        let (_, game) = crate::log::read::state_now(&*state.store, &campaign).await?;
+        view.clock = crate::views::ClockView::of(&campaign, &game, state.clock.now());
+    }
+    Ok(Json(view))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

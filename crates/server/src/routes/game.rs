@@ -50,13 +50,19 @@ pub async fn campaign_state(State(state): State<AppState>, ApiPath(id): ApiPath<
             .map(|side| (side.key().to_owned(), scenario.deployment_zone(side).iter().map(|h| h.to_string()).collect()))
             .collect()
     });
+    // While the campaign is paused, no side may post.
+    let paused = game.clock.as_ref().is_some_and(|c| c.paused.is_some());
     let may_post = sides
         .into_iter()
         .map(|side| {
-            let kinds = short_acw::may_post(scenario, &game, side).into_iter().map(str::to_owned).collect();
+            let kinds = match paused {
+                true => vec![],
+                false => short_acw::may_post(scenario, &game, side).into_iter().map(str::to_owned).collect(),
+            };
             (side.key().to_owned(), kinds)
         })
         .collect();
+    let clock = crate::views::ClockView::of(&campaign, &game, state.clock.now());
     Ok(Json(StateView {
         campaign_id: id,
         after_seq,
@@ -65,6 +71,7 @@ pub async fn campaign_state(State(state): State<AppState>, ApiPath(id): ApiPath<
         stand_in_map,
         may_post,
         deployment_zones,
+        clock,
     }))
 }
 

@@ -66,6 +66,13 @@ pub async fn create_post(
 ) -> ApiResult<(StatusCode, HeaderMap, Json<PostView>)> {
     let campaign = campaign_to_post_to(&state, id).await?;
     let (author, side) = author_of(&caller, &campaign, req.side.as_deref())?;
+    if log::kinds::PostKind::of(&req.kind) == log::kinds::PostKind::Deadline {
+        return Err(AppError::unprocessable(
+            "body.kind",
+            "deadline.server_only",
+            "`deadline` posts are the server's own, made by its clock when a deadline passes",
+        ));
+    }
     let new = log::append::NewPost {
         author,
         side,

@@ -1,0 +1,326 @@
+//! The campaign clock over HTTP, on SQLite and PostgreSQL: deadlines that end an absent side's
+//! turns by the server's own posts, the moderator's policy, pause, resume and extend, and two
+//! servers on one database making each deadline post once.
+
+use std::time::Duration;
+
+use adjutant_e2e::serde_json::{json, Value};
+use adjutant_e2e::{on_both_backends, Backend, TestApp};
+use chrono::{DateTime, TimeDelta, Utc};
+
+on_both_backends! {
+    an_absent_rebel_loses_every_turn_to_the_deadline_and_the_campaign_reaches_its_end => absent_rebel;
+    under_the_moderator_policy_a_deadline_decides_nothing_and_the_moderator_carries_on => moderator_policy;
+    a_pause_holds_the_clock_and_an_extension_moves_it => pause_and_extend;
+    a_deadline_that_passed_while_the_server_was_down_is_applied_at_the_restart => restart;
+}
+
+const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
+
+struct Game {
+    app: TestApp,
+    moderator: String,
+    campaign: String,
+    union: String,
+    confederate: String,
+}
+
+/// The server looks at its clock every 10 ms in these tests.
+fn quick(config: &mut adjutant_server::config::Config) {
+    config.deadline_poll_ms = 10;
+    config.deadline_rescan_ms = 10;
+}
+
+async fn game(backend: Backend, settings: Value) -> Game {
+    let app = TestApp::spawn_with(backend, quick).await;
+    let moderator = app.moderator().await;
+    let campaign = app
+        .campaign(
+            &moderator,
+            json!({"name": "By the clock", "mode": "managed", "scenario": "short-acw", "settings": settings}),
+        )
+        .await;
+    let union = app.player(&moderator, &campaign, "union").await;
+    let confederate = app.player(&moderator, &campaign, "confederate").await;
+    Game { app, moderator, campaign, union, confederate }
+}
+
+fn at(text: &str) -> DateTime<Utc> {
+    text.parse().unwrap()
+}
+
+impl Game {
+    fn script(i: usize) -> Value {
+        let script: Vec<Value> = serde_json::from_str(SCRIPT).unwrap();
+        json!({"kind": script[i]["kind"], "body": script[i]["body"]})
+    }
+
+    /// Both sides deploy as the scripted campaign does, an hour apart from `start`.
+    async fn deploy(&self, start: DateTime<Utc>) {
+        self.app.clock.set(start);
+        self.app.post(&self.union, &self.campaign, Self::script(0)).await.ok(201);
+        self.app.clock.set(start + TimeDelta::minutes(30));
+        self.app.post(&self.confederate, &self.campaign, Self::script(1)).await.ok(201);
+    }
+
+    async fn state(&self) -> Value {
+        self.app.get(&format!("/v1/campaigns/{}/state", self.campaign)).await.ok(200).clone()
+    }
+
+    async fn head(&self) -> i64 {
+        let mut after = 0;
+        loop {
+            let page = self.app.get(&format!("/v1/campaigns/{}/posts?after={after}&limit=100", self.campaign)).await;
+            let page = page.ok(200).clone();
+            let posts = page["posts"].as_array().unwrap();
+            if let Some(last) = posts.last() {
+                after = last["seq"].as_i64().unwrap();
+            }
+            if page["next_after"].is_null() {
+                return after;
+            }
+        }
+    }
+
+    /// Waits (real time) until the log holds post `seq`, and returns it.
+    async fn await_post(&self, seq: i64) -> Value {
+        for _ in 0..1000 {
+            let answer = self.app.get(&format!("/v1/campaigns/{}/posts/{seq}", self.campaign)).await;
+            if answer.status.as_u16() == 200 {
+                return answer.body;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("post {seq} was never made; the state: {}", self.state().await);
+    }
+
+    /// The running wait of `side`.
+    async fn wait_of(&self, side: &str) -> Value {
+        let state = self.state().await;
+        state["clock"]["waits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["side"] == side && w["due"].is_string())
+            .cloned()
+            .unwrap_or_else(|| panic!("no running wait of the {side}: {state}"))
+    }
+}
+
+async fn absent_rebel(backend: Backend) {
+    let g = game(backend, json!({"turn_deadline": "PT1H"})).await;
+    let start = adjutant_e2e::seed_morning();
+    // Both deployments are waited for from the campaign's creation.
+    let view = g.app.get(&format!("/v1/campaigns/{}", g.campaign)).await;
+    let view = view.ok(200);
+    assert_eq!(view["clock"]["status"], "waiting", "{view}");
+    assert_eq!(view["clock"]["waits"].as_array().unwrap().len(), 2, "{view}");
+    assert_eq!(view["clock"]["waits"][0]["due"], "2026-11-21T10:51:45.123Z", "{view}");
+    g.deploy(start).await;
+
+    let mut deadlines = 0;
+    loop {
+        let state = g.state().await;
+        if !state["state"]["result"].is_null() {
+            break;
+        }
+        assert_eq!(state["state"]["side_to_act"], "union", "{state}");
+        let turn = state["state"]["turn"].as_u64().unwrap();
+        // The Union's turn began when the Rebel's ended; its deadline is an hour after that.
+        let union_wait = g.wait_of("union").await;
+        assert_eq!(union_wait["stage"], format!("turn {turn}"));
+        assert_eq!(
+            at(union_wait["due"].as_str().unwrap()) - at(union_wait["since"].as_str().unwrap()),
+            TimeDelta::hours(1)
+        );
+        // The Union ends its turn ten minutes in.
+        let ends = at(union_wait["since"].as_str().unwrap()) + TimeDelta::minutes(10);
+        g.app.clock.set(ends);
+        let ended = g.app.post(&g.union, &g.campaign, json!({"kind": "end_turn", "body": {}})).await;
+        let ended = ended.ok(201).clone();
+        let kinds: Vec<&str> =
+            ended["outcomes"].as_array().unwrap().iter().map(|o| o["kind"].as_str().unwrap()).collect();
+        assert!(kinds.contains(&"turn_begins"), "{ended}");
+        let begins = ended["outcomes"].as_array().unwrap().iter().find(|o| o["kind"] == "turn_begins").unwrap();
+        // The forum text of the turn's start names its deadline.
+        assert!(begins["headline"].as_str().unwrap().contains("the turn ends by"), "{begins}");
+        assert!(begins["text"]["markdown"].as_str().unwrap().contains("The turn ends by"), "{begins}");
+
+        // The Rebel never posts: an hour later the server ends its turn, stamped at the deadline.
+        let rebel = g.wait_of("confederate").await;
+        let due = at(rebel["due"].as_str().unwrap());
+        assert_eq!(due, ends + TimeDelta::hours(1));
+        let seq = ended["seq"].as_i64().unwrap() + 1;
+        g.app.clock.set(due - TimeDelta::milliseconds(1));
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        assert_eq!(g.head().await, seq - 1, "a deadline post before the deadline");
+        g.app.clock.set(due);
+        let post = g.await_post(seq).await;
+        assert_eq!(post["kind"], "deadline", "{post}");
+        assert_eq!(post["side"], Value::Null, "{post}");
+        assert_eq!(at(post["stamp"].as_str().unwrap()), due, "{post}");
+        assert_eq!(post["body"], json!({"side": "confederate", "stage": format!("turn {turn}")}), "{post}");
+        let outcome = &post["outcomes"][0];
+        assert_eq!(outcome["kind"], "deadline", "{post}");
+        assert_eq!(outcome["data"]["since"], rebel["since"], "{post}");
+        assert_eq!(outcome["data"]["turn_deadline_ms"], 3_600_000, "{post}");
+        assert!(post["outcomes"].as_array().unwrap().iter().any(|o| o["kind"] == "turn_ended"), "{post}");
+        deadlines += 1;
+        assert!(deadlines <= 12, "more Rebel turns than the scenario has");
+    }
+    assert_eq!(deadlines, 12, "the Rebel's twelve turns each end at their deadline");
+    let state = g.state().await;
+    assert_eq!(state["clock"]["status"], "finished", "{state}");
+    assert!(state["state"]["result"]["condition"].is_string(), "{state}");
+
+    // The whole campaign audits, and so does its export with no server.
+    let audit = g.app.get(&format!("/v1/campaigns/{}/audit?fresh=true", g.campaign)).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
+    let export = g.app.get(&format!("/v1/campaigns/{}/export", g.campaign)).await.text;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("campaign.jsonl"), &export).unwrap();
+    let key = g.app.get("/v1/keys").await.ok(200)["keys"][0]["public_key"].as_str().unwrap().to_owned();
+    let report = adjutant_server::verify::verify(&adjutant_server::verify::Options {
+        file: dir.path().join("campaign.jsonl"),
+        keys: vec![key],
+        forum_texts: None,
+    })
+    .unwrap();
+    assert!(report.ok(), "{}", report.text());
+
+    // Nobody but the server makes a deadline post.
+    let refused = g
+        .app
+        .post(&g.moderator, &g.campaign, json!({"kind": "deadline", "body": {"side": "union", "stage": "turn 1"}}))
+        .await;
+    refused.problem(422, "body.kind");
+}
+
+async fn moderator_policy(backend: Backend) {
+    let g = game(backend, json!({"turn_deadline": "PT1H", "missed_turn": "moderator"})).await;
+    let start = adjutant_e2e::seed_morning();
+    g.deploy(start).await;
+    g.app.clock.set(start + TimeDelta::hours(1));
+    let ended = g.app.post(&g.union, &g.campaign, json!({"kind": "end_turn", "body": {}})).await;
+    let seq = ended.ok(201)["seq"].as_i64().unwrap() + 1;
+    let before = g.state().await;
+    let due = at(g.wait_of("confederate").await["due"].as_str().unwrap());
+    g.app.clock.set(due + TimeDelta::seconds(5));
+    let post = g.await_post(seq).await;
+    assert_eq!(post["outcomes"].as_array().unwrap().len(), 1, "{post}");
+    assert_eq!(post["outcomes"][0]["kind"], "deadline_passed", "{post}");
+    // Nothing was decided: the same turn, the same side, the same units; the campaign is overdue.
+    let after = g.state().await;
+    assert_eq!(after["state"]["units"], before["state"]["units"]);
+    assert_eq!(after["state"]["side_to_act"], "confederate");
+    assert_eq!(after["clock"]["status"], "overdue", "{after}");
+    assert!(after["clock"]["summary"].as_str().unwrap().contains("Overdue"), "{after}");
+    let view = g.app.get(&format!("/v1/campaigns/{}", g.campaign)).await;
+    assert_eq!(view.ok(200)["clock"]["status"], "overdue");
+    // No second deadline post for the same wait.
+    g.app.clock.set(due + TimeDelta::hours(5));
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    assert_eq!(g.head().await, seq);
+
+    // The moderator moves the Rebel's unit and ends its turn, as umpire, with reasons.
+    let moves = g.app.get(&format!("/v1/campaigns/{}/units/cs-51st-inf/moves", g.campaign)).await;
+    let path = moves.ok(200)["moves"][0]["path"].clone();
+    let umpire = |kind: &str, body: Value| json!({"kind": "umpire", "body": {"side": "confederate", "kind": kind, "body": body, "reason": "The Rebel player is away."}});
+    let moved =
+        g.app.post(&g.moderator, &g.campaign, umpire("move", json!({"unit": "cs-51st-inf", "path": path}))).await;
+    let moved = moved.ok(201);
+    assert_eq!(moved["outcomes"][0]["kind"], "umpire", "{moved}");
+    assert_eq!(moved["outcomes"][1]["kind"], "moved", "{moved}");
+    // What the side may not post now, the moderator may not post for it either (409).
+    g.app
+        .post(&g.moderator, &g.campaign, umpire("deploy", json!({"placements": []})))
+        .await
+        .problem(409, "body.body.kind");
+    g.app.post(&g.moderator, &g.campaign, umpire("end_turn", json!({}))).await.ok(201);
+    let state = g.state().await;
+    assert_eq!(state["state"]["side_to_act"], "union", "{state}");
+    assert_eq!(state["clock"]["status"], "waiting", "{state}");
+    let audit = g.app.get(&format!("/v1/campaigns/{}/audit?fresh=true", g.campaign)).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
+}
+
+async fn pause_and_extend(backend: Backend) {
+    let g = game(backend, json!({"turn_deadline": "PT1H"})).await;
+    let start = adjutant_e2e::seed_morning();
+    g.deploy(start).await;
+    let wait = g.wait_of("union").await;
+    let since = at(wait["since"].as_str().unwrap());
+    assert_eq!(at(wait["due"].as_str().unwrap()), since + TimeDelta::hours(1));
+
+    // Twenty minutes in, the moderator pauses: 40 minutes are kept.
+    g.app.clock.set(since + TimeDelta::minutes(20));
+    let pause = json!({"kind": "pause", "body": {"reason": "Holidays"}});
+    g.app.post(&g.union, &g.campaign, pause.clone()).await.problem(403, "Authorization");
+    let paused = g.app.post(&g.moderator, &g.campaign, pause.clone()).await;
+    let seq = paused.ok(201)["seq"].as_i64().unwrap();
+    g.app.post(&g.moderator, &g.campaign, pause).await.problem(409, "body.kind");
+    let state = g.state().await;
+    assert_eq!(state["clock"]["status"], "paused", "{state}");
+    assert_eq!(state["may_post"], json!({"union": [], "confederate": []}), "{state}");
+    let union = state["clock"]["waits"].as_array().unwrap().iter().find(|w| w["side"] == "union").unwrap().clone();
+    assert_eq!(union["remaining_ms"], 40 * 60 * 1000, "{state}");
+    // No player post is taken while paused, and no deadline runs.
+    let refused = g.app.post(&g.union, &g.campaign, json!({"kind": "end_turn", "body": {}})).await;
+    assert_eq!(refused.problem(409, "body.kind")["rule"], "clock.paused");
+    g.app.clock.set(since + TimeDelta::hours(5));
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    assert_eq!(g.head().await, seq, "a deadline ran while paused");
+
+    // Resumed five hours in: the Union has its 40 minutes from now.
+    let resumed = since + TimeDelta::hours(5);
+    g.app.post(&g.moderator, &g.campaign, json!({"kind": "resume", "body": {}})).await.ok(201);
+    let wait = g.wait_of("union").await;
+    assert_eq!(at(wait["due"].as_str().unwrap()), resumed + TimeDelta::minutes(40), "{wait}");
+    // The moderator gives the Union half an hour more.
+    let extend = json!({"kind": "extend", "body": {"by": "PT30M", "side": "union", "reason": "Travelling"}});
+    g.app.post(&g.moderator, &g.campaign, extend).await.ok(201);
+    let bad = json!({"kind": "extend", "body": {"by": "P1Y", "reason": "For ever"}});
+    g.app.post(&g.moderator, &g.campaign, bad).await.problem(422, "body.body.by");
+    let due = at(g.wait_of("union").await["due"].as_str().unwrap());
+    assert_eq!(due, resumed + TimeDelta::minutes(70));
+    g.app.clock.set(due);
+    let post = g.await_post(seq + 3).await;
+    assert_eq!(post["kind"], "deadline");
+    assert_eq!(at(post["stamp"].as_str().unwrap()), due);
+    let audit = g.app.get(&format!("/v1/campaigns/{}/audit?fresh=true", g.campaign)).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
+}
+
+async fn restart(backend: Backend) {
+    let g = game(backend, json!({"turn_deadline": "PT1H"})).await;
+    let start = adjutant_e2e::seed_morning();
+    g.deploy(start).await;
+    let due = at(g.wait_of("union").await["due"].as_str().unwrap());
+    let seq = g.head().await;
+    let Game { app, campaign, .. } = g;
+    let db = app.db.clone();
+    drop(app);
+    // Two servers come back on the database, each with its own clock, both past the deadline.
+    let later = due + TimeDelta::hours(3);
+    let first = TestApp::spawn_on(db.clone(), quick).await;
+    let second = TestApp::spawn_on(db, quick).await;
+    first.clock.set(later);
+    second.clock.set(later);
+    let mut post = Value::Null;
+    for _ in 0..1000 {
+        let answer = first.get(&format!("/v1/campaigns/{campaign}/posts/{}", seq + 1)).await;
+        if answer.status.as_u16() == 200 {
+            post = answer.body;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(post["kind"], "deadline", "{post}");
+    assert_eq!(at(post["stamp"].as_str().unwrap()), later, "stamped at the restart, not at the deadline");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // One post for the one wait that passed: the Rebel's new turn runs from the restart.
+    let next = first.get(&format!("/v1/campaigns/{campaign}/posts/{}", seq + 2)).await;
+    assert_eq!(next.status.as_u16(), 404, "{}", next.text);
+    let state = second.get(&format!("/v1/campaigns/{campaign}/state")).await;
+    assert_eq!(state.ok(200)["state"]["side_to_act"], "confederate");
+}
