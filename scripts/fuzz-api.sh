@@ -75,14 +75,15 @@ def created(path, token, body):
         return json.load(r)
 moderator = created("/v1/moderators", operator, {"name": "Fuzz moderator"})["token"]
 campaign = created("/v1/campaigns", moderator, {"name": "Fuzz campaign"})["id"]
-player = created(f"/v1/campaigns/{campaign}/players", moderator, {"name": "Fuzz player", "side": "union"})["token"]
+issued = created(f"/v1/campaigns/{campaign}/players", moderator, {"name": "Fuzz player", "side": "union"})
+player, player_id = issued["token"], issued["id"]
 bot = created(f"/v1/campaigns/{campaign}/bots", moderator, {"name": "Fuzz bot"})["token"]
 req = urllib.request.Request(base + f"/v1/campaigns/{campaign}/posts", method="POST",
     data=json.dumps({"kind": "note", "body": {"text": "post 1, for the operations that read one"}}).encode(),
     headers={"Authorization": "Bearer " + player, "Content-Type": "application/json", "Idempotency-Key": "fuzz-1"})
 with urllib.request.urlopen(req, timeout=10) as r:
     assert r.status == 201, r.status
-print(f"export ADJ_FUZZ_MODERATOR={moderator} ADJ_FUZZ_CAMPAIGN={campaign} ADJ_FUZZ_PLAYER={player} ADJ_FUZZ_BOT={bot}")
+print(f"export ADJ_FUZZ_MODERATOR={moderator} ADJ_FUZZ_CAMPAIGN={campaign} ADJ_FUZZ_PLAYER={player} ADJ_FUZZ_PLAYER_ID={player_id} ADJ_FUZZ_BOT={bot}")
 PY
 )"
 

@@ -3,6 +3,9 @@
 # workspace's unit and property tests, the HTTP tests and the store conformance suite on SQLite
 # and on PostgreSQL, the browser tests with their accessibility checks, and schemathesis.
 #
+# SMTP: the mail tests send to Python's aiosmtpd (PyPI, pinned), started here on loopback with a
+# maildir of its own; set ADJUTANT_TEST_SMTP_URL and ADJUTANT_TEST_MAILDIR to use another.
+#
 # PostgreSQL: set ADJUTANT_TEST_POSTGRES_URL to use a server you have (the tests create and drop
 # their own databases in it). Without it, this script starts a throwaway cluster on loopback in
 # a temporary folder — installing Debian's `postgresql` package first if it is missing — and
@@ -60,7 +63,53 @@ stop_postgres() {
     rm -rf "$PG_DIR"
   fi
 }
-trap stop_postgres EXIT
+
+# Turn and reminder mails go to a real SMTP server on loopback: aiosmtpd, in a virtual
+# environment of its own (target/smtp), keeping what it receives in a maildir the tests read.
+AIOSMTPD_VERSION=1.4.6
+start_smtp() {
+  if ! target/smtp/bin/python -c "import sys, aiosmtpd; sys.exit(aiosmtpd.__version__ != '$AIOSMTPD_VERSION')" 2>/dev/null; then
+    log "installing aiosmtpd $AIOSMTPD_VERSION (PyPI) for the mail tests"
+    rm -rf target/smtp
+    if ! python3 -m venv target/smtp >/dev/null 2>&1; then
+      rm -rf target/smtp
+      apt_install python3-venv
+      python3 -m venv target/smtp
+    fi
+    target/smtp/bin/pip install --quiet --disable-pip-version-check "aiosmtpd==$AIOSMTPD_VERSION"
+  fi
+  SMTP_DIR=$(mktemp -d /tmp/adjutant-smtp.XXXXXX)
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  log "starting an SMTP server (aiosmtpd) on 127.0.0.1:$port"
+  target/smtp/bin/python -m aiosmtpd -n -l "127.0.0.1:$port" -c aiosmtpd.handlers.Mailbox "$SMTP_DIR/mail" \
+    >"$SMTP_DIR/server.log" 2>&1 &
+  SMTP_PID=$!
+  local tries=0
+  until python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)" 2>/dev/null; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 100 ] || ! kill -0 "$SMTP_PID" 2>/dev/null; then
+      cat "$SMTP_DIR/server.log" >&2
+      echo "the SMTP server did not start" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+  export ADJUTANT_TEST_SMTP_URL="smtp://127.0.0.1:$port" ADJUTANT_TEST_MAILDIR="$SMTP_DIR/mail"
+}
+
+stop_smtp() {
+  if [ -n "${SMTP_PID:-}" ]; then
+    kill "$SMTP_PID" 2>/dev/null || true
+    rm -rf "$SMTP_DIR"
+  fi
+}
+
+stop_services() {
+  stop_postgres
+  stop_smtp
+}
+trap stop_services EXIT
 
 # The database-outage test starts and stops a cluster of its own, so the server binaries are
 # needed even when a PostgreSQL URL is given.
@@ -73,6 +122,12 @@ if [ -z "${ADJUTANT_TEST_POSTGRES_URL:-}" ]; then
 fi
 # The PostgreSQL half of the conformance suite must run, not skip.
 export ADJUTANT_REQUIRE_POSTGRES=1
+
+if [ -z "${ADJUTANT_TEST_SMTP_URL:-}" ]; then
+  start_smtp
+fi
+# The mail tests must run, not skip.
+export ADJUTANT_REQUIRE_SMTP=1
 
 # The campaign page is tested in a real browser: Debian's Chromium.
 if [ -z "${ADJUTANT_CHROMIUM:-}" ] && ! { command -v chromium && command -v chromedriver; } >/dev/null 2>&1; then

@@ -84,8 +84,11 @@ const MATRIX: &[Row] = &[
     row("POST", "/v1/campaigns/{id}/webhooks/{webhook_id}/rotate-secret", "",                 [401, 401, 403,  403, 403,  403, 200, 403,  403]),
     row("DELETE", "/v1/campaigns/{id}/webhooks/{webhook_id}", "",                             [401, 401, 403,  403, 403,  403, 204, 403,  403]),
     row("POST", "/v1/campaigns/{id}/players/{player_id}/rotate", "",                          [401, 401, 403,  403, 403,  403, 200, 403,  403]),
+    row("POST", "/v1/campaigns/{id}/players/{player_id}/replace", r#"{"name": "Sherman"}"#,  [401, 401, 403,  403, 403,  403, 201, 403,  403]),
+    row("PUT",  "/v1/campaigns/{id}/players/{player_id}/contact", r#"{"forum_handle": "grant"}"#, [401, 401, 403, 403, 403,  403, 200, 403,  403]),
     row("DELETE", "/v1/campaigns/{id}/players/{player_id}", "",                               [401, 401, 403,  403, 403,  403, 204, 403,  403]),
     row("GET",  "/v1/campaigns/{id}/players",          "",                                    [401, 401, 403,  403, 403,  403, 200, 403,  403]),
+    row("GET",  "/v1/campaigns/{id}/mails",            "",                                    [401, 401, 403,  403, 403,  403, 200, 403,  403]),
     row("DELETE", "/v1/bots/{bot_id}",                 "",                                    [401, 401, 403,  403, 403,  403, 204, 403,  403]),
     row("DELETE", "/v1/moderators/{moderator_id}",     "",                                    [401, 401, 403,  403, 403,  403, 403, 403,  204]),
     // The routes outside the document (`OTHER_ROUTES`): public, but a bad token is still refused.

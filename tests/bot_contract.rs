@@ -550,8 +550,18 @@ async fn execute_webhook(
         let body = json!({"message": "You are being rate limited.", "retry_after": 0.9, "global": false});
         return (StatusCode::TOO_MANY_REQUESTS, headers, Json(body)).into_response();
     }
-    assert_eq!(body["allowed_mentions"], json!({"parse": []}), "no mention pings anyone");
     let content = body["content"].as_str().unwrap().to_owned();
+    // No mention pings anyone, except the one player a turn's beginning names, and that one
+    // only by the mention at the start of the message.
+    let pinged = body["allowed_mentions"]["users"].as_array().cloned().unwrap_or_default();
+    match pinged.as_slice() {
+        [] => assert_eq!(body["allowed_mentions"], json!({"parse": []}), "no mention pings anyone"),
+        [user] => {
+            assert_eq!(body["allowed_mentions"], json!({"parse": [], "users": [user]}));
+            assert!(content.starts_with(&format!("<@{}>\n", user.as_str().unwrap())), "{content}");
+        }
+        more => panic!("several users may be pinged: {more:?}"),
+    }
     assert!(content.chars().count() <= DISCORD_CONTENT_MAX);
     state.next_id += 1;
     let id = 1_300_000_000_000_000_000 + state.next_id;
@@ -663,4 +673,111 @@ async fn on_discord_each_outcome_once_after_a_429_and_a_crash() {
     let copies = channel.0.lock().unwrap().messages.values().filter(|m| m.ends_with(&fourth)).count();
     assert_eq!(copies, 1);
     assert!(feed(&app, &bot_token).await.is_empty());
+}
+
+/// A managed campaign whose two players have forum handles and Discord ids: both deploy, and the
+/// Union ends its first turn. (campaign, bot token)
+async fn campaign_of_turns(app: &TestApp) -> (String, String) {
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "Turns", "mode": "managed", "scenario": "short-acw"})).await;
+    let mut tokens = vec![];
+    for (side, handle, discord) in
+        [("union", "grant", "80351110224678912"), ("confederate", "stonewall", "80351110224678913")]
+    {
+        let issued = app
+            .request(
+                Method::POST,
+                &format!("/v1/campaigns/{campaign}/players"),
+                Some(&moderator),
+                Some(json!({"name": format!("@everyone {side}"), "side": side})),
+            )
+            .await;
+        let issued = issued.ok(201).clone();
+        let contact =
+            json!({"forum_handle": handle, "discord_user_id": discord, "email": format!("{handle}@example.org")});
+        let path = format!("/v1/campaigns/{campaign}/players/{}/contact", issued["id"].as_str().unwrap());
+        app.request(Method::PUT, &path, Some(&moderator), Some(contact.clone())).await.ok(200);
+        tokens.push(issued["token"].as_str().unwrap().to_owned());
+    }
+    let players = app.request(Method::GET, &format!("/v1/campaigns/{campaign}/players"), Some(&moderator), None).await;
+    let listed = players.ok(200)["players"].as_array().unwrap().clone();
+    let rebel = listed.iter().find(|p| p["side"] == "confederate").unwrap();
+    assert_eq!(rebel["contact"]["forum_handle"], "stonewall");
+    assert_eq!(rebel["contact"]["email"], "stonewall@example.org", "the moderator reads the address");
+    let bad = json!({"forum_handle": "<@123> x"});
+    let path =
+        format!("/v1/campaigns/{campaign}/players/{}/contact", players.body["players"][0]["id"].as_str().unwrap());
+    app.request(Method::PUT, &path, Some(&moderator), Some(bad)).await.problem(422, "body.forum_handle");
+    let script: Vec<Value> =
+        serde_json::from_str(include_str!("../crates/rules/tests/data/short_acw_script.json")).unwrap();
+    for (i, token) in tokens.iter().enumerate() {
+        app.post(token, &campaign, json!({"kind": script[i]["kind"], "body": script[i]["body"]})).await.ok(201);
+    }
+    app.post(&tokens[0], &campaign, json!({"kind": "end_turn", "body": {}})).await.ok(201);
+    let bot = app
+        .request(
+            Method::POST,
+            &format!("/v1/campaigns/{campaign}/bots"),
+            Some(&moderator),
+            Some(json!({"name": "Bot"})),
+        )
+        .await;
+    (campaign, bot.ok(201)["token"].as_str().unwrap().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_player_whose_turn_begins_is_mentioned_and_nobody_else() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let (campaign, bot_token) = campaign_of_turns(&app).await;
+    let mentioned: Vec<(String, Value)> = feed(&app, &bot_token)
+        .await
+        .iter()
+        .map(|o| (o["kind"].as_str().unwrap().to_owned(), o["mention"].clone()))
+        .collect();
+    let turns: Vec<&Value> = mentioned.iter().filter(|(k, _)| k == "turn_begins").map(|(_, m)| m).collect();
+    assert_eq!(turns.len(), 2, "{mentioned:?}");
+    assert_eq!(turns[0]["forum_handle"], "grant");
+    assert_eq!(turns[1]["forum_handle"], "stonewall", "{mentioned:?}");
+    assert!(turns.iter().all(|m| m.get("email").is_none()), "an email address reaches the bot");
+    assert!(mentioned.iter().filter(|(k, _)| k != "turn_begins").all(|(_, m)| m.is_null()), "{mentioned:?}");
+
+    // Discourse: each turn's reply starts with its player's @handle; no other reply mentions.
+    let forum = Forum::new(&spec_json(fixture("discourse").to_str().unwrap()));
+    let url = forum.start().await;
+    let topics = Topics::parse(&format!("{campaign}={TOPIC}")).unwrap();
+    let config = BotConfig::new(&app.base, &bot_token, &url, API_KEY, BOT_USER, topics);
+    Bot::new(config).unwrap().run_until_idle().await.unwrap();
+    let posts = forum.posts();
+    let starts: Vec<&str> =
+        posts.iter().filter(|p| p.raw.starts_with('@')).map(|p| p.raw.lines().next().unwrap()).collect();
+    assert_eq!(starts, ["@grant", "@stonewall"], "{posts:?}");
+
+    // Discord: the same, and `allowed_mentions` lets exactly that user be pinged (the stand-in
+    // channel checks it on every message).
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let (_, bot_token) = campaign_of_turns(&app).await;
+    let channel = Channel::default();
+    let base = adjutant_e2e::serve(
+        axum::Router::new()
+            .route("/webhooks/{id}/{token}", axum::routing::post(execute_webhook))
+            .route("/webhooks/{id}/{token}/messages/{message}", axum::routing::get(read_message))
+            .with_state(channel.clone()),
+    )
+    .await;
+    let journal = tempfile::tempdir().unwrap();
+    let config = BotConfig::discord(&app.base, &bot_token, format!("{base}{WEBHOOK}"), journal.path().join("j"));
+    Bot::new(config).unwrap().run_until_idle().await.unwrap();
+    let messages = channel.0.lock().unwrap().messages.clone();
+    let pings: Vec<&str> =
+        messages.values().filter(|c| c.starts_with("<@")).map(|c| c.lines().next().unwrap()).collect();
+    assert_eq!(pings, ["<@80351110224678912>", "<@80351110224678913>"], "{messages:?}");
+
+    // Discord's own description takes such a message.
+    if let Some(prism) = Prism::binary() {
+        let mock = Prism::start(&prism, &["mock", fixture("discord").to_str().unwrap()]).await;
+        let body = json!({"content": "<@80351110224678913>\n**Turn 1**", "allowed_mentions": {"parse": [], "users": ["80351110224678913"]}});
+        let answer =
+            reqwest::Client::new().post(format!("{}{WEBHOOK}?wait=true", mock.url)).json(&body).send().await.unwrap();
+        assert_eq!(answer.status(), 200, "{}", answer.text().await.unwrap());
+    }
 }

@@ -93,13 +93,13 @@ async fn the_campaign_page_shows_the_map_the_turn_and_the_checked_log() {
     assert!(text.contains("Valley &lt;Campaign&gt; 1862"), "{text}");
     // Whose turn it is.
     assert!(text.contains("Turn 2, combat phase: the Union to act."), "{text}");
-    // The log, newest first, with the battle's result number and what it decided.
-    assert!(text.contains("#14 union attack"), "{text}");
+    // The log, newest first, with who posted, the battle's result number and what it decided.
+    assert!(text.contains("#14 union union player attack"), "{text}");
     assert!(text.contains("9:51:45 → result number 21"), "{text}");
     assert!(text.contains("(√95145 = 308.455831522115)"), "{text}");
-    assert!(text.find("#17").unwrap() < text.find("#1 union deploy").unwrap(), "newest first");
+    assert!(text.find("#17").unwrap() < text.find("#1 union union player deploy").unwrap(), "newest first");
     // Only a battle's post shows a result number: the deployment, last in the log, shows none.
-    let deployment = &text[text.find("#1 union deploy").unwrap()..];
+    let deployment = &text[text.find("#1 union union player deploy").unwrap()..];
     assert!(!deployment.contains("result number") && !deployment.contains('√'), "{deployment}");
     assert_eq!(text.matches("→ result number").count(), 1, "{text}");
     // The page's script ran the whole-campaign audit and says so.

@@ -29,6 +29,8 @@ on_both_backends! {
     webhooks_are_rotated_and_disabled_with_their_log_kept => webhook_lifecycle;
     posts_are_counted_by_author_kind_and_time => counting;
     campaign_secrets_are_kept_once_per_chain_and_never_rewritten => campaign_secrets;
+    a_players_contact_is_recorded_replaced_and_read_by_campaign => contacts;
+    a_mail_is_queued_once_claimed_once_and_its_end_recorded => mail_queue;
 }
 
 fn principal(kind: PrincipalKind, campaign: Option<Uuid>) -> Principal {
@@ -733,4 +735,76 @@ async fn campaign_secrets(backend: Backend) {
     assert_eq!(store.count_outcomes_of_kind(campaign.id, "roll").await.unwrap(), 4);
     assert_eq!(store.count_outcomes_of_kind(campaign.id, "battle").await.unwrap(), 0);
     assert_eq!(store.count_outcomes_of_kind(Uuid::new_v4(), "roll").await.unwrap(), 0);
+}
+
+async fn contacts(backend: Backend) {
+    let (_db, store, moderator, campaign, player) = setup(backend).await;
+    let at = Utc.with_ymd_and_hms(2026, 11, 27, 9, 0, 0).unwrap();
+    assert!(store.campaign_contacts(campaign.id).await.unwrap().is_empty());
+    let first = adjutant_store::Contact {
+        forum_handle: Some("stonewall".into()),
+        discord_user_id: Some("80351110224678912".into()),
+        email: Some("tj@example.org".into()),
+    };
+    assert!(store.set_contact(player.id, &first, at).await.unwrap());
+    assert_eq!(store.campaign_contacts(campaign.id).await.unwrap(), vec![(player.id, first)]);
+    // Recorded again: replaced, a field left out cleared.
+    let second = adjutant_store::Contact { forum_handle: Some("old_jack".into()), ..Default::default() };
+    assert!(store.set_contact(player.id, &second, at).await.unwrap());
+    assert_eq!(store.campaign_contacts(campaign.id).await.unwrap(), vec![(player.id, second)]);
+    // No such principal: nothing recorded. Another campaign's players are not this one's.
+    assert!(!store.set_contact(Uuid::new_v4(), &Default::default(), at).await.unwrap());
+    let other = store.create_campaign(new_campaign(moderator.id, "Other")).await.unwrap();
+    assert!(store.campaign_contacts(other.id).await.unwrap().is_empty());
+}
+
+async fn mail_queue(backend: Backend) {
+    let (_db, store, _moderator, campaign, player) = setup(backend).await;
+    let at = Utc.with_ymd_and_hms(2026, 11, 27, 9, 0, 0).unwrap();
+    let mail = |key: &str, due_at| adjutant_store::NewMail {
+        key: key.into(),
+        campaign_id: campaign.id,
+        principal_id: player.id,
+        to: "tj@example.org".into(),
+        subject: format!("about {key}"),
+        body: "Your turn.".into(),
+        about: "{}".into(),
+        due_at,
+    };
+    let soon = mail("turn 1", at);
+    let later = mail("reminder 1", at + chrono::Duration::hours(1));
+    assert!(store.queue_mail(&soon).await.unwrap());
+    assert!(store.queue_mail(&later).await.unwrap());
+    // The same key again: nothing changes.
+    assert!(!store.queue_mail(&mail("turn 1", at + chrono::Duration::days(1))).await.unwrap());
+    // Only what is due, once until its lease runs out.
+    let lease = at + chrono::Duration::minutes(5);
+    let claimed = store.claim_mails(at, lease, 10).await.unwrap();
+    assert_eq!(claimed.iter().map(|c| (&c.mail, c.attempts)).collect::<Vec<_>>(), vec![(&soon, 1)]);
+    assert!(store.claim_mails(at + chrono::Duration::minutes(1), lease, 10).await.unwrap().is_empty());
+    // A failure is tried again from its retry time; a sent mail never again.
+    let failed =
+        adjutant_store::MailVerdict::Failed { error: "421 busy".into(), retry_at: at + chrono::Duration::minutes(2) };
+    store.finish_mail("turn 1", at, &failed).await.unwrap();
+    let again =
+        store.claim_mails(at + chrono::Duration::minutes(2), lease + chrono::Duration::minutes(2), 10).await.unwrap();
+    assert_eq!(again.iter().map(|c| c.attempts).collect::<Vec<_>>(), vec![2]);
+    store.finish_mail("turn 1", at + chrono::Duration::minutes(2), &adjutant_store::MailVerdict::Sent).await.unwrap();
+    let hour = at + chrono::Duration::hours(1);
+    let due = store.claim_mails(hour, hour + chrono::Duration::minutes(5), 10).await.unwrap();
+    assert_eq!(due.iter().map(|c| c.mail.key.as_str()).collect::<Vec<_>>(), vec!["reminder 1"]);
+    store.finish_mail("reminder 1", hour, &adjutant_store::MailVerdict::Skipped("over".into())).await.unwrap();
+    assert!(store
+        .claim_mails(hour + chrono::Duration::days(1), hour + chrono::Duration::days(2), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let log = store.mails(campaign.id, 10).await.unwrap();
+    assert_eq!(log.len(), 2);
+    assert_eq!(
+        (log[0].key.as_str(), log[0].skipped.as_deref(), log[0].sent_at),
+        ("reminder 1", Some("over"), Some(hour))
+    );
+    assert_eq!((log[1].attempts, log[1].last_error.as_deref()), (2, None));
+    assert_eq!(log[1].sent_at, Some(at + chrono::Duration::minutes(2)));
 }

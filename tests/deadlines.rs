@@ -4,15 +4,76 @@
 
 use std::time::Duration;
 
+use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::{json, Value};
 use adjutant_e2e::{on_both_backends, Backend, TestApp};
 use chrono::{DateTime, TimeDelta, Utc};
+
+/// Two servers on one PostgreSQL, each stamping by the machine's own clock, and one-minute
+/// deadlines: both deployments run out at the same moment on both servers, and each gets exactly
+/// one deadline post. (A minute of real time.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_one_postgresql_with_the_real_clock_post_each_deadline_once() {
+    if adjutant_e2e::postgres_admin_url().is_none() {
+        return;
+    }
+    let db = adjutant_e2e::TestDb::new(Backend::Postgres).await;
+    let first = TestApp::spawn_on_system_clock(db.clone(), quick).await;
+    let second = TestApp::spawn_on_system_clock(db, quick).await;
+    let moderator = first.moderator().await;
+    let settings = json!({"turn_deadline": "PT1M"});
+    let campaign = first
+        .campaign(
+            &moderator,
+            json!({"name": "Real time", "mode": "managed", "scenario": "short-acw", "settings": settings}),
+        )
+        .await;
+    // Nobody posts: both deployments run out a minute after the campaign's creation.
+    let path = format!("/v1/campaigns/{campaign}/posts?after=0&limit=100");
+    let deadlines = |page: Value| -> Vec<Value> {
+        page["posts"].as_array().unwrap().iter().filter(|p| p["kind"] == "deadline").cloned().collect()
+    };
+    let started = std::time::Instant::now();
+    loop {
+        let made = deadlines(second.get(&path).await.ok(200).clone());
+        if made.len() >= 2 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(90), "only {} deadline posts: {made:?}", made.len());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // A moment more for a second replica's duplicate, were there one.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let made = deadlines(first.get(&path).await.ok(200).clone());
+    let waits: Vec<(String, String)> = made
+        .iter()
+        .map(|p| (p["body"]["side"].as_str().unwrap().to_owned(), p["body"]["stage"].as_str().unwrap().to_owned()))
+        .collect();
+    let mut unique = waits.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), waits.len(), "a wait with two deadline posts: {waits:?}");
+    assert_eq!(unique, [("confederate".into(), "deployment".into()), ("union".into(), "deployment".into())]);
+    // The Union's first turn runs from the second of them.
+    let state = second.get(&format!("/v1/campaigns/{campaign}/state")).await;
+    assert_eq!(state.ok(200)["clock"]["waits"][0]["stage"], "turn 1", "{}", state.text);
+    for post in &made {
+        let stamp = at(post["stamp"].as_str().unwrap());
+        let due = at(post["outcomes"][0]["data"]["due"].as_str().unwrap());
+        assert!(stamp >= due && stamp - due < TimeDelta::seconds(5), "stamped {stamp}, due {due}");
+    }
+    let audit = first.get(&format!("/v1/campaigns/{campaign}/audit?fresh=true")).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
+}
 
 on_both_backends! {
     an_absent_rebel_loses_every_turn_to_the_deadline_and_the_campaign_reaches_its_end => absent_rebel;
     under_the_moderator_policy_a_deadline_decides_nothing_and_the_moderator_carries_on => moderator_policy;
     a_pause_holds_the_clock_and_an_extension_moves_it => pause_and_extend;
     a_deadline_that_passed_while_the_server_was_down_is_applied_at_the_restart => restart;
+    a_replaced_player_hands_the_side_over_and_the_log_names_who_played_each_post => replace_player;
+    the_clock_posts_a_reminder_before_the_deadline_once => reminder;
+    deadline_settings_are_checked_and_a_time_of_day_deadline_falls_at_that_time => settings;
 }
 
 const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
@@ -274,6 +335,10 @@ async fn pause_and_extend(backend: Backend) {
     // Resumed five hours in: the Union has its 40 minutes from now.
     let resumed = since + TimeDelta::hours(5);
     g.app.post(&g.moderator, &g.campaign, json!({"kind": "resume", "body": {}})).await.ok(201);
+    // Its hour's reminder was due while paused: it goes now, saying the time there is.
+    let reminder = g.await_post(seq + 2).await;
+    assert_eq!(reminder["kind"], "reminder");
+    assert!(reminder["outcomes"][0]["headline"].as_str().unwrap().contains("ends in 40 minutes"), "{reminder}");
     let wait = g.wait_of("union").await;
     assert_eq!(at(wait["due"].as_str().unwrap()), resumed + TimeDelta::minutes(40), "{wait}");
     // The moderator gives the Union half an hour more.
@@ -283,8 +348,9 @@ async fn pause_and_extend(backend: Backend) {
     g.app.post(&g.moderator, &g.campaign, bad).await.problem(422, "body.body.by");
     let due = at(g.wait_of("union").await["due"].as_str().unwrap());
     assert_eq!(due, resumed + TimeDelta::minutes(70));
+    // A reminder not posted by the deadline is not posted: the deadline's post comes next.
     g.app.clock.set(due);
-    let post = g.await_post(seq + 3).await;
+    let post = g.await_post(seq + 4).await;
     assert_eq!(post["kind"], "deadline");
     assert_eq!(at(post["stamp"].as_str().unwrap()), due);
     let audit = g.app.get(&format!("/v1/campaigns/{}/audit?fresh=true", g.campaign)).await;
@@ -323,4 +389,134 @@ async fn restart(backend: Backend) {
     assert_eq!(next.status.as_u16(), 404, "{}", next.text);
     let state = second.get(&format!("/v1/campaigns/{campaign}/state")).await;
     assert_eq!(state.ok(200)["state"]["side_to_act"], "confederate");
+}
+
+async fn replace_player(backend: Backend) {
+    let g = game(backend, json!({"turn_deadline": "PT48H"})).await;
+    g.deploy(adjutant_e2e::seed_morning()).await;
+    let players =
+        g.app.request(Method::GET, &format!("/v1/campaigns/{}/players", g.campaign), Some(&g.moderator), None).await;
+    let rebel =
+        players.ok(200)["players"].as_array().unwrap().iter().find(|p| p["side"] == "confederate").unwrap().clone();
+    let path = format!("/v1/campaigns/{}/players/{}/replace", g.campaign, rebel["id"].as_str().unwrap());
+    // Only the moderator replaces, and not with a name that is no name.
+    g.app
+        .request(Method::POST, &path, Some(&g.union), Some(json!({"name": "Longstreet"})))
+        .await
+        .problem(403, "Authorization");
+    g.app.request(Method::POST, &path, Some(&g.moderator), Some(json!({"name": ""}))).await.problem(422, "body.name");
+    let issued = g.app.request(Method::POST, &path, Some(&g.moderator), Some(json!({"name": "Longstreet"}))).await;
+    let issued = issued.ok(201).clone();
+    assert_eq!(issued["side"], "confederate");
+    let longstreet = issued["token"].as_str().unwrap().to_owned();
+    // The old token is refused; replacing it again is refused too.
+    let old = g.app.post(&g.confederate, &g.campaign, json!({"kind": "note", "body": {"text": "still here"}})).await;
+    assert_eq!(old.status.as_u16(), 401, "{}", old.text);
+    g.app
+        .request(Method::POST, &path, Some(&g.moderator), Some(json!({"name": "Hood"})))
+        .await
+        .problem(409, "path.player_id");
+    // Nobody posts a replacement directly.
+    let forged = json!({"kind": "replace_player", "body": {"side": "union", "replaced": rebel["id"], "replaced_name": "x",
+                         "by": rebel["id"], "name": "y"}});
+    g.app.post(&g.moderator, &g.campaign, forged).await.problem(422, "body.kind");
+
+    // The Union ends its turn; the new Rebel player ends theirs.
+    g.app.post(&g.union, &g.campaign, json!({"kind": "end_turn", "body": {}})).await.ok(201);
+    let ended = g.app.post(&longstreet, &g.campaign, json!({"kind": "end_turn", "body": {}})).await;
+    let seq = ended.ok(201)["seq"].as_i64().unwrap();
+    assert_eq!(ended.body["author"], "Longstreet");
+    // The log says who played each post, the replacement included.
+    let page = g.app.get(&format!("/v1/campaigns/{}/posts?after=0&limit=100", g.campaign)).await;
+    let posts = page.ok(200)["posts"].as_array().unwrap().clone();
+    let authors: Vec<(&str, &str)> =
+        posts.iter().map(|p| (p["kind"].as_str().unwrap(), p["author"].as_str().unwrap())).collect();
+    assert_eq!(
+        authors,
+        [
+            ("deploy", "union player"),
+            ("deploy", "confederate player"),
+            ("replace_player", "moderator"),
+            ("end_turn", "union player"),
+            ("end_turn", "Longstreet")
+        ]
+    );
+    let replaced = &posts[2]["outcomes"][0];
+    assert_eq!(replaced["kind"], "player_replaced");
+    assert_eq!(replaced["headline"], "The Rebel is now played by Longstreet, who replaces confederate player");
+    assert!(
+        replaced["text"]["markdown"].as_str().unwrap().contains("Longstreet replaces confederate player"),
+        "{replaced}"
+    );
+    let html = g.app.get(&format!("/campaigns/{}", g.campaign)).await.text;
+    assert!(html.contains("<span class=\"author\">Longstreet</span>"), "{html}");
+    assert_eq!(g.head().await, seq);
+    let audit = g.app.get(&format!("/v1/campaigns/{}/audit?fresh=true", g.campaign)).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
+}
+
+async fn reminder(backend: Backend) {
+    let g = game(backend, json!({"turn_deadline": "PT3H"})).await;
+    let start = adjutant_e2e::seed_morning();
+    g.deploy(start).await;
+    let wait = g.wait_of("union").await;
+    let due = at(wait["due"].as_str().unwrap());
+    let seq = g.head().await;
+    // The default leads are 24 hours (longer than the wait: none) and 1 hour.
+    g.app.clock.set(due - TimeDelta::hours(1) - TimeDelta::milliseconds(1));
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    assert_eq!(g.head().await, seq, "a reminder before its time");
+    g.app.clock.set(due - TimeDelta::hours(1));
+    let post = g.await_post(seq + 1).await;
+    assert_eq!(post["kind"], "reminder", "{post}");
+    assert_eq!(at(post["stamp"].as_str().unwrap()), due - TimeDelta::hours(1));
+    assert_eq!(post["author"], "server");
+    let outcome = &post["outcomes"][0];
+    assert_eq!(outcome["kind"], "deadline_near");
+    assert_eq!(outcome["headline"], "The Union's turn 1 ends in 1 hour, at Sat 21 Nov 2026 13:21 UTC", "{outcome}");
+    // Once: the next post is the deadline's.
+    g.app.clock.set(due - TimeDelta::minutes(30));
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    assert_eq!(g.head().await, seq + 1);
+    g.app.clock.set(due);
+    assert_eq!(g.await_post(seq + 2).await["kind"], "deadline");
+    let audit = g.app.get(&format!("/v1/campaigns/{}/audit?fresh=true", g.campaign)).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
+}
+
+async fn settings(backend: Backend) {
+    let app = TestApp::spawn_with(backend, quick).await;
+    let moderator = app.moderator().await;
+    let create = |settings: Value, mode: &str| {
+        let mut body = json!({"name": "Checked", "mode": mode, "settings": settings});
+        body[if mode == "managed" { "scenario" } else { "ruleset" }] =
+            json!(if mode == "managed" { "short-acw" } else { "acw-25mm" });
+        app.request(Method::POST, "/v1/campaigns", Some(&moderator), Some(body))
+    };
+    for (settings, field) in [
+        (json!({"turn_deadline": null}), "body.settings.turn_deadline"),
+        (json!({"turn_deadline": "PT30S"}), "body.settings.turn_deadline"),
+        (json!({"turn_deadline": "P31D"}), "body.settings.turn_deadline"),
+        (json!({"turn_deadline": "P1M"}), "body.settings.turn_deadline"),
+        (json!({"turn_deadline": "PT48H", "turn_deadline_at": "20:00"}), "body.settings.turn_deadline_at"),
+        (json!({"turn_deadline_at": "24:00"}), "body.settings.turn_deadline_at"),
+        (json!({"missed_turn": "moderator"}), "body.settings.missed_turn"),
+        (json!({"turn_deadline": "PT1H", "missed_turn": "skip"}), "body.settings.missed_turn"),
+    ] {
+        let refused = create(settings.clone(), "managed").await;
+        assert_eq!(refused.status.as_u16(), 422, "{settings}: {}", refused.text);
+        assert!(refused.body["field"].as_str().unwrap().starts_with(field), "{settings}: {}", refused.text);
+    }
+    // A resolver campaign has no turns for the server to keep.
+    create(json!({"turn_deadline": "PT48H"}), "resolver").await.problem(422, "body.settings.turn_deadline");
+
+    // 20:00 in New York, at least 12 hours after the deployment began (09:51:45 UTC, 04:51 EST):
+    // the same day's 20:00 EST is 15 hours on, so that is the deadline.
+    let settings = json!({"turn_deadline_at": "20:00", "time_zone": "America/New_York"});
+    let made = create(settings, "managed").await;
+    let id = made.ok(201)["id"].as_str().unwrap().to_owned();
+    let view = app.get(&format!("/v1/campaigns/{id}")).await;
+    let wait = view.ok(200)["clock"]["waits"][0].clone();
+    assert_eq!(wait["due"], "2026-11-22T01:00:00.000Z", "{wait}");
+    assert_eq!(wait["due_local"], "Sat 21 Nov 2026 20:00 EST", "{wait}");
 }

@@ -916,6 +916,8 @@ async fn the_deadline_counts_down_on_the_player_page_and_the_console_shows_the_c
         .await;
     let union = app.player(&moderator, &campaign, "union").await;
     let rebel = app.player(&moderator, &campaign, "confederate").await;
+    // A campaign with no deadlines, first by name: the console lists the overdue one first.
+    app.campaign(&moderator, json!({"name": "Aardvark", "mode": "managed", "scenario": "short-acw"})).await;
     let script: Vec<Value> = serde_json::from_str(SCRIPT).unwrap();
     let start = adjutant_e2e::seed_morning();
     for (i, token) in [(0, &union), (1, &rebel)] {
@@ -932,6 +934,12 @@ async fn the_deadline_counts_down_on_the_player_page_and_the_console_shows_the_c
     let line = page.wait_text("#clock-line", "You have 1 h 00 min left").await;
     assert!(line.contains("turn 1") && line.contains("11:01"), "{line}");
     page.accessible("a player page with a deadline", 1280, 1000).await;
+    // The public page counts it down too.
+    let public = driver.session(1280, 1000).await;
+    public.goto(&format!("{}/campaigns/{campaign}", app.base)).await;
+    let counted = public.wait_text("#clock-line", "0 h 59 min").await;
+    assert!(counted.contains("Waiting for the Rebel (turn 1)"), "{counted}");
+    public.quit().await;
 
     // The hour passes: under the moderator's policy the page and the console say overdue.
     app.clock.set(start + chrono::TimeDelta::minutes(71));
@@ -940,8 +948,33 @@ async fn the_deadline_counts_down_on_the_player_page_and_the_console_shows_the_c
     let console = driver.session(1280, 1000).await;
     console.goto(&format!("{}/console#token={moderator}", app.base)).await;
     console.wait_text("#signed-in", "Signed in").await;
+    console.click(&format!("#campaign-pick option[value='{campaign}']")).await;
     let said = console.wait_text("#campaign-clock", "Overdue").await;
     assert!(said.contains("Rebel") || said.contains("confederate"), "{said}");
+    console.wait_for("document.querySelectorAll('#overview tbody tr').length === 2").await;
+    let first = console.script("return document.querySelector('#overview tbody tr').dataset.status;").await;
+    assert_eq!(first, "overdue");
+    console.click("#overview-order option[value='name']").await;
+    console.wait_for("document.querySelector('#overview tbody tr').dataset.status === 'no deadlines'").await;
+    console.accessible("the console with a campaign overdue", 1280, 1000).await;
+
+    // The moderator records the Rebel player's forum handle for the bot to mention.
+    let players =
+        app.request(reqwest::Method::GET, &format!("/v1/campaigns/{campaign}/players"), Some(&moderator), None).await;
+    let rebel_id = players.ok(200)["players"].as_array().unwrap().iter().find(|p| p["side"] == "confederate").unwrap()
+        ["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let row = format!("#player-list tr[data-player='{rebel_id}']");
+    console.type_into(&format!("{row} .contact-handle"), "@stonewall").await;
+    console.click(&format!("{row} .contact button")).await;
+    console.wait_text(&format!("{row} .said"), "Contact saved").await;
+    let players =
+        app.request(reqwest::Method::GET, &format!("/v1/campaigns/{campaign}/players"), Some(&moderator), None).await;
+    let rebel =
+        players.ok(200)["players"].as_array().unwrap().iter().find(|p| p["id"] == rebel_id.as_str()).unwrap().clone();
+    assert_eq!(rebel["contact"], json!({"forum_handle": "stonewall"}));
     page.quit().await;
     console.quit().await;
 }

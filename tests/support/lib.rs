@@ -236,6 +236,16 @@ impl TestApp {
     /// A server on an existing database: `spawn_on(app.db.clone(), …)` after dropping `app`
     /// restarts it.
     pub async fn spawn_on(db: TestDb, configure: impl FnOnce(&mut Config)) -> Self {
+        Self::spawn_with_clock(db, configure, false).await
+    }
+
+    /// A server on an existing database that stamps by the machine's clock, as in production
+    /// (`clock` is then not the server's: setting it changes nothing).
+    pub async fn spawn_on_system_clock(db: TestDb, configure: impl FnOnce(&mut Config)) -> Self {
+        Self::spawn_with_clock(db, configure, true).await
+    }
+
+    async fn spawn_with_clock(db: TestDb, configure: impl FnOnce(&mut Config), system_clock: bool) -> Self {
         init_tracing();
         let admin_token = format!("operator-{}", uuid::Uuid::new_v4());
         let mut config = Config::defaults();
@@ -253,7 +263,11 @@ impl TestApp {
         configure(&mut config);
         let store = db.store().await;
         let clock = Arc::new(ManualClock::new(seed_morning()));
-        let state = AppState::new(config, store, clock.clone()).expect("app state");
+        let server_clock: Arc<dyn adjutant_server::clock::ServerClock> = match system_clock {
+            true => Arc::new(adjutant_server::clock::SystemClock),
+            false => clock.clone(),
+        };
+        let state = AppState::new(config, store, server_clock).expect("app state");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("address"));
         let serving = state.clone();

@@ -251,6 +251,35 @@ struct FeedOutcome {
     position: i64,
     kind: String,
     text: FeedText,
+    /// The player to tell, on an outcome that begins their turn (the server names them).
+    #[serde(default)]
+    mention: Option<Mention>,
+}
+
+/// Whom to mention with an outcome, as the server's feed names them.
+#[derive(Debug, Deserialize)]
+struct Mention {
+    #[serde(default)]
+    forum_handle: Option<String>,
+    #[serde(default)]
+    discord_user_id: Option<String>,
+}
+
+impl Mention {
+    /// A Discourse `@username`, only if the handle is one (letters, digits, `_`, `.`, `-`).
+    fn discourse(&self) -> Option<String> {
+        let handle = self.forum_handle.as_deref()?;
+        let fine = !handle.is_empty()
+            && handle.len() <= 60
+            && handle.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        fine.then(|| format!("@{handle}"))
+    }
+
+    /// A Discord user id, only if it is one (a snowflake of 17 to 20 digits).
+    fn discord(&self) -> Option<&str> {
+        let id = self.discord_user_id.as_deref()?;
+        ((17..=20).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_digit())).then_some(id)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -317,6 +346,10 @@ impl Bot {
                         Some(id) => (id.clone(), true),
                         None => {
                             let mut raw = outcome.text.in_format(*format).to_owned();
+                            // The player whose turn begins, and only that player, is mentioned.
+                            if let Some(at) = outcome.mention.as_ref().and_then(Mention::discourse) {
+                                raw = format!("{at}\n\n{raw}");
+                            }
                             if self.wants_map(&outcome) {
                                 let png = self.map_png(outcome.campaign_id).await?;
                                 let upload = self.upload_to_discourse(&png).await?;
@@ -438,8 +471,19 @@ impl Bot {
                 Err(e) => return Err(e),
             }
         }
-        let message = discord_message(&discord_markdown(&outcome.text.markdown));
-        let mut body = json!({"content": message.content, "allowed_mentions": {"parse": []}});
+        // The player whose turn begins, and only that player, may be pinged: `allowed_mentions`
+        // lets Discord ping that one user and nothing else the text may hold.
+        let user = outcome.mention.as_ref().and_then(Mention::discord);
+        let text = discord_markdown(&outcome.text.markdown);
+        let message = discord_message(&match user {
+            Some(id) => format!("<@{id}>\n{text}"),
+            None => text,
+        });
+        let allowed = match user {
+            Some(id) => json!({"parse": [], "users": [id]}),
+            None => json!({"parse": []}),
+        };
+        let mut body = json!({"content": message.content, "allowed_mentions": allowed});
         if !message.embeds.is_empty() {
             body["embeds"] = message.embeds.iter().map(|d| json!({"description": d})).collect();
         }

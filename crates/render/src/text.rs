@@ -338,6 +338,11 @@ fn outcome_doc(kind: &str, data: &Value) -> Doc {
             },
             "game_over" => game_over(data),
             "deadline" | "deadline_passed" => deadline(data),
+            "deadline_near" => Doc {
+                title: format!("The {}'s {} ends soon", side(&data["side"]), s(&data["stage"])),
+                lines: vec![plain(format!("Deadline {}", when(&s(&data["due"]))))],
+                check: None,
+            },
             "attack_cancelled" => Doc {
                 title: format!("Battle {}: the attack is cancelled", u(&data["battle"])),
                 lines: vec![plain(format!(
@@ -352,6 +357,11 @@ fn outcome_doc(kind: &str, data: &Value) -> Doc {
                     plain(format!("Reason: {}", s(&data["reason"]))),
                     plain("No post is taken and no deadline runs until the campaign resumes."),
                 ],
+                check: None,
+            },
+            "player_replaced" => Doc {
+                title: format!("The {} has a new player: {}", side(&data["side"]), s(&data["name"])),
+                lines: vec![plain(format!("{} replaces {}.", s(&data["name"]), s(&data["replaced_name"])))],
                 check: None,
             },
             "resumed" => Doc { title: "The moderator has resumed the campaign".to_owned(), lines: vec![], check: None },

@@ -32,7 +32,7 @@ impl Refusal {
 
 /// The rules whose refusal the game's current state decides (docs/rules/short-acw.md,
 /// "Refusals").
-pub const STATE_RULES: [&str; 36] = [
+pub const STATE_RULES: [&str; 37] = [
     // Whose turn, which phase, whether the game goes on.
     "turn.side",
     "phase.deployment",
@@ -73,4 +73,5 @@ pub const STATE_RULES: [&str; 36] = [
     "clock.nothing_waits",
     "deadline.not_waiting",
     "deadline.not_due",
+    "deadline.reminded",
 ];

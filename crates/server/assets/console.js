@@ -35,6 +35,42 @@
     $('campaign-pick').replaceChildren(...campaigns.map((c) => el('option', { value: c.id }, `${c.name} (${c.mode})`)));
     if (was) $('campaign-pick').value = was;
     showCampaign();
+    showOverview();
+  }
+
+  /**
+   * Every campaign's state in one table: running, waiting for whom since when, overdue, paused
+   * or finished, with the next deadline; overdue first by default.
+   */
+  const overview = [];
+  async function showOverview() {
+    const rows = await Promise.all(campaigns.map(async (c) => {
+      const answer = await api('GET', `/v1/campaigns/${c.id}`, token);
+      return { campaign: c, clock: answer.ok ? answer.data.clock || null : null };
+    }));
+    overview.splice(0, overview.length, ...rows);
+    drawOverview();
+  }
+  const rank = { overdue: 0, paused: 1, waiting: 2, stopped: 3, finished: 4 };
+  function drawOverview() {
+    const byName = $('overview-order').value === 'name';
+    const next = (r) => {
+      const due = ((r.clock && r.clock.waits) || []).filter((w) => w.due).map((w) => Date.parse(w.due));
+      return due.length ? Math.min(...due) : Infinity;
+    };
+    const rows = [...overview].sort((a, b) => (byName
+      ? a.campaign.name.localeCompare(b.campaign.name)
+      : (rank[a.clock ? a.clock.status : 'stopped'] ?? 5) - (rank[b.clock ? b.clock.status : 'stopped'] ?? 5)
+        || next(a) - next(b) || a.campaign.name.localeCompare(b.campaign.name)));
+    $('overview').querySelector('tbody').replaceChildren(...rows.map((r) => {
+      const status = r.clock ? r.clock.status : 'no deadlines';
+      const waits = ((r.clock && r.clock.waits) || []).filter((w) => w.due);
+      const soonest = waits.sort((a, b) => Date.parse(a.due) - Date.parse(b.due))[0];
+      return el('tr', { 'data-status': status, 'data-campaign': r.campaign.id },
+        el('td', {}, r.campaign.name),
+        el('td', {}, r.clock ? r.clock.summary : 'Running, with no deadlines.'),
+        el('td', {}, soonest ? soonest.due_local : '—'));
+    }));
   }
 
   function showCampaign() {
@@ -82,6 +118,7 @@
     const rows = answer.data.players.map((p) => {
       const rotate = el('button', { type: 'button', class: 'rotate', disabled: !!p.revoked_at }, 'New token');
       const revoke = el('button', { type: 'button', class: 'revoke', disabled: !!p.revoked_at }, 'Revoke');
+      const replace = el('button', { type: 'button', class: 'replace', disabled: !!p.revoked_at }, 'Replace');
       const said = el('span', { class: 'said', role: 'status' });
       rotate.addEventListener('click', async () => {
         if (!confirm(`Give ${p.name} a new token? Their old link stops working at once.`)) return;
@@ -89,24 +126,53 @@
         if (r.ok) issued(`${p.name} (${Adj.sideName(p.side)}), new`, r.data.token, `/play/${id}`, p.side);
         else said.textContent = r.detail;
       });
+      replace.addEventListener('click', async () => {
+        const name = prompt(`Who plays ${Adj.sideName(p.side)} instead of ${p.name}? Their name:`);
+        if (!name || !name.trim()) return;
+        const r = await api('POST', `/v1/campaigns/${id}/players/${p.id}/replace`, token, { name: name.trim() });
+        if (r.ok) {
+          issued(`${r.data.name} (${Adj.sideName(p.side)}), replacing ${p.name}`, r.data.token, `/play/${id}`, p.side);
+          showPlayers();
+        } else said.textContent = r.detail;
+      });
       revoke.addEventListener('click', async () => {
         if (!confirm(`Revoke ${p.name}'s token? Their posts stay in the log; the token is refused from now on.`)) return;
         const r = await api('DELETE', `/v1/campaigns/${id}/players/${p.id}`, token);
         if (r.ok) showPlayers();
         else said.textContent = r.detail;
       });
+      // How the player is told it is their turn: the forum handle and Discord id the bot
+      // mentions, and an email address.
+      const c = p.contact || {};
+      const field = (name, label, value) => el('input', { class: `contact-${name}`, 'aria-label': `${label} of ${p.name}`, placeholder: label, value: value || '' });
+      const handle = field('handle', 'forum handle', c.forum_handle);
+      const discord = field('discord', 'Discord user id', c.discord_user_id);
+      const email = field('email', 'email', c.email);
+      const save = el('button', { type: 'submit' }, 'Save contact');
+      const contact = el('form', { class: 'contact' }, handle, ' ', discord, ' ', email, ' ', save);
+      contact.addEventListener('submit', async (e) => {
+        e.preventDefault();
+        const body = {};
+        if (handle.value.trim()) body.forum_handle = handle.value.trim().replace(/^@/, '');
+        if (discord.value.trim()) body.discord_user_id = discord.value.trim();
+        if (email.value.trim()) body.email = email.value.trim();
+        const r = await api('PUT', `/v1/campaigns/${id}/players/${p.id}/contact`, token, body);
+        said.textContent = r.ok ? 'Contact saved.' : r.detail;
+      });
       return el('tr', { class: `player${p.revoked_at ? ' revoked' : ''}`, 'data-player': p.id },
         el('td', {}, p.name), el('td', {}, Adj.sideName(p.side)), el('td', {}, el('code', { class: 'player-id' }, p.id)),
-        el('td', {}, p.revoked_at ? `revoked ${p.revoked_at}` : `since ${p.issued_at}`), el('td', {}, rotate, ' ', revoke, ' ', said));
+        el('td', {}, p.revoked_at ? `revoked ${p.revoked_at}` : `since ${p.issued_at}`),
+        el('td', {}, contact), el('td', {}, rotate, ' ', replace, ' ', revoke, ' ', said));
     });
     $('players').replaceChildren(el('h3', {}, 'Players'), rows.length
       ? el('table', { id: 'player-list', class: 'figures' },
-        el('tr', {}, ...['Name', 'Side', 'Id', 'Token', ''].map((h) => el('th', { scope: 'col' }, h))), ...rows)
+        el('tr', {}, ...['Name', 'Side', 'Id', 'Token', 'Contact', ''].map((h) => el('th', { scope: 'col' }, h))), ...rows)
       : el('p', {}, 'No player yet: issue a token above.'));
   }
 
   function wire() {
     $('campaign-pick').addEventListener('change', showCampaign);
+    $('overview-order').addEventListener('change', drawOverview);
     on('form-create', async (form) => {
       const [what, name] = $('create-game').value.split(':');
       const body = { name: $('create-name').value, mode: what === 'scenario' ? 'managed' : 'resolver',

@@ -94,7 +94,7 @@ pub struct CampaignSettings {
     /// answer a battle waits for, counted from the moment that wait begins. An ISO 8601
     /// duration in days, hours, minutes and seconds, from `PT1M` to `P30D` (e.g. `PT48H`).
     /// Neither this nor `turn_deadline_at`: no deadlines.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     #[schema(
         example = "PT48H",
         nullable = false,
@@ -103,12 +103,12 @@ pub struct CampaignSettings {
     pub turn_deadline: Option<String>,
     /// Managed campaigns: each wait ends at this time of day (`HH:MM`, 24-hour) in the
     /// campaign's time zone, the first such time at least `turn_deadline_min` after it began.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     #[schema(example = "20:00", nullable = false, pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$")]
     pub turn_deadline_at: Option<String>,
     /// With `turn_deadline_at`: the least time a wait lasts (default `PT12H`), from `PT1M` to
     /// `P30D`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     #[schema(
         example = "PT12H",
         nullable = false,
@@ -118,7 +118,7 @@ pub struct CampaignSettings {
     /// What the server does at a deadline: `end_turn` (default) ends the side's wait as posted
     /// so far, with the documented defaults; `moderator` decides nothing, marks the campaign
     /// overdue and leaves it to the moderator.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     #[schema(schema_with = missed_turn_schema, nullable = false)]
     pub missed_turn: Option<short_acw::deadline::MissedTurn>,
 }
@@ -230,6 +230,11 @@ impl std::fmt::Display for SettingRefused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.setting, self.detail)
     }
+}
+
+/// An optional setting that, when sent, is a value: `null` is refused, as the schema says.
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 fn optional_version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {

@@ -68,6 +68,29 @@ pub struct Config {
     /// in `data_dir/signing-key`, made on the first start.
     #[serde(skip)]
     pub signing_key: Option<Secret>,
+    /// Where turn and reminder mails go out (`ADJUTANT_SMTP_URL`: `smtp://host:25` plain,
+    /// `smtp://user:password@host:587?tls=required` STARTTLS, `smtps://…:465` TLS). Unset: no
+    /// mail is queued or sent.
+    #[serde(skip)]
+    pub smtp_url: Option<Secret>,
+    /// The mails' sender.
+    #[serde(default = "default_mail_from")]
+    pub mail_from: String,
+    /// How long before a deadline each reminder goes (ISO 8601 durations, comma-separated).
+    #[serde(default = "default_reminder_leads")]
+    pub reminder_leads: String,
+    /// The address players reach the server at (e.g. `https://adjutant.example.org`), for the
+    /// link in a mail; unset: mails carry no link.
+    #[serde(default)]
+    pub public_url: String,
+}
+
+fn default_mail_from() -> String {
+    "Adjutant <adjutant@localhost>".into()
+}
+
+fn default_reminder_leads() -> String {
+    "PT24H,PT1H".into()
 }
 
 fn default_webhooks_per_campaign() -> usize {
@@ -177,6 +200,18 @@ impl Config {
         }
         if let Some(v) = var("ADJUTANT_DEADLINE_RESCAN_MS") {
             self.deadline_rescan_ms = parse("ADJUTANT_DEADLINE_RESCAN_MS", v)?;
+        }
+        if let Some(v) = var("ADJUTANT_SMTP_URL").filter(|v| !v.is_empty()) {
+            self.smtp_url = Some(Secret::new(v));
+        }
+        if let Some(v) = var("ADJUTANT_MAIL_FROM") {
+            self.mail_from = v;
+        }
+        if let Some(v) = var("ADJUTANT_REMINDER_LEADS") {
+            self.reminder_leads = v;
+        }
+        if let Some(v) = var("ADJUTANT_PUBLIC_URL") {
+            self.public_url = v;
         }
         if let Some(v) = var("ADJUTANT_WEBHOOK_RETRY_BASE_MS") {
             self.webhook_retry_base_ms = parse("ADJUTANT_WEBHOOK_RETRY_BASE_MS", v)?;

@@ -16,6 +16,7 @@ pub mod extract;
 pub mod free_text;
 pub mod listener;
 pub mod log;
+pub mod mail;
 pub mod net_guard;
 pub mod openapi;
 pub mod openapi_problems;
@@ -96,6 +97,7 @@ impl AppState {
         let scenarios = campaign::Scenarios::load(&config.scenarios_dir)?;
         let webhook_allow = Arc::new(net_guard::Allowlist::parse(&config.webhook_allow)?);
         let (keys, _) = signing::Keyring::load(&config)?;
+        mail::reminder_leads(&config.reminder_leads)?;
         Ok(Self(Arc::new(Shared {
             keys: Arc::new(keys),
             webhook_allow,
@@ -188,7 +190,7 @@ async fn time_limit(State(state): State<AppState>, request: Request, next: Next)
     }
 }
 
-/// Runs the service, its webhook deliverer and the campaign clock's keeper, until SIGTERM or Ctrl-C; then finishes the
+/// Runs the service, its webhook deliverer, the campaign clock's keeper and the mailer, until SIGTERM or Ctrl-C; then finishes the
 /// requests in flight and stops the deliverer (an attempt under way is finished and logged).
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
     // Deliveries keep the machine's time even where posts are stamped by a clock set by hand
@@ -204,6 +206,15 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let timekeeper = timekeeper::Timekeeper::new(state.clone());
     let keeping = timekeeper.run(stopped.clone());
+    let mailer = mail::Mailer::new(state.clone()).map_err(std::io::Error::other)?;
+    let mailing = {
+        let stopped = stopped.clone();
+        async move {
+            if let Some(mailer) = mailer {
+                mailer.run(stopped).await;
+            }
+        }
+    };
     let serving = async move {
         let settings = listener::EdgeSettings::from_config(&state.config);
         let result = listener::serve(listener, app(state), settings, shutdown_signal()).await;
@@ -211,7 +222,7 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
         result
     };
     // One future, not a spawned task: dropping `serve` (a test aborting its server) stops both.
-    let (result, (), ()) = tokio::join!(serving, deliverer.run(stopped), keeping);
+    let (result, (), (), ()) = tokio::join!(serving, deliverer.run(stopped), keeping, mailing);
     result
 }
 

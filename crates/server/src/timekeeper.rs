@@ -11,9 +11,10 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use adjutant_rules::short_acw::deadline::Wait;
+use adjutant_rules::short_acw::deadline::{reminders, Wait};
+use adjutant_rules::short_acw::GameState;
 use adjutant_store::{Appended, Principal};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -21,6 +22,31 @@ use crate::campaign::{CampaignSettings, LoadedCampaign};
 use crate::log::append::NewPost;
 use crate::log::LogError;
 use crate::AppState;
+
+/// What the clock posts next: a wait's reminder (`lead` before its deadline) or its deadline.
+struct Event {
+    wait: Wait,
+    at: DateTime<Utc>,
+    lead: Option<TimeDelta>,
+}
+
+/// The campaign's next event: the earliest reminder or deadline (a reminder before the deadline
+/// at the same moment).
+/// A reminder not posted by the deadline is not posted at all (`now`: the server's clock).
+fn next_event(game: Option<&GameState>, leads: &[TimeDelta], now: DateTime<Utc>) -> Option<Event> {
+    let clock = game.and_then(|g| g.clock.as_ref()).filter(|c| c.paused.is_none())?;
+    let mut events: Vec<Event> = vec![];
+    for wait in clock.waits.iter().filter(|w| w.due.is_some()) {
+        let late = wait.due.is_some_and(|due| due <= now);
+        for (at, lead) in reminders(wait, leads).into_iter().filter(|_| !late) {
+            events.push(Event { wait: wait.clone(), at, lead: Some(lead) });
+        }
+        if let Some(due) = wait.due {
+            events.push(Event { wait: wait.clone(), at: due, lead: None });
+        }
+    }
+    events.into_iter().min_by_key(|e| (e.at, e.lead.is_none(), e.wait.side, e.wait.stage.clone()))
+}
 
 /// Campaigns read per page of the scan.
 const SCAN_PAGE: i64 = 500;
@@ -37,13 +63,18 @@ pub struct Timekeeper {
     /// Each campaign with deadlines, and its next deadline (`None`: nothing runs now).
     due: HashMap<Uuid, Option<DateTime<Utc>>>,
     scanned: Option<Instant>,
+    /// The mails queued for the campaigns' current waits.
+    mails: crate::mail::Queued,
+    /// How long before a deadline each reminder is posted.
+    leads: Vec<TimeDelta>,
 }
 
 impl Timekeeper {
     pub fn new(state: AppState) -> Self {
         let poll = Duration::from_millis(state.config.deadline_poll_ms.max(1));
         let rescan = Duration::from_millis(state.config.deadline_rescan_ms.clamp(1, 60_000));
-        Self { state, poll, rescan, due: HashMap::new(), scanned: None }
+        let leads = crate::mail::reminder_leads(&state.config.reminder_leads).unwrap_or_default();
+        Self { state, poll, rescan, due: HashMap::new(), scanned: None, mails: Default::default(), leads }
     }
 
     /// Looks at the clock every `deadline_poll_ms` until `stop` turns true.
@@ -96,7 +127,15 @@ impl Timekeeper {
                     let loaded = crate::routes::shared::load_campaign(&self.state, campaign.id)
                         .await
                         .map_err(|e| LogError::Broken(format!("campaign {}: {e:?}", campaign.id)))?;
-                    found.insert(campaign.id, self.next_wait(&loaded).await?.and_then(|w| w.due));
+                    let game = self.game(&loaded).await?;
+                    found.insert(
+                        campaign.id,
+                        next_event(game.as_ref(), &self.leads, self.state.clock.now()).map(|e| e.at),
+                    );
+                    // The turn and reminder mails its waits call for (each queued once).
+                    if let Some(game) = &game {
+                        crate::mail::queue(&self.state, &mut self.mails, &loaded, game).await?;
+                    }
                 }
             }
             match page.last() {
@@ -108,11 +147,10 @@ impl Timekeeper {
         Ok(())
     }
 
-    /// The wait whose deadline comes first, in the campaign's state as the log stands.
-    async fn next_wait(&self, campaign: &LoadedCampaign) -> Result<Option<Wait>, LogError> {
+    /// The campaign's state as the log stands.
+    async fn game(&self, campaign: &LoadedCampaign) -> Result<Option<GameState>, LogError> {
         let snapshot = self.state.store.snapshot_at(campaign.campaign.id, i64::MAX).await?;
-        let state = campaign.state_from(snapshot.as_ref().map(|(_, text)| text.as_str()))?;
-        Ok(state.and_then(|s| s.clock).and_then(|c| c.next_due().cloned()))
+        campaign.state_from(snapshot.as_ref().map(|(_, text)| text.as_str()))
     }
 
     /// Makes the campaign's deadline posts that are due now, then notes its next deadline.
@@ -123,24 +161,38 @@ impl Timekeeper {
         let moderator = self.moderator(&campaign).await?;
         let mut made = 0;
         for _ in 0..POSTS_PER_LOOK {
-            let wait = self.next_wait(&campaign).await?;
-            let due = wait.as_ref().and_then(|w| w.due);
-            self.due.insert(id, due);
-            let (Some(wait), Some(due)) = (wait, due) else { break };
-            if due > self.state.clock.now() {
+            let game = self.game(&campaign).await?;
+            if let Some(game) = &game {
+                crate::mail::queue(&self.state, &mut self.mails, &campaign, game).await?;
+            }
+            let event = next_event(game.as_ref(), &self.leads, self.state.clock.now());
+            self.due.insert(id, event.as_ref().map(|e| e.at));
+            let Some(Event { wait, at, lead }) = event else { break };
+            if at > self.state.clock.now() {
                 break;
             }
-            let body = json!({"side": wait.side, "stage": wait.stage});
-            let new = NewPost {
-                author: &moderator,
-                side: None,
-                kind: "deadline",
-                body: &body,
-                idempotency_key: format!("deadline {id} {} {} {}", wait.side, wait.stage, due.timestamp_millis()),
+            let (kind, body, key) = match lead {
+                Some(lead) => (
+                    "reminder",
+                    json!({"side": wait.side, "stage": wait.stage, "lead_ms": lead.num_milliseconds()}),
+                    format!(
+                        "reminder {id} {} {} {} {}",
+                        wait.side,
+                        wait.stage,
+                        wait.due.map_or(0, |d| d.timestamp_millis()),
+                        lead.num_milliseconds()
+                    ),
+                ),
+                None => (
+                    "deadline",
+                    json!({"side": wait.side, "stage": wait.stage}),
+                    format!("deadline {id} {} {} {}", wait.side, wait.stage, at.timestamp_millis()),
+                ),
             };
+            let new = NewPost { author: &moderator, side: None, kind, body: &body, idempotency_key: key };
             match self.state.log().append(&campaign, new).await {
                 Ok(Appended::New(post, _)) => {
-                    tracing::info!(campaign = %id, seq = post.seq, side = %wait.side, stage = %wait.stage, "deadline passed");
+                    tracing::info!(campaign = %id, seq = post.seq, side = %wait.side, stage = %wait.stage, kind, "the clock posted");
                     made += 1;
                 }
                 // Another replica made it first: read the state it left.

@@ -299,6 +299,26 @@ pub struct OutcomeView {
     /// `adjutant:post:<seq> hash:<hash> key:<key id> sig:<signature>` (the post's chain hash and
     /// the server's receipt signature), and the marker `adjutant:outcome:<id>`.
     pub text: ForumText,
+    /// The bot's feed only, on an outcome that begins a side's player turn (`turn_begins`) or
+    /// says its deadline is near (`deadline_near`): the player to tell,
+    /// by the forum handle and Discord user id the moderator recorded for them. The bot mentions
+    /// exactly this player; text players wrote never becomes a mention.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub mention: Option<Mention>,
+}
+
+/// Whom a bot mentions with an outcome.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Mention {
+    #[schema(example = "confederate")]
+    pub side: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "stonewall", nullable = false)]
+    pub forum_handle: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "80351110224678912", nullable = false)]
+    pub discord_user_id: Option<String>,
 }
 
 // An outcome's forum text as the API serves it (`adjutant_render::forum_text` writes it). A
@@ -340,6 +360,7 @@ impl OutcomeView {
             text: forum_text(o.id, &o.kind, &headline, &data, witness).into(),
             headline,
             data,
+            mention: None,
         }
     }
 }
@@ -352,6 +373,11 @@ pub struct PostView {
     #[schema(example = "2026-11-21T09:51:45.123Z")]
     pub stamp: String,
     pub author_id: Uuid,
+    /// Who made the post, by name: the player (as the moderator named them when issuing their
+    /// token), `moderator`, or `server` for the server's own `deadline` and `reminder` posts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub author: Option<String>,
     pub side: Option<String>,
     pub kind: String,
     #[schema(value_type = Object)]
@@ -382,6 +408,13 @@ impl PostView {
         }
     }
 
+    /// Names each post's author from `authors` (a campaign's players' names by id).
+    pub fn name_authors(views: &mut [PostView], authors: &Authors) {
+        for view in views {
+            view.author = Some(authors.name(view.author_id, &view.kind).to_owned());
+        }
+    }
+
     /// Withholds the placements of the deployment still sealed (`log::read::sealed_deployment`).
     pub fn withhold_deployment(views: &mut [PostView], sealed: Option<i64>) {
         for post in views.iter_mut().filter(|v| Some(v.seq) == sealed) {
@@ -395,6 +428,7 @@ impl PostView {
             seq: post.seq,
             stamp: stamp_text(post.stamp),
             author_id: post.author_id,
+            author: None,
             side: post.side.clone(),
             kind: post.kind.clone(),
             body: serde_json::from_str(&post.body).unwrap_or(Value::Null),
@@ -408,6 +442,25 @@ impl PostView {
             },
             void,
             audit: format!("/v1/campaigns/{}/posts/{}/audit", post.campaign_id, post.seq),
+        }
+    }
+}
+
+/// Who made a campaign's posts, by principal id.
+#[derive(Debug, Default)]
+pub struct Authors {
+    pub players: std::collections::HashMap<Uuid, String>,
+}
+
+impl Authors {
+    /// The name of a post's author: the player's, `server` for the server's own deadline and
+    /// reminder posts, or `moderator`.
+    pub fn name(&self, author: Uuid, kind: &str) -> &str {
+        use crate::log::kinds::PostKind;
+        match self.players.get(&author) {
+            Some(name) => name,
+            None if matches!(PostKind::of(kind), PostKind::Deadline | PostKind::Reminder) => "server",
+            None => "moderator",
         }
     }
 }

@@ -16,9 +16,9 @@ use std::time::Duration;
 use adjutant_store::append::{AppendSteps, GroupCommit, KnownKey, LastPost};
 use adjutant_store::row::{self, bad_column, Columns, OUTCOME_COLUMNS};
 use adjutant_store::{
-    Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, DeliveryAttempt, DeliveryLogEntry,
-    DeliveryVerdict, NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, SharedDecide, Store, StoreError,
-    Tail, Webhook, MAX_BATCH,
+    Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, ClaimedMail, Contact, DeliveryAttempt,
+    DeliveryLogEntry, DeliveryVerdict, MailLogEntry, MailVerdict, NewMail, NewPrincipal, Outcome, Post, Principal,
+    PrincipalKind, Result, SharedDecide, Store, StoreError, Tail, Webhook, MAX_BATCH,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, TimeZone, Utc};
@@ -157,6 +157,57 @@ impl SqliteStore {
         self.checkpointer.close().await;
         self.writer.close().await;
     }
+}
+
+/// A time stored as UTC milliseconds.
+fn millis(ms: i64) -> Result<DateTime<Utc>> {
+    Utc.timestamp_millis_opt(ms).single().ok_or_else(|| StoreError::Database(format!("a time out of range: {ms}")))
+}
+
+fn uuid_text(text: String) -> Result<Uuid> {
+    Uuid::parse_str(&text).map_err(|e| StoreError::Database(e.to_string()))
+}
+
+/// A row of `mail_outbox` as claimed.
+fn claimed_mail(row: &SqliteRow) -> Result<ClaimedMail> {
+    Ok(ClaimedMail {
+        mail: NewMail {
+            key: row.try_get("key").map_err(map_err)?,
+            campaign_id: uuid_text(row.try_get("campaign_id").map_err(map_err)?)?,
+            principal_id: uuid_text(row.try_get("principal_id").map_err(map_err)?)?,
+            to: row.try_get("to_addr").map_err(map_err)?,
+            subject: row.try_get("subject").map_err(map_err)?,
+            body: row.try_get("body").map_err(map_err)?,
+            about: row.try_get("about").map_err(map_err)?,
+            due_at: millis(row.try_get("due_at").map_err(map_err)?)?,
+        },
+        attempts: row.try_get("attempts").map_err(map_err)?,
+    })
+}
+
+/// A row of `mail_outbox` for the log.
+fn mail_log_entry(row: &SqliteRow) -> Result<MailLogEntry> {
+    let sent: Option<i64> = row.try_get("sent_at").map_err(map_err)?;
+    Ok(MailLogEntry {
+        key: row.try_get("key").map_err(map_err)?,
+        principal_id: uuid_text(row.try_get("principal_id").map_err(map_err)?)?,
+        to: row.try_get("to_addr").map_err(map_err)?,
+        subject: row.try_get("subject").map_err(map_err)?,
+        due_at: millis(row.try_get("due_at").map_err(map_err)?)?,
+        attempts: row.try_get("attempts").map_err(map_err)?,
+        sent_at: sent.map(millis).transpose()?,
+        skipped: row.try_get("skipped").map_err(map_err)?,
+        last_error: row.try_get("last_error").map_err(map_err)?,
+    })
+}
+
+/// A row of `player_contacts`.
+fn contact(row: &SqliteRow) -> Result<Contact> {
+    Ok(Contact {
+        forum_handle: row.try_get("forum_handle").map_err(map_err)?,
+        discord_user_id: row.try_get("discord_user_id").map_err(map_err)?,
+        email: row.try_get("email").map_err(map_err)?,
+    })
 }
 
 fn map_err(err: sqlx::Error) -> StoreError {
@@ -590,6 +641,142 @@ impl Store for SqliteStore {
             .await
             .map_err(map_err)?;
         Ok(done.rows_affected() > 0)
+    }
+
+    #[instrument(skip_all)]
+    async fn set_contact(&self, principal_id: Uuid, contact: &Contact, at: DateTime<Utc>) -> Result<bool> {
+        let done = sqlx::query(
+            "INSERT INTO player_contacts (principal_id, forum_handle, discord_user_id, email, updated_at)
+             SELECT id, ?, ?, ?, ? FROM principals WHERE id = ?
+             ON CONFLICT (principal_id) DO UPDATE SET forum_handle = excluded.forum_handle,
+                 discord_user_id = excluded.discord_user_id, email = excluded.email, updated_at = excluded.updated_at",
+        )
+        .bind(&contact.forum_handle)
+        .bind(&contact.discord_user_id)
+        .bind(&contact.email)
+        .bind(at.timestamp_millis())
+        .bind(principal_id.to_string())
+        .execute(&self.writer)
+        .await
+        .map_err(map_err)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    #[instrument(skip_all)]
+    async fn campaign_contacts(&self, campaign_id: Uuid) -> Result<Vec<(Uuid, Contact)>> {
+        let rows = sqlx::query(
+            "SELECT c.principal_id, c.forum_handle, c.discord_user_id, c.email FROM player_contacts c
+             JOIN principals p ON p.id = c.principal_id WHERE p.campaign_id = ? ORDER BY p.created_at, p.id",
+        )
+        .bind(campaign_id.to_string())
+        .fetch_all(&self.readers)
+        .await
+        .map_err(map_err)?;
+        rows.iter()
+            .map(|row| {
+                let id: String = row.try_get("principal_id").map_err(map_err)?;
+                let id = Uuid::parse_str(&id).map_err(|e| StoreError::Database(e.to_string()))?;
+                Ok((id, contact(row)?))
+            })
+            .collect()
+    }
+
+    #[instrument(skip_all)]
+    async fn queue_mail(&self, mail: &NewMail) -> Result<bool> {
+        let done = sqlx::query(
+            "INSERT INTO mail_outbox (key, campaign_id, principal_id, to_addr, subject, body, about, due_at, attempts)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0) ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(&mail.key)
+        .bind(mail.campaign_id.to_string())
+        .bind(mail.principal_id.to_string())
+        .bind(&mail.to)
+        .bind(&mail.subject)
+        .bind(&mail.body)
+        .bind(&mail.about)
+        .bind(mail.due_at.timestamp_millis())
+        .execute(&self.writer)
+        .await
+        .map_err(map_err)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    #[instrument(skip_all)]
+    async fn claim_mails(
+        &self,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedMail>> {
+        // A look on a reader first: polling an empty queue takes no write lock.
+        let any: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM mail_outbox WHERE sent_at IS NULL AND due_at <= ?1
+                             AND (claimed_until IS NULL OR claimed_until <= ?1))",
+        )
+        .bind(now.timestamp_millis())
+        .fetch_one(&self.readers)
+        .await
+        .map_err(map_err)?;
+        if !any {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(
+            "UPDATE mail_outbox SET claimed_until = ?1, attempts = attempts + 1
+             WHERE key IN (SELECT key FROM mail_outbox
+                           WHERE sent_at IS NULL AND due_at <= ?2 AND attempts < ?3
+                             AND (claimed_until IS NULL OR claimed_until <= ?2)
+                           ORDER BY due_at, key LIMIT ?4)
+             RETURNING key, campaign_id, principal_id, to_addr, subject, body, about, due_at, attempts",
+        )
+        .bind(lease_until.timestamp_millis())
+        .bind(now.timestamp_millis())
+        .bind(adjutant_store::MAIL_MAX_ATTEMPTS)
+        .bind(limit)
+        .fetch_all(&self.writer)
+        .await
+        .map_err(map_err)?;
+        let mut claimed: Vec<ClaimedMail> = rows.iter().map(claimed_mail).collect::<Result<_>>()?;
+        claimed.sort_by(|a, b| (a.mail.due_at, &a.mail.key).cmp(&(b.mail.due_at, &b.mail.key)));
+        Ok(claimed)
+    }
+
+    #[instrument(skip_all)]
+    async fn finish_mail(&self, key: &str, at: DateTime<Utc>, verdict: &MailVerdict) -> Result<()> {
+        let query = match verdict {
+            MailVerdict::Sent => sqlx::query(
+                "UPDATE mail_outbox SET sent_at = ?1, claimed_until = NULL, last_error = NULL WHERE key = ?2",
+            )
+            .bind(at.timestamp_millis())
+            .bind(key),
+            MailVerdict::Skipped(why) => {
+                sqlx::query("UPDATE mail_outbox SET sent_at = ?1, claimed_until = NULL, skipped = ?2 WHERE key = ?3")
+                    .bind(at.timestamp_millis())
+                    .bind(why)
+                    .bind(key)
+            }
+            MailVerdict::Failed { error, retry_at } => {
+                sqlx::query("UPDATE mail_outbox SET claimed_until = ?1, last_error = ?2 WHERE key = ?3")
+                    .bind(retry_at.timestamp_millis())
+                    .bind(error)
+                    .bind(key)
+            }
+        };
+        query.execute(&self.writer).await.map_err(map_err)?;
+        Ok(())
+    }
+
+    #[instrument(skip_all)]
+    async fn mails(&self, campaign_id: Uuid, limit: i64) -> Result<Vec<MailLogEntry>> {
+        let rows = sqlx::query(
+            "SELECT key, principal_id, to_addr, subject, due_at, attempts, sent_at, skipped, last_error
+             FROM mail_outbox WHERE campaign_id = ?1 ORDER BY due_at DESC, key LIMIT ?2",
+        )
+        .bind(campaign_id.to_string())
+        .bind(limit)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(map_err)?;
+        rows.iter().map(mail_log_entry).collect()
     }
 
     #[instrument(skip_all)]

@@ -89,6 +89,16 @@ pub struct Principal {
     pub created_at: DateTime<Utc>,
 }
 
+/// How a player is reached outside Adjutant, as the campaign's moderator recorded it: the forum
+/// handle the bot mentions when it is the player's turn, the Discord user id, and an email
+/// address. Read by the moderator and by the bot's feed (the handle and the Discord id only).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Contact {
+    pub forum_handle: Option<String>,
+    pub discord_user_id: Option<String>,
+    pub email: Option<String>,
+}
+
 /// A principal to create, with the SHA-256 of its token (the token itself is never stored).
 #[derive(Clone)]
 pub struct NewPrincipal {
@@ -292,6 +302,59 @@ pub enum DeliveryVerdict {
     GiveUp,
 }
 
+/// A mail to send to a player, queued once under its key (what it is about: the same turn or
+/// reminder is never queued twice, on any server, across restarts).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NewMail {
+    pub key: String,
+    pub campaign_id: Uuid,
+    pub principal_id: Uuid,
+    pub to: String,
+    pub subject: String,
+    pub body: String,
+    /// What the sender checks is still so before sending (JSON, the sender's own).
+    pub about: String,
+    /// Not sent before this time.
+    pub due_at: DateTime<Utc>,
+}
+
+/// A queued mail claimed for sending, and how many attempts it has had (this one counted).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClaimedMail {
+    pub mail: NewMail,
+    pub attempts: i32,
+}
+
+/// How an attempt to send a mail ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MailVerdict {
+    Sent,
+    /// Not sent, and never will be: what it was about is over (the turn ended, the deadline moved).
+    Skipped(String),
+    /// Not sent this time: tried again from `retry_at`.
+    Failed {
+        error: String,
+        retry_at: DateTime<Utc>,
+    },
+}
+
+/// One line of a campaign's mail log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MailLogEntry {
+    pub key: String,
+    pub principal_id: Uuid,
+    pub to: String,
+    pub subject: String,
+    pub due_at: DateTime<Utc>,
+    pub attempts: i32,
+    pub sent_at: Option<DateTime<Utc>>,
+    pub skipped: Option<String>,
+    pub last_error: Option<String>,
+}
+
+/// The most attempts a mail gets.
+pub const MAIL_MAX_ATTEMPTS: i32 = 12;
+
 /// One line of a webhook's delivery log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeliveryLogEntry {
@@ -351,6 +414,23 @@ pub trait Store: Send + Sync + 'static {
     /// Gives a principal a new token (its hash): the old one authenticates no more. `false` when
     /// there is no such principal or its token was revoked.
     async fn replace_token(&self, id: Uuid, token_hash: &[u8; 32]) -> Result<bool>;
+    /// Records how a player is reached (replacing what was recorded). `false` when there is no
+    /// such principal.
+    async fn set_contact(&self, principal_id: Uuid, contact: &Contact, at: DateTime<Utc>) -> Result<bool>;
+    /// The contacts recorded for a campaign's principals, by principal id.
+    async fn campaign_contacts(&self, campaign_id: Uuid) -> Result<Vec<(Uuid, Contact)>>;
+
+    /// Queues a mail under its key; `false` when one was queued under that key before (nothing
+    /// changes).
+    async fn queue_mail(&self, mail: &NewMail) -> Result<bool>;
+    /// Claims up to `limit` mails due by `now` and not sent, claimed or out of attempts, until
+    /// `lease_until`; each claim counts an attempt.
+    async fn claim_mails(&self, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64)
+        -> Result<Vec<ClaimedMail>>;
+    /// Records how an attempt ended.
+    async fn finish_mail(&self, key: &str, at: DateTime<Utc>, verdict: &MailVerdict) -> Result<()>;
+    /// A campaign's mails, the latest due first; at most `limit`.
+    async fn mails(&self, campaign_id: Uuid, limit: i64) -> Result<Vec<MailLogEntry>>;
 
     async fn create_campaign(&self, campaign: Campaign) -> Result<Campaign>;
     async fn campaign(&self, id: Uuid) -> Result<Option<Campaign>>;

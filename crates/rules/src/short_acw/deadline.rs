@@ -116,6 +116,9 @@ pub struct Wait {
     /// will be until the moderator or the player posts.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub overdue: bool,
+    /// The reminders posted before this deadline, by how long before it (milliseconds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reminded: Vec<i64>,
 }
 
 /// A pause: since when, and why.
@@ -189,6 +192,8 @@ pub fn follow(
                         (None, Some(left), true) => {
                             wait.due = Some(at + TimeDelta::milliseconds(left));
                             wait.remaining_ms = None;
+                            // A new deadline: its reminders are still to come.
+                            wait.reminded.clear();
                         }
                         _ => {}
                     }
@@ -204,6 +209,7 @@ pub fn follow(
                         due: runs.then_some(due),
                         remaining_ms: (!runs).then(|| (due - at).num_milliseconds()),
                         overdue: false,
+                        reminded: vec![],
                     }
                 }
             }
@@ -298,6 +304,7 @@ pub fn extend(
     let mut next = state.clone();
     let mut moved = vec![];
     for wait in next.clock.iter_mut().flat_map(|c| c.waits.iter_mut()).filter(|w| side.is_none_or(|s| w.side == s)) {
+        wait.reminded.clear();
         if let Some(due) = wait.due.as_mut() {
             *due += by;
         } else if let Some(left) = wait.remaining_ms.as_mut() {
@@ -319,6 +326,81 @@ pub fn extend(
         ));
     }
     Ok((next, moved))
+}
+
+/// When the reminders before a wait's deadline go, `leads` before it: those still to post, each
+/// after the wait began, as (time, lead).
+pub fn reminders(wait: &Wait, leads: &[TimeDelta]) -> Vec<(DateTime<Utc>, TimeDelta)> {
+    let Some(due) = wait.due else { return vec![] };
+    leads
+        .iter()
+        .filter(|lead| **lead > TimeDelta::zero())
+        .filter(|lead| due - **lead > wait.since && !wait.reminded.contains(&lead.num_milliseconds()))
+        .map(|lead| (due - *lead, *lead))
+        .collect()
+}
+
+/// The server's post before a deadline: the wait of `side` named `stage` ends in `lead`. Posted
+/// once per lead and deadline, from `lead` before the deadline until it.
+pub fn remind(
+    state: &GameState,
+    settings: &Settings,
+    at: DateTime<Utc>,
+    side: Side,
+    stage: &str,
+    lead: TimeDelta,
+) -> Result<Applied, Refusal> {
+    if settings.deadlines.is_none() {
+        return Err(Refusal::new("kind", "deadline.none", "the campaign has no deadlines"));
+    }
+    let mut next = state.clone();
+    let clock = next.clock.get_or_insert_with(TurnClock::default);
+    if clock.paused.is_some() {
+        return Err(Refusal::new("kind", "clock.paused", "the campaign is paused: no deadline runs"));
+    }
+    let Some(wait) = clock.waits.iter_mut().find(|w| w.side == side && w.stage == stage) else {
+        return Err(Refusal::new(
+            "body.stage",
+            "deadline.not_waiting",
+            format!("the game is not waiting for the {side}'s {stage}"),
+        ));
+    };
+    let Some(due) = wait.due.filter(|due| *due - lead <= at && at < *due) else {
+        return Err(Refusal::new(
+            "body.lead_ms",
+            "deadline.not_due",
+            format!(
+                "a reminder {} ms before the deadline of the {side}'s {stage} is not due now",
+                lead.num_milliseconds()
+            ),
+        ));
+    };
+    if lead <= TimeDelta::zero() || wait.reminded.contains(&lead.num_milliseconds()) {
+        return Err(Refusal::new(
+            "body.lead_ms",
+            "deadline.reminded",
+            "that reminder was posted before (or is no reminder)",
+        ));
+    }
+    wait.reminded.push(lead.num_milliseconds());
+    let since = wait.since;
+    // The time left as it is when posted (a reminder due while the campaign was paused, say,
+    // goes when it resumes, with less time left than its lead).
+    let left = TimeDelta::minutes(((due - at).num_milliseconds() + 59_999) / 60_000);
+    let headline =
+        format!("The {side}'s {stage} ends in {}, at {}", lead_in_words(left), in_words(due, settings.clock.zone));
+    let data = json!({"side": side, "stage": stage, "since": since, "due": due, "lead_ms": lead.num_milliseconds()});
+    Ok(Applied { state: next, outcomes: vec![Outcome::new("deadline_near", headline, data)] })
+}
+
+/// A lead time in words: "24 hours", "1 hour", "90 minutes".
+pub fn lead_in_words(lead: TimeDelta) -> String {
+    let (n, unit) = match lead.num_minutes() {
+        m if m > 0 && m % 1440 == 0 => (m / 1440, "day"),
+        m if m > 0 && m % 60 == 0 => (m / 60, "hour"),
+        m => (m, "minute"),
+    };
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
 /// The server's post at a deadline: the wait of `side` named `stage` has run out by `at`. Under

@@ -101,6 +101,16 @@ pub struct DeadlineBody {
     pub stage: String,
 }
 
+/// The body of a `reminder` post, which only the server makes, `lead_ms` before the deadline of
+/// the wait of `side` named `stage` (its `reminder_leads`).
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReminderBody {
+    pub side: String,
+    pub stage: String,
+    pub lead_ms: i64,
+}
+
 /// The body of a `pause` post: the moderator stops the campaign's clock; no player post is
 /// accepted until `resume`.
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
@@ -134,4 +144,18 @@ pub struct ExtendBody {
     /// Why, for the record.
     #[schema(value_type = crate::free_text::Line)]
     pub reason: String,
+}
+
+/// The body of a `replace_player` post, which the server makes when the moderator replaces a
+/// side's player: who played the side, who plays it from now on.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplacePlayerBody {
+    pub side: String,
+    /// The player replaced (their token revoked).
+    pub replaced: uuid::Uuid,
+    pub replaced_name: String,
+    /// The new player.
+    pub by: uuid::Uuid,
+    pub name: String,
 }

@@ -10,7 +10,8 @@ use adjutant_store::{NewOutcome, Post, Tail};
 use serde_json::{json, Value};
 
 use super::bodies::{
-    DeadlineBody, ExtendBody, PauseBody, ResolveBody, ResumeBody, RollbackBody, SealBody, SealRole, UmpireBody,
+    DeadlineBody, ExtendBody, PauseBody, ReminderBody, ReplacePlayerBody, ResolveBody, ResumeBody, RollbackBody,
+    SealBody, SealRole, UmpireBody,
 };
 use super::error::{FieldPath, LogError, LogResult, Refusal};
 use super::kinds::{OutcomeKind, PostKind, CLOCK_KINDS, RESULT_FIXING_ORDERS};
@@ -124,6 +125,7 @@ fn to_json<T: serde::Serialize>(value: &T) -> LogResult<String> {
 pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Context) -> LogResult<Effects> {
     match PostKind::of(&post.kind) {
         PostKind::Note => return Ok(Effects::default()),
+        PostKind::ReplacePlayer => return replace_player(post),
         PostKind::Rollback => return rollback(campaign, post, context),
         PostKind::Seal => return seal(campaign, post, context),
         _ => {}
@@ -135,7 +137,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
                 .unwrap_or_else(|| campaign.opening_state(scenario));
             match PostKind::of(&post.kind) {
                 PostKind::Umpire => return umpire(campaign, scenario, settings, &state, post),
-                PostKind::Deadline | PostKind::Pause | PostKind::Resume | PostKind::Extend => {
+                PostKind::Deadline | PostKind::Reminder | PostKind::Pause | PostKind::Resume | PostKind::Extend => {
                     return clock_post(scenario, settings, &state, post)
                 }
                 _ => {}
@@ -303,7 +305,9 @@ fn clock_post(
     let kind = PostKind::of(&post.kind);
     if post.side.is_some() {
         return Err(match kind {
-            PostKind::Deadline => Refusal::forbidden("deadline.server_only", "deadline posts are the server's own"),
+            PostKind::Deadline | PostKind::Reminder => {
+                Refusal::forbidden("deadline.server_only", "deadline and reminder posts are the server's own")
+            }
             _ => {
                 Refusal::forbidden("clock.moderator_only", "only the campaign's moderator pauses, resumes and extends")
             }
@@ -319,6 +323,16 @@ fn clock_post(
                 Refusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
             })?;
             let applied = deadline::missed(scenario, state, settings, post.stamp, side, &body.stage).map_err(rules)?;
+            let outcomes = applied.outcomes.iter().map(|o| outcome(post, &o.kind, &o.headline, &o.data)).collect();
+            return Ok(Effects { outcomes, snapshot: Some(to_json(&applied.state)?), dice: 0 });
+        }
+        PostKind::Reminder => {
+            let body: ReminderBody = body_of(&FieldPath::post("body"), &post.body)?;
+            let side = parse_side(&body.side).ok_or_else(|| {
+                Refusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
+            })?;
+            let lead = chrono::TimeDelta::milliseconds(body.lead_ms);
+            let applied = deadline::remind(state, settings, post.stamp, side, &body.stage, lead).map_err(rules)?;
             let outcomes = applied.outcomes.iter().map(|o| outcome(post, &o.kind, &o.headline, &o.data)).collect();
             return Ok(Effects { outcomes, snapshot: Some(to_json(&applied.state)?), dice: 0 });
         }
@@ -390,6 +404,27 @@ fn clock_post(
     Ok(Effects {
         outcomes: vec![outcome(post, outcome_kind.as_str(), &headline, &data)],
         snapshot: Some(to_json(&state)?),
+        dice: 0,
+    })
+}
+
+/// A side's player replaced: recorded in the log, so the log says who played each post.
+fn replace_player(post: &Post) -> LogResult<Effects> {
+    if post.side.is_some() {
+        return Err(
+            Refusal::forbidden("replace.moderator_only", "only the campaign's moderator replaces a player").into()
+        );
+    }
+    let body: ReplacePlayerBody = body_of(&FieldPath::post("body"), &post.body)?;
+    let side = parse_side(&body.side).ok_or_else(|| {
+        Refusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
+    })?;
+    let headline = format!("The {side} is now played by {}, who replaces {}", body.name, body.replaced_name);
+    let data = json!({"side": side, "name": body.name, "replaced_name": body.replaced_name,
+                      "player": body.by, "replaced": body.replaced});
+    Ok(Effects {
+        outcomes: vec![outcome(post, OutcomeKind::PlayerReplaced.as_str(), &headline, &data)],
+        snapshot: None,
         dice: 0,
     })
 }

@@ -16,28 +16,34 @@ pub enum PostKind {
     Umpire,
     /// The server's own post when a wait's deadline passes.
     Deadline,
+    /// The server's own post a while before a deadline (`reminder_leads`).
+    Reminder,
     /// The moderator pauses the campaign: no player post, no deadline runs.
     Pause,
     /// The moderator resumes a paused campaign.
     Resume,
     /// The moderator gives more time before a deadline.
     Extend,
+    /// A side's player is replaced by another (made by `POST …/players/{id}/replace`).
+    ReplacePlayer,
     /// An order of a managed game (`move`, `attack`, …), decided by the rules, which name it.
     Order,
 }
 
 impl PostKind {
     /// The kinds with a name of their own (every other kind is an [`PostKind::Order`]).
-    pub const NAMED: [PostKind; 9] = [
+    pub const NAMED: [PostKind; 11] = [
         PostKind::Note,
         PostKind::Rollback,
         PostKind::Resolve,
         PostKind::Seal,
         PostKind::Umpire,
         PostKind::Deadline,
+        PostKind::Reminder,
         PostKind::Pause,
         PostKind::Resume,
         PostKind::Extend,
+        PostKind::ReplacePlayer,
     ];
 
     /// The kind of a post stored or sent as `kind`.
@@ -54,9 +60,11 @@ impl PostKind {
             PostKind::Seal => "seal",
             PostKind::Umpire => "umpire",
             PostKind::Deadline => "deadline",
+            PostKind::Reminder => "reminder",
             PostKind::Pause => "pause",
             PostKind::Resume => "resume",
             PostKind::Extend => "extend",
+            PostKind::ReplacePlayer => "replace_player",
             PostKind::Order => "order",
         }
     }
@@ -72,9 +80,14 @@ impl PostKind {
 /// The Short ACW orders that may fight a battle, and so fix a result number.
 pub const RESULT_FIXING_ORDERS: [&str; 2] = ["attack", "resolve_attack"];
 
+/// The kinds only the server makes, never a client's post: at a deadline, and when the moderator
+/// replaces a player through `POST …/players/{id}/replace`.
+pub const SERVER_MADE: [PostKind; 3] = [PostKind::Deadline, PostKind::Reminder, PostKind::ReplacePlayer];
+
 /// The kinds of the campaign clock's posts: the server's at a deadline, the moderator's to
 /// pause, resume and extend.
-pub const CLOCK_KINDS: [PostKind; 4] = [PostKind::Deadline, PostKind::Pause, PostKind::Resume, PostKind::Extend];
+pub const CLOCK_KINDS: [PostKind; 5] =
+    [PostKind::Deadline, PostKind::Reminder, PostKind::Pause, PostKind::Resume, PostKind::Extend];
 
 /// What the rules decided, as the feed and the audit name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -91,12 +104,13 @@ pub enum OutcomeKind {
     Paused,
     Resumed,
     Extended,
+    PlayerReplaced,
     /// Any other outcome of the managed game's rules.
     Other,
 }
 
 impl OutcomeKind {
-    const NAMED: [(OutcomeKind, &'static str); 10] = [
+    const NAMED: [(OutcomeKind, &'static str); 11] = [
         (OutcomeKind::Battle, "battle"),
         (OutcomeKind::ReinforcementRoll, "reinforcement_roll"),
         (OutcomeKind::Resolution, "resolution"),
@@ -107,6 +121,7 @@ impl OutcomeKind {
         (OutcomeKind::Paused, "paused"),
         (OutcomeKind::Resumed, "resumed"),
         (OutcomeKind::Extended, "extended"),
+        (OutcomeKind::PlayerReplaced, "player_replaced"),
     ];
 
     pub fn of(kind: &str) -> Self {

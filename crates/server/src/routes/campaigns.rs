@@ -47,6 +47,18 @@ pub async fn create_campaign(
             "the server draws a sealed-delay campaign's hash chain itself: leave out `result_chain`",
         ));
     }
+    let deadlines = settings.deadlines().map_err(|e| e.at("body.settings.", StatusCode::UNPROCESSABLE_ENTITY))?;
+    if deadlines.is_some() && mode != "managed" {
+        return Err(AppError::unprocessable(
+            if settings.turn_deadline.is_some() {
+                "body.settings.turn_deadline"
+            } else {
+                "body.settings.turn_deadline_at"
+            },
+            "campaign.deadline",
+            "deadlines keep a managed campaign's turns moving; a resolver campaign has no turns the server keeps",
+        ));
+    }
     let sealed = settings.result_time == ResultTime::SealedDelay;
     if sealed && mode != "managed" {
         return Err(AppError::unprocessable(

@@ -108,7 +108,45 @@ pub async fn bot_feed(
     let bot = require_bot(&caller)?;
     let limit = page_limit(q.limit)?;
     let outcomes = state.store.pending_outcomes(bot, limit).await?;
-    Ok(Json(BotFeed { outcomes: with_witnesses(&state, &outcomes).await? }))
+    let mut views = with_witnesses(&state, &outcomes).await?;
+    mention_players(&state, &mut views).await?;
+    Ok(Json(BotFeed { outcomes: views }))
+}
+
+/// The outcomes that begin a side's player turn, or remind it of the turn's deadline, name the
+/// player to tell: the side's latest player whose token still works, by the handles the
+/// moderator recorded for them.
+async fn mention_players(state: &AppState, views: &mut [OutcomeView]) -> ApiResult<()> {
+    let mut players: std::collections::HashMap<Uuid, Vec<(String, adjutant_store::Contact)>> = Default::default();
+    for view in views.iter_mut().filter(|v| v.kind == "turn_begins" || v.kind == "deadline_near") {
+        let Some(side) = view.data.get("side").and_then(serde_json::Value::as_str).map(str::to_owned) else {
+            continue;
+        };
+        if let std::collections::hash_map::Entry::Vacant(slot) = players.entry(view.campaign_id) {
+            let issued = state
+                .store
+                .campaign_principals(view.campaign_id, PrincipalKind::Player, crate::routes::tokens::MAX_PLAYERS_LISTED)
+                .await?;
+            let mut contacts: std::collections::HashMap<Uuid, adjutant_store::Contact> =
+                state.store.campaign_contacts(view.campaign_id).await?.into_iter().collect();
+            slot.insert(
+                issued
+                    .into_iter()
+                    .filter(|(_, revoked)| revoked.is_none())
+                    .filter_map(|(p, _)| Some((p.side?, contacts.remove(&p.id).unwrap_or_default())))
+                    .collect(),
+            );
+        }
+        let latest = players[&view.campaign_id].iter().rev().find(|(s, _)| *s == side);
+        if let Some((_, contact)) = latest.filter(|(_, c)| c.forum_handle.is_some() || c.discord_user_id.is_some()) {
+            view.mention = Some(crate::views::Mention {
+                side,
+                forum_handle: contact.forum_handle.clone(),
+                discord_user_id: contact.discord_user_id.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Acknowledges delivery of an outcome. Acknowledging again is harmless: the first stands.

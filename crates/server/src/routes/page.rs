@@ -84,9 +84,22 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
             html.push_str(&format!("<p class=\"stand-in\" id=\"stand-in-map\">{}</p>", escape(label)));
         }
         let (_, game) = crate::log::read::state_now(&*state.store, &campaign).await?;
+        let clock = crate::views::ClockView::of(&campaign, &game, state.clock.now());
         let game = serde_json::to_value(&game).unwrap_or(Value::Null);
         html.push_str("<section id=\"turn\"><h2>Whose turn</h2>");
         html.push_str(&turn_summary(&game));
+        // The campaign clock: who holds the game up and until when, counted down by the page's
+        // script from the server's own clock.
+        if let Some(clock) = &clock {
+            let next = clock.waits.iter().filter_map(|w| w.due.as_deref()).min().unwrap_or_default();
+            html.push_str(&format!(
+                "<p class=\"clock-line\" id=\"clock-line\" data-status=\"{}\" data-now=\"{}\" data-due=\"{}\">{}</p>",
+                escape(&clock.status),
+                escape(&clock.now),
+                escape(next),
+                escape(&clock.summary)
+            ));
+        }
         html.push_str("</section>");
         html.push_str(&format!(
             "<section id=\"map\"><h2>Map</h2><a href=\"/v1/campaigns/{id}/map.svg\">\
@@ -101,6 +114,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
     let posts = state.store.posts(id, from, SHOWN).await?;
     let void = crate::log::read::void_posts(&*state.store, id).await?;
     let through = posts.last().map_or(from, |p| p.seq);
+    let authors = crate::routes::shared::authors(&state, id).await?;
     let mut outcomes_by_post =
         adjutant_store::outcomes_by_post(state.store.outcomes_of_posts(id, from, through).await?);
     html.push_str(&format!(
@@ -133,13 +147,14 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
         html.push_str(&format!(
             "<li value=\"{seq}\" class=\"post{void_class} side-{side_class}\" id=\"post-{seq}\">\
              <div class=\"head\"><span class=\"seq\">#{seq}</span> <span class=\"side\">{side}</span> \
-             <span class=\"kind\">{kind}</span>{void_badge}</div>\
+             <span class=\"author\">{author}</span> <span class=\"kind\">{kind}</span>{void_badge}</div>\
              <div class=\"time\"><time datetime=\"{stamp}\">{stamp}</time> · {tod}{result_number} \
              · <a href=\"/campaigns/{id}/posts/{seq}/audit\">audit</a></div>",
             seq = post.seq,
             void_class = if is_void { " void" } else { "" },
             side_class = escape(side),
             side = escape(side),
+            author = escape(authors.name(post.author_id, &post.kind)),
             kind = escape(&post.kind),
             void_badge = if is_void { " <span class=\"badge\">void</span>" } else { "" },
             stamp = stamp_text(post.stamp),

@@ -66,11 +66,14 @@ pub async fn create_post(
 ) -> ApiResult<(StatusCode, HeaderMap, Json<PostView>)> {
     let campaign = campaign_to_post_to(&state, id).await?;
     let (author, side) = author_of(&caller, &campaign, req.side.as_deref())?;
-    if log::kinds::PostKind::of(&req.kind) == log::kinds::PostKind::Deadline {
+    if log::kinds::SERVER_MADE.contains(&log::kinds::PostKind::of(&req.kind)) {
         return Err(AppError::unprocessable(
             "body.kind",
-            "deadline.server_only",
-            "`deadline` posts are the server's own, made by its clock when a deadline passes",
+            "post.server_only",
+            format!(
+                "`{}` posts are the server's own: made by its clock when a deadline passes, or by `POST …/players/{{player_id}}/replace`",
+                req.kind
+            ),
         ));
     }
     let new = log::append::NewPost {
@@ -102,7 +105,11 @@ pub async fn create_post(
             .await?
             .contains(&post.seq),
     };
-    let view = adjutant_store::append::step("view").in_scope(|| PostView::of(&campaign, &post, &outcomes, void));
+    let mut view = adjutant_store::append::step("view").in_scope(|| PostView::of(&campaign, &post, &outcomes, void));
+    view.author = Some(match author.kind {
+        PrincipalKind::Player => author.name.clone(),
+        _ => "moderator".to_owned(),
+    });
     Ok((status, headers, Json(view)))
 }
 
@@ -177,6 +184,7 @@ pub async fn list_posts(
         views.push(PostView::of(&campaign, post, &outcomes, log.void().contains(&post.seq)));
     }
     PostView::redact(&mut views, &log);
+    PostView::name_authors(&mut views, &crate::routes::shared::authors(&state, id).await?);
     PostView::withhold_deployment(
         &mut views,
         log::read::sealed_deployment(&*state.store, &campaign, log.void()).await?,
@@ -198,6 +206,7 @@ pub async fn get_post(
     let log = log::read::view_for(&*state.store, id, std::slice::from_ref(&post)).await?;
     let mut view = [PostView::of(&campaign, &post, &outcomes, log.void().contains(&post.seq))];
     PostView::redact(&mut view, &log);
+    PostView::name_authors(&mut view, &crate::routes::shared::authors(&state, id).await?);
     PostView::withhold_deployment(&mut view, log::read::sealed_deployment(&*state.store, &campaign, log.void()).await?);
     let [view] = view;
     Ok(Json(view))

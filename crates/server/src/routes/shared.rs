@@ -60,3 +60,12 @@ pub async fn load_post(
     let outcomes = state.store.outcomes_of_post(id, seq).await?;
     Ok((post, outcomes))
 }
+
+/// The names of a campaign's players, for naming who made each post.
+pub async fn authors(state: &AppState, id: Uuid) -> ApiResult<crate::views::Authors> {
+    let players = state
+        .store
+        .campaign_principals(id, adjutant_store::PrincipalKind::Player, crate::routes::tokens::MAX_PLAYERS_LISTED)
+        .await?;
+    Ok(crate::views::Authors { players: players.into_iter().map(|(p, _)| (p.id, p.name)).collect() })
+}

@@ -34,6 +34,9 @@ pub fn router() -> axum::Router<AppState> {
         .route("/v1/moderators/{moderator_id}", delete(revoke_moderator))
         .route("/v1/campaigns/{id}/players/{player_id}", delete(revoke_player))
         .route("/v1/campaigns/{id}/players/{player_id}/rotate", post(rotate_player))
+        .route("/v1/campaigns/{id}/players/{player_id}/contact", axum::routing::put(set_contact))
+        .route("/v1/campaigns/{id}/mails", get(list_mails))
+        .route("/v1/campaigns/{id}/players/{player_id}/replace", post(replace_player))
         .route("/v1/bots/{bot_id}", delete(revoke_bot))
 }
 
@@ -197,6 +200,98 @@ pub struct PlayerEntry {
     /// When the moderator revoked the token; absent while it works.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked_at: Option<String>,
+    /// How the player is reached, as the moderator recorded it (`PUT …/contact`).
+    pub contact: ContactView,
+}
+
+/// How a player is reached outside Adjutant. The forum handle and the Discord user id are
+/// mentioned by the bot when it is the player's turn (and only then); the email address is
+/// shown to the campaign's moderator alone. Every field is optional; a field left out (or null)
+/// is cleared.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContactView {
+    /// The player's username on the forum (Discourse: letters, digits, `_`, `.` and `-`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "stonewall", pattern = "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,59}$")]
+    pub forum_handle: Option<String>,
+    /// The player's Discord user id (a snowflake: 17 to 20 digits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(example = "80351110224678912", pattern = "^[0-9]{17,20}$")]
+    pub discord_user_id: Option<String>,
+    /// Where turn and reminder mails go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(
+        example = "jackson@example.org",
+        pattern = "^[^@\\s\\x00-\\x1f\\x7f]{1,64}@[^@\\s\\x00-\\x1f\\x7f]{1,189}$"
+    )]
+    pub email: Option<String>,
+}
+
+impl ContactView {
+    fn of(contact: adjutant_store::Contact) -> Self {
+        Self { forum_handle: contact.forum_handle, discord_user_id: contact.discord_user_id, email: contact.email }
+    }
+
+    /// Each field checked, naming the one at fault.
+    fn check(self) -> ApiResult<adjutant_store::Contact> {
+        let handle_ok = |h: &str| {
+            (1..=60).contains(&h.len())
+                && h.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+                && !h.starts_with(['.', '-'])
+        };
+        if let Some(h) = self.forum_handle.as_deref().filter(|h| !handle_ok(h)) {
+            return Err(AppError::unprocessable(
+                "body.forum_handle",
+                "contact.forum_handle",
+                format!("{h:?} is not a forum username: 1 to 60 letters, digits, `_`, `.` and `-`"),
+            ));
+        }
+        let id_ok = |d: &str| (17..=20).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit());
+        if self.discord_user_id.as_deref().is_some_and(|d| !id_ok(d)) {
+            return Err(AppError::unprocessable(
+                "body.discord_user_id",
+                "contact.discord_user_id",
+                "a Discord user id is 17 to 20 digits (Discord: Copy User ID)",
+            ));
+        }
+        // As the schema's pattern: 1 to 64 characters, `@`, 1 to 189; no second `@`, no white
+        // space, no ASCII control character.
+        let email_ok = |e: &str| {
+            e.split_once('@').is_some_and(|(local, domain)| {
+                (1..=64).contains(&local.chars().count())
+                    && (1..=189).contains(&domain.chars().count())
+                    && !domain.contains('@')
+            }) && !e.chars().any(|c| c.is_whitespace() || c.is_ascii_control())
+        };
+        if self.email.as_deref().is_some_and(|e| !email_ok(e)) {
+            return Err(AppError::unprocessable("body.email", "contact.email", "an email address: name@domain"));
+        }
+        Ok(adjutant_store::Contact {
+            forum_handle: self.forum_handle,
+            discord_user_id: self.discord_user_id,
+            email: self.email,
+        })
+    }
+}
+
+/// Records how a player is reached (the campaign's moderator): the forum handle and Discord user
+/// id the bot mentions when it is the player's turn, and an email address. Replaces what was
+/// recorded before.
+#[utoipa::path(put, path = "/v1/campaigns/{id}/players/{player_id}/contact", tag = "tokens", request_body = ContactView,
+    params(("id" = Uuid, Path, description = "campaign id"), ("player_id" = Uuid, Path, description = "player id")),
+    security(("bearer" = [])),
+    responses((status = 200, body = ContactView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn set_contact(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath((id, player_id)): ApiPath<(Uuid, Uuid)>,
+    ApiJson(req): ApiJson<ContactView>,
+) -> ApiResult<Json<ContactView>> {
+    campaign_player(&state, &caller, id, player_id).await?;
+    let contact = req.check()?;
+    state.store.set_contact(player_id, &contact, state.clock.now()).await?;
+    Ok(Json(ContactView::of(contact)))
 }
 
 /// Lists a campaign's players (its moderator only), revoked ones included, so the moderator can
@@ -212,10 +307,13 @@ pub async fn list_players(
     let campaign = load_campaign(&state, id).await?;
     caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
     let players = state.store.campaign_principals(id, PrincipalKind::Player, MAX_PLAYERS_LISTED).await?;
+    let mut contacts: std::collections::HashMap<Uuid, adjutant_store::Contact> =
+        state.store.campaign_contacts(id).await?.into_iter().collect();
     Ok(Json(PlayerList {
         players: players
             .into_iter()
             .map(|(p, revoked_at)| PlayerEntry {
+                contact: ContactView::of(contacts.remove(&p.id).unwrap_or_default()),
                 id: p.id,
                 name: p.name,
                 side: p.side,
@@ -319,4 +417,124 @@ pub async fn whoami(caller: Caller) -> ApiResult<Json<WhoAmI>> {
             side: p.side,
         })),
     }
+}
+
+/// The most mails one listing shows.
+pub const MAX_MAILS_LISTED: i64 = 200;
+
+/// A campaign's mail log, for its moderator.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct MailLog {
+    /// The latest due first; at most 200.
+    pub mails: Vec<MailView>,
+}
+
+/// One mail to a player: a turn's beginning or a reminder before its deadline.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct MailView {
+    pub player_id: Uuid,
+    pub to: String,
+    pub subject: String,
+    /// Not sent before this time.
+    pub due_at: String,
+    pub attempts: i32,
+    /// When it went (or was skipped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_at: Option<String>,
+    /// Why it was not sent: what it was about was over by then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// What the last failed attempt met.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+/// The campaign's mails to its players (its moderator only): each turn and reminder mail, when
+/// it was due, and whether and when it went.
+#[utoipa::path(get, path = "/v1/campaigns/{id}/mails", tag = "tokens",
+    params(("id" = Uuid, Path, description = "campaign id")), security(("bearer" = [])),
+    responses((status = 200, body = MailLog), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn list_mails(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(id): ApiPath<Uuid>,
+) -> ApiResult<Json<MailLog>> {
+    let campaign = load_campaign(&state, id).await?;
+    caller.require_campaign_moderator(campaign.campaign.moderator_id)?;
+    let mails = state.store.mails(id, MAX_MAILS_LISTED).await?;
+    Ok(Json(MailLog {
+        mails: mails
+            .into_iter()
+            .map(|m| MailView {
+                player_id: m.principal_id,
+                to: m.to,
+                subject: m.subject,
+                due_at: stamp_text(m.due_at),
+                attempts: m.attempts,
+                sent_at: m.sent_at.map(stamp_text),
+                skipped: m.skipped,
+                last_error: m.last_error,
+            })
+            .collect(),
+    }))
+}
+
+/// The new player of a side.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Replacement {
+    /// The new player's name (1 to 80 characters on one line).
+    #[schema(example = "Longstreet", value_type = crate::free_text::Line)]
+    pub name: String,
+}
+
+/// Replaces a side's player (the campaign's moderator): a new player with a new token for the
+/// same side, the old token revoked, and a `replace_player` post in the log saying who plays the
+/// side from now on. The new token is shown this once. The old player's posts stay theirs.
+#[utoipa::path(post, path = "/v1/campaigns/{id}/players/{player_id}/replace", tag = "tokens", request_body = Replacement,
+    params(("id" = Uuid, Path, description = "campaign id"), ("player_id" = Uuid, Path, description = "the player replaced")),
+    security(("bearer" = [])),
+    responses((status = 201, body = IssuedToken), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn replace_player(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath((id, player_id)): ApiPath<(Uuid, Uuid)>,
+    ApiJson(req): ApiJson<Replacement>,
+) -> ApiResult<(StatusCode, Json<IssuedToken>)> {
+    let (old, revoked_at) = campaign_player(&state, &caller, id, player_id).await?;
+    // `campaign_player` let only the campaign's moderator through.
+    let Caller::Principal(moderator) = &caller else {
+        return Err(AppError::forbidden("token.moderator_only", "only the campaign's moderator replaces a player"));
+    };
+    if revoked_at.is_some() {
+        return Err(AppError::conflict(
+            "path.player_id",
+            "token.revoked",
+            "this player's token was revoked already; replace the side's current player",
+        ));
+    }
+    let name = check_name("body.name", &req.name)?;
+    let campaign = crate::routes::shared::campaign_to_post_to(&state, id).await?;
+    let principal = Principal {
+        id: Uuid::new_v4(),
+        kind: PrincipalKind::Player,
+        name: name.clone(),
+        campaign_id: Some(id),
+        side: old.side.clone(),
+        created_by: Some(moderator.id),
+        created_at: state.clock.now(),
+    };
+    let (status, Json(issued)) = issue(&state, principal).await?;
+    let body = serde_json::json!({"side": old.side, "replaced": old.id, "replaced_name": old.name,
+                                  "by": issued.id, "name": name});
+    let new = crate::log::append::NewPost {
+        author: moderator,
+        side: None,
+        kind: "replace_player",
+        body: &body,
+        idempotency_key: format!("replace {player_id} by {}", issued.id),
+    };
+    state.log().append(&campaign, new).await?;
+    state.store.revoke_principal(old.id, state.clock.now()).await?;
+    Ok((status, Json(issued)))
 }
