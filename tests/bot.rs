@@ -529,17 +529,25 @@ async fn map_with_the_turn(backend: Backend) {
         let token = if step["side"] == "union" { &union } else { &confederate };
         app.post(token, &campaign, json!({"kind": step["kind"], "body": step["body"]})).await.ok(201);
     }
+    // The map of the turn's first moment, before the game moves on (the bot posts later).
+    let then = app.client.get(format!("{}/v1/campaigns/{campaign}/map.png?at=2", app.base)).send().await.unwrap();
+    let then = then.bytes().await.unwrap().to_vec();
+    app.clock.set(script[2]["stamp"].as_str().unwrap().parse().unwrap());
+    app.post(&union, &campaign, json!({"kind": script[2]["kind"], "body": script[2]["body"]})).await.ok(201);
+    let now = app.client.get(format!("{}/v1/campaigns/{campaign}/map.png", app.base)).send().await.unwrap();
+    assert_ne!(now.bytes().await.unwrap().to_vec(), then, "the game moved on: the map now differs");
     let forum = Forum::default();
     let forum_url = forum.start().await;
     let mut config = bot_config(&app, &bot_token, &forum_url, &campaign);
     config.map = true;
     let report = Bot::new(config).unwrap().run_until_idle().await.unwrap();
-    assert_eq!(report.posted, 4, "the sealed deployment, both revealed, and the first turn");
+    assert_eq!(report.posted, 5, "the sealed deployment, both revealed, the first turn and a move");
     let uploads = forum.0.lock().unwrap().uploads.clone();
     assert_eq!(uploads.len(), 1, "one map for the one turn");
     let body = &uploads[0];
     let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
     assert!(has(b"name=\"upload_type\"\r\n\r\ncomposer") && has(b"filename=\"map.png\"") && has(b"\x89PNG\r\n"));
+    assert!(has(&then), "the map uploaded is the map as it stood at the turn's beginning, not now");
     let posts = forum.posts();
     let with_map: Vec<&ForumPost> = posts.iter().filter(|p| p.raw.contains("![Map](upload://map1.png)")).collect();
     assert_eq!(with_map.len(), 1);

@@ -104,8 +104,16 @@ async fn the_campaign_page_shows_the_map_the_turn_and_the_checked_log() {
     assert_eq!(text.matches("→ result number").count(), 1, "{text}");
     // The page's script ran the whole-campaign audit and says so.
     assert!(text.contains("Audit: all 17 posts check out — 1 result numbers, 1 reinforcement rolls"), "{text}");
-    // The map is on the page.
+    // The map is on the page, and the map at the start of each player turn so far.
     assert!(dom.contains(&format!("/v1/campaigns/{campaign}/map.svg")), "{dom}");
+    assert!(
+        text.contains("The map at the start of each player turn Turn 1, Union Turn 1, Rebels Turn 2, Union Now"),
+        "{text}"
+    );
+    assert!(
+        dom.contains(&format!("href=\"/v1/campaigns/{campaign}/map.svg?at=8\" data-turn=\"2\" data-side=\"union\"")),
+        "{dom}"
+    );
 
     // On a phone-sized screen the page renders to a real picture.
     let shot = tempfile::tempdir().unwrap();

@@ -15,6 +15,8 @@ on_both_backends! {
     a_campaign_recorded_before_rules_versions_plays_and_audits_under_version_1 => rules_version_1;
     a_deployment_is_sealed_from_every_reader_until_both_sides_have_deployed => sealed_deployment;
     the_map_at_the_end_draws_the_last_turn_and_marks_void_outcomes => map_at_the_end;
+    the_map_and_state_after_any_post_are_as_they_were_then_and_cached_for_good => the_past;
+    a_broken_scenario_file_does_not_stop_the_server_and_the_shipped_scenario_is_offered => broken_scenario_file;
 }
 
 /// The move arrows of a map: the paths of its `moves` group.
@@ -66,6 +68,85 @@ async fn map_at_the_end(backend: Backend) {
     let voided = outcomes.iter().filter(|o| o["seq"] == g.script.len()).count();
     assert!(voided > 0);
     assert_eq!(svg.matches("Void: ").count(), voided, "{svg}");
+}
+
+async fn the_past(backend: Backend) {
+    let g = game(backend).await;
+    let id = g.campaign.clone();
+    // What the map and the state said after each post, at the time.
+    let mut then = vec![(g.app.get(&format!("/v1/campaigns/{id}/map.svg")).await.text, g.state().await)];
+    for i in 0..g.script.len() {
+        g.step(i).await;
+        then.push((g.app.get(&format!("/v1/campaigns/{id}/map.svg")).await.text, g.state().await));
+    }
+    for (seq, (svg, state)) in then.iter().enumerate() {
+        let past = g.app.get(&format!("/v1/campaigns/{id}/map.svg?at={seq}")).await;
+        assert_eq!(past.status.as_u16(), 200);
+        assert!(&past.text == svg, "the map after post {seq} is not the map shown then");
+        assert_eq!(past.headers["cache-control"], "public, max-age=31536000, immutable");
+        let answer = g.app.get(&format!("/v1/campaigns/{id}/state?at={seq}")).await;
+        assert_eq!(&answer.ok(200)["state"], state, "the state after post {seq}");
+        assert_eq!(answer.body["after_seq"], seq);
+        let etag = answer.headers["etag"].to_str().unwrap().to_owned();
+        let hash = match seq {
+            0 => g.app.get(&format!("/v1/campaigns/{id}")).await.ok(200)["genesis_hash"].as_str().unwrap().to_owned(),
+            _ => {
+                g.app.get(&format!("/v1/campaigns/{id}/posts/{seq}")).await.ok(200)["hash"].as_str().unwrap().to_owned()
+            }
+        };
+        assert_eq!(etag, format!("\"{hash}\""));
+    }
+    // At the start of a player turn: after the post that began it (the Rebel's end of turn 1,
+    // post 8, began the Union's turn 2; the Rebel's deployment, post 2, the Union's turn 1).
+    for (query, seq) in [("turn=2&side=union", 8), ("turn=1&side=union", 2), ("turn=1&side=confederate", 4)] {
+        let past = g.app.get(&format!("/v1/campaigns/{id}/map.svg?{query}")).await;
+        assert!(past.status.as_u16() == 200 && past.text == then[seq].0, "{query}: not the map after post {seq}");
+        let state = g.app.get(&format!("/v1/campaigns/{id}/state?{query}")).await;
+        assert_eq!(state.ok(200)["after_seq"], seq, "{query}");
+    }
+    g.app.get(&format!("/v1/campaigns/{id}/map.svg?turn=9&side=union")).await.problem(404, "query.turn");
+    g.app.get(&format!("/v1/campaigns/{id}/state?turn=2")).await.problem(400, "query.side");
+    g.app.get(&format!("/v1/campaigns/{id}/state?turn=2&side=union&at=3")).await.problem(400, "query.turn");
+    // The sealed first deployment stays sealed in the past too.
+    let sealed = g.app.get(&format!("/v1/campaigns/{id}/state?at=1")).await;
+    let units = sealed.ok(200)["state"]["units"].as_array().unwrap().clone();
+    assert!(units.iter().filter(|u| u["side"] == "union").all(|u| u["hex"].is_null()), "{}", sealed.text);
+    assert!(sealed.body["state"].get("sealed_deployment").is_none());
+    // The present is asked again each time; a point not yet reached is not there.
+    let now = g.app.get(&format!("/v1/campaigns/{id}/map.svg")).await;
+    assert_eq!(now.headers["cache-control"], "no-cache");
+    let beyond = then.len();
+    g.app.get(&format!("/v1/campaigns/{id}/map.svg?at={beyond}")).await.problem(404, "query.at");
+    g.app.get(&format!("/v1/campaigns/{id}/state?at=-1")).await.problem(400, "query.at");
+    let png = g.app.get(&format!("/v1/campaigns/{id}/map.png?at=3")).await;
+    assert_eq!(png.status.as_u16(), 200);
+    assert_eq!(png.headers["etag"].to_str().unwrap(), then_hash(&g, 3).await);
+}
+
+async fn broken_scenario_file(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("valley.toml"), "name = \"valley\"\n[map]\ncolumns = 0").unwrap();
+    let folder = dir.path().to_owned();
+    let app = TestApp::spawn_with(backend, move |c| c.scenarios_dir = folder).await;
+    let spec = app.get("/v1/openapi.json").await;
+    let offered = &spec.ok(200)["components"]["schemas"]["NewCampaign"]["oneOf"][0]["properties"]["scenario"]["enum"];
+    assert_eq!(offered, &json!(["short-acw"]), "{offered}");
+    let moderator = app.moderator().await;
+    app.campaign(&moderator, json!({"name": "Still here", "mode": "managed", "scenario": "short-acw"})).await;
+    let refused = app
+        .request(
+            Method::POST,
+            "/v1/campaigns",
+            Some(&moderator),
+            Some(json!({"name": "V", "mode": "managed", "scenario": "valley"})),
+        )
+        .await;
+    refused.problem(422, "body.scenario");
+}
+
+async fn then_hash(g: &Game, seq: usize) -> String {
+    let post = g.app.get(&format!("/v1/campaigns/{}/posts/{seq}", g.campaign)).await;
+    format!("\"{}\"", post.ok(200)["hash"].as_str().unwrap())
 }
 
 /// The lines of an export that speak of posts, outcomes and states (the campaign line carries

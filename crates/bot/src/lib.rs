@@ -249,6 +249,9 @@ struct FeedOutcome {
     id: Uuid,
     campaign_id: Uuid,
     position: i64,
+    /// The post it came from: the map attached is the map as it stood after that post.
+    #[serde(default)]
+    seq: Option<i64>,
     kind: String,
     text: FeedText,
     /// The player to tell, on an outcome that begins their turn (the server names them).
@@ -351,7 +354,7 @@ impl Bot {
                                 raw = format!("{at}\n\n{raw}");
                             }
                             if self.wants_map(&outcome) {
-                                let png = self.map_png(outcome.campaign_id).await?;
+                                let png = self.map_png_at(outcome.campaign_id, outcome.seq).await?;
                                 let upload = self.upload_to_discourse(&png).await?;
                                 raw = with_picture(&raw, *format, &upload);
                             }
@@ -488,7 +491,10 @@ impl Bot {
             body["embeds"] = message.embeds.iter().map(|d| json!({"description": d})).collect();
         }
         let what = "posting to Discord";
-        let png = if self.wants_map(outcome) { Some(self.map_png(outcome.campaign_id).await?) } else { None };
+        let png = match self.wants_map(outcome) {
+            true => Some(self.map_png_at(outcome.campaign_id, outcome.seq).await?),
+            false => None,
+        };
         let answer = self.execute_webhook(&discord.webhook_url, body, png.as_deref()).await?;
         let id = post_id(&answer["id"])
             .ok_or_else(|| BotError::Other(format!("{what}: Discord answered no message id: {answer}")))?;
@@ -544,7 +550,14 @@ impl Bot {
 
     /// The campaign's map picture, as Adjutant draws it now (`GET /v1/campaigns/{id}/map.png`).
     pub async fn map_png(&self, campaign: Uuid) -> Result<Vec<u8>, BotError> {
-        let url = format!("{}/v1/campaigns/{campaign}/map.png", self.config.adjutant_url);
+        self.map_png_at(campaign, None).await
+    }
+
+    /// The campaign's map picture as it stood after post `seq` (`…/map.png?at=seq`), so an
+    /// outcome posted late still shows the map of its own moment; without it, the map now.
+    pub async fn map_png_at(&self, campaign: Uuid, seq: Option<i64>) -> Result<Vec<u8>, BotError> {
+        let at = seq.map(|seq| format!("?at={seq}")).unwrap_or_default();
+        let url = format!("{}/v1/campaigns/{campaign}/map.png{at}", self.config.adjutant_url);
         let png =
             self.send_raw("reading the map", || self.client.get(&url).bearer_auth(&self.config.bot_token)).await?;
         if !png.starts_with(b"\x89PNG\r\n\x1a\n") {

@@ -504,33 +504,42 @@ impl LoadedCampaign {
 pub struct Scenarios {
     texts: BTreeMap<String, String>,
     parsed: Mutex<HashMap<[u8; 32], Arc<Scenario>>>,
+    problems: Vec<String>,
 }
 
 impl Scenarios {
-    /// Reads and checks every `*.toml` in `dir`; without the folder, the scenarios built into
-    /// the binary. A broken file stops the server with every problem named.
+    /// Reads and checks every `*.toml` in `dir`, besides the scenarios built into the binary
+    /// (a file of the same name replaces one). A file that cannot be read or fails its checks is
+    /// left out and named in [`Scenarios::problems`]: one broken file never stops the server,
+    /// and the shipped `short-acw` is always offered.
     pub fn load(dir: &Path) -> Result<Self, String> {
-        let mut texts = BTreeMap::new();
-        match std::fs::read_dir(dir) {
-            Ok(entries) => {
-                for entry in entries.flatten() {
-                    let path = entry.path();
-                    if path.extension().is_some_and(|e| e == "toml") {
-                        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
-                        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-                        Scenario::from_toml(&path.display().to_string(), &text)
-                            .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))?;
+        let mut texts: BTreeMap<String, String> =
+            BUILT_IN.iter().map(|(name, text)| ((*name).to_owned(), (*text).to_owned())).collect();
+        let mut problems = vec![];
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+            paths.sort();
+            for path in paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "toml")) {
+                let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
+                let checked = std::fs::read_to_string(&path).map_err(|e| e.to_string()).and_then(|text| {
+                    Scenario::from_toml(&path.display().to_string(), &text)
+                        .map(|_| text)
+                        .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+                });
+                match checked {
+                    Ok(text) => {
                         texts.insert(name, text);
                     }
-                }
-            }
-            Err(_) => {
-                for (name, text) in BUILT_IN {
-                    texts.insert((*name).to_owned(), (*text).to_owned());
+                    Err(e) => problems.push(format!("{}: left out: {e}", path.display())),
                 }
             }
         }
-        Ok(Self { texts, parsed: Mutex::default() })
+        Ok(Self { texts, parsed: Mutex::default(), problems })
+    }
+
+    /// The scenario files left out when the server started, each with why.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
@@ -586,4 +595,35 @@ pub fn genesis(campaign: &Campaign) -> String {
     }
     let ids = (campaign.id.to_string(), campaign.moderator_id.to_string());
     creation_record(campaign, &ids).genesis()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_scenario_file_is_left_out_and_named_and_the_shipped_one_is_always_offered() {
+        let dir = std::env::temp_dir().join(format!("adjutant-scenarios-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("broken.toml"), "name = \"Broken\"\n[map\ncolumns = 3").unwrap();
+        let valley = BUILT_IN[0].1.replace("name = \"short-acw\"", "name = \"valley\"");
+        std::fs::write(dir.join("valley.toml"), valley).unwrap();
+        std::fs::write(dir.join("notes.txt"), "not a scenario").unwrap();
+        let scenarios = Scenarios::load(&dir).unwrap();
+        let names: Vec<&str> = scenarios.names().collect();
+        assert_eq!(names, ["short-acw", "valley"]);
+        assert_eq!(scenarios.problems().len(), 1, "{:?}", scenarios.problems());
+        assert!(scenarios.problems()[0].contains("broken.toml"), "{:?}", scenarios.problems());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn durations_are_days_hours_minutes_and_seconds() {
+        assert_eq!(parse_duration("PT48H"), Some(chrono::TimeDelta::hours(48)));
+        assert_eq!(parse_duration("P1DT12H30M"), Some(chrono::TimeDelta::minutes(36 * 60 + 30)));
+        assert_eq!(parse_duration("PT90S"), Some(chrono::TimeDelta::seconds(90)));
+        for refused in ["", "P", "PT", "48H", "P1M", "P1W", "PT1H30", "PT-1H", "P1Y", "PTH"] {
+            assert_eq!(parse_duration(refused), None, "{refused:?}");
+        }
+    }
 }

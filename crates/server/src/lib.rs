@@ -95,6 +95,9 @@ impl AppState {
 
     pub fn new(config: Config, store: Arc<dyn Store>, clock: Arc<dyn ServerClock>) -> Result<Self, String> {
         let scenarios = campaign::Scenarios::load(&config.scenarios_dir)?;
+        for problem in scenarios.problems() {
+            tracing::error!(%problem, "a scenario file was left out");
+        }
         let webhook_allow = Arc::new(net_guard::Allowlist::parse(&config.webhook_allow)?);
         let (keys, _) = signing::Keyring::load(&config)?;
         mail::reminder_leads(&config.reminder_leads)?;

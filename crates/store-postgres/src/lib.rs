@@ -879,6 +879,20 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all)]
+    async fn outcomes_of_kind(&self, campaign_id: Uuid, kind: &str, limit: i64) -> Result<Vec<Outcome>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND kind = $2 ORDER BY position LIMIT $3"
+        ))
+        .bind(campaign_id)
+        .bind(kind)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(map_err)?;
+        decode_all(&rows, row::outcome)
+    }
+
+    #[instrument(skip_all)]
     async fn outcomes(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Outcome>> {
         let rows = sqlx::query(&format!(
             "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND position > $2 ORDER BY position LIMIT $3"

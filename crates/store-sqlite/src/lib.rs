@@ -973,6 +973,20 @@ impl Store for SqliteStore {
     }
 
     #[instrument(skip_all)]
+    async fn outcomes_of_kind(&self, campaign_id: Uuid, kind: &str, limit: i64) -> Result<Vec<Outcome>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {OUTCOME_COLUMNS} FROM outcomes INDEXED BY outcomes_by_kind WHERE campaign_id = ? AND kind = ? ORDER BY position LIMIT ?"
+        ))
+        .bind(campaign_id.to_string())
+        .bind(kind)
+        .bind(limit)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(map_err)?;
+        decode_all(&rows, row::outcome)
+    }
+
+    #[instrument(skip_all)]
     async fn outcomes(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Outcome>> {
         let rows = sqlx::query(&format!(
             "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? AND position > ? ORDER BY position LIMIT ?"

@@ -446,6 +446,8 @@ pub trait Store: Send + Sync + 'static {
     async fn campaign_secrets(&self, campaign_id: Uuid) -> Result<Vec<(i64, String)>>;
     /// How many outcomes of `kind` the campaign has, void posts' included.
     async fn count_outcomes_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<i64>;
+    /// A campaign's outcomes of one kind, in feed order; the first `limit`.
+    async fn outcomes_of_kind(&self, campaign_id: Uuid, kind: &str, limit: i64) -> Result<Vec<Outcome>>;
 
     /// Appends a post: inside a write transaction, replays a known idempotency key, otherwise
     /// hands the tail to `decide` and writes what it returns. The posts waiting at once share

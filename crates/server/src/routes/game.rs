@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
 use crate::error::{ApiResult, AppError};
-use crate::extract::ApiPath;
+use crate::extract::{ApiPath, ApiQuery};
 use crate::routes::shared::load_campaign;
 use crate::views::{ActionView, MovesView, PostKind, RulesetSummary, RulesetView, StateView};
 use crate::AppState;
@@ -38,11 +38,16 @@ fn managed(campaign: &LoadedCampaign) -> ApiResult<&short_acw::Scenario> {
 #[utoipa::path(get, path = "/v1/campaigns/{id}/state", tag = "game",
     params(("id" = Uuid, Path, description = "campaign id")),
     responses((status = 200, body = StateView), (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
-pub async fn campaign_state(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Json<StateView>> {
+pub async fn campaign_state(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiQuery(q): ApiQuery<AtQuery>,
+) -> ApiResult<Response> {
     let campaign = load_campaign(&state, id).await?;
     let scenario = managed(&campaign)?;
     let stand_in_map = scenario.stand_in_map().map(str::to_owned);
-    let (after_seq, game) = current_state(&state, &campaign).await?;
+    let at = q.post(&state, &campaign).await?;
+    let (after_seq, game, past) = state_at(&state, &campaign, at).await?;
     let sides = [adjutant_rules::Side::Union, adjutant_rules::Side::Confederate];
     let deployment_zones = (game.phase == short_acw::Phase::Deployment).then(|| {
         sides
@@ -62,8 +67,12 @@ pub async fn campaign_state(State(state): State<AppState>, ApiPath(id): ApiPath<
             (side.key().to_owned(), kinds)
         })
         .collect();
-    let clock = crate::views::ClockView::of(&campaign, &game, state.clock.now());
-    Ok(Json(StateView {
+    // A past point's clock is not a countdown: it is shown only as the log stands now.
+    let clock = match past {
+        None => crate::views::ClockView::of(&campaign, &game, state.clock.now()),
+        Some(_) => None,
+    };
+    let view = Json(StateView {
         campaign_id: id,
         after_seq,
         // A sealed deployment is the server's alone until the other side has deployed.
@@ -72,7 +81,111 @@ pub async fn campaign_state(State(state): State<AppState>, ApiPath(id): ApiPath<
         may_post,
         deployment_zones,
         clock,
-    }))
+    });
+    Ok(with_cache(view.into_response(), past.as_deref()))
+}
+
+/// `?at=SEQ`, or `?turn=N&side=S`: the game as it stood after that post, or at the start of
+/// that player turn.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct AtQuery {
+    /// The game as it stood after this post (0: before any post); without it (and without
+    /// `turn`), as it stands now. A past point's answer never changes.
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 0)]
+    pub at: Option<i64>,
+    /// With `side`: the game at the start of that player turn (after the post that began it).
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 1, maximum = 1000)]
+    pub turn: Option<i64>,
+    /// With `turn`: `union` or `confederate`.
+    #[serde(default)]
+    #[param(pattern = "^(union|confederate)$")]
+    pub side: Option<String>,
+}
+
+/// The most turn beginnings looked through for `?turn=`: far more than a campaign of any length
+/// has (voided ones included).
+const TURNS_LOOKED_AT: i64 = 2000;
+
+impl AtQuery {
+    /// The post the query names: `at`, or the post that began the player turn `turn` of `side`
+    /// (the last to stand, where a rollback voided an earlier one).
+    async fn post(&self, state: &AppState, campaign: &LoadedCampaign) -> ApiResult<Option<i64>> {
+        if self.turn.is_none() && self.side.is_none() {
+            return Ok(self.at);
+        }
+        if self.at.is_some() {
+            return Err(AppError::bad_request("query.turn", "query.at", "give `at`, or `turn` and `side`, not both"));
+        }
+        let (Some(turn), Some(side)) = (self.turn, &self.side) else {
+            let missing = if self.turn.is_none() { "query.turn" } else { "query.side" };
+            return Err(AppError::bad_request(missing, "query.turn", "`turn` and `side` go together"));
+        };
+        let Some(side) = crate::campaign::parse_side(side) else {
+            return Err(AppError::bad_request("query.side", "campaign.sides", "the side is `union` or `confederate`"));
+        };
+        let id = campaign.campaign.id;
+        let begun = state.store.outcomes_of_kind(id, "turn_begins", TURNS_LOOKED_AT).await?;
+        let void = crate::log::read::void_posts(&*state.store, id).await?;
+        let found = begun.iter().rev().filter(|o| !void.contains(&o.seq)).find(|o| {
+            let data = crate::views::OutcomeView::of(o, None).data;
+            data["turn"] == serde_json::json!(turn) && data["side"] == serde_json::json!(side)
+        });
+        match found {
+            Some(o) => Ok(Some(o.seq)),
+            None => Err(AppError::not_found("query.turn", format!("the {side}'s player turn {turn} has not begun"))),
+        }
+    }
+}
+
+/// The game after post `at` (or now), the post's seq, and, for a past point, the hash that
+/// names it (the post's chain hash; the campaign's genesis before any post).
+async fn state_at(
+    state: &AppState,
+    campaign: &LoadedCampaign,
+    at: Option<i64>,
+) -> ApiResult<(i64, short_acw::GameState, Option<String>)> {
+    let Some(at) = at else {
+        let (seq, game) = current_state(state, campaign).await?;
+        return Ok((seq, game, None));
+    };
+    let id = campaign.campaign.id;
+    let head = state.store.head(id).await?.map_or(0, |post| post.seq);
+    if at < 0 {
+        return Err(AppError::bad_request("query.at", "query.at", "`at` is a post's sequence number, 0 or more"));
+    }
+    if at > head {
+        return Err(AppError::not_found("query.at", format!("the log has posts 1 to {head}: `at` is 0 to {head}")));
+    }
+    let hash = match at {
+        0 => campaign.genesis.clone(),
+        _ => state.store.post(id, at).await?.map(|post| post.hash).unwrap_or_default(),
+    };
+    let snapshot = state.store.snapshot_at(id, at).await?;
+    let game = campaign
+        .state_from(snapshot.as_ref().map(|(_, text)| text.as_str()))?
+        .ok_or_else(|| AppError::not_found("path.id", "a resolver campaign has no game state"))?;
+    Ok((at, game.as_public(), Some(hash)))
+}
+
+/// A past point's answer never changes: cached for good, named by its post's hash. The
+/// present is asked again each time.
+fn with_cache(mut response: Response, past: Option<&str>) -> Response {
+    let headers = response.headers_mut();
+    match past.and_then(|hash| header::HeaderValue::from_str(&format!("\"{hash}\"")).ok()) {
+        Some(etag) => {
+            headers.insert(header::ETAG, etag);
+            headers
+                .insert(header::CACHE_CONTROL, header::HeaderValue::from_static("public, max-age=31536000, immutable"));
+        }
+        None => {
+            headers.insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"));
+        }
+    }
+    response
 }
 
 /// The managed game's state after the latest post, and that post.
@@ -159,15 +272,25 @@ pub async fn get_ruleset(ApiPath(name): ApiPath<String>) -> ApiResult<Json<Rules
 /// How far back the map looks for the last turn's moves and battles.
 const RECENT_OUTCOMES: i64 = 300;
 
-async fn map_of(state: &AppState, id: Uuid) -> ApiResult<String> {
+async fn map_of(state: &AppState, id: Uuid, at: Option<i64>) -> ApiResult<(String, Option<String>)> {
     let campaign = load_campaign(state, id).await?;
     let scenario = managed(&campaign)?;
-    let (_, game) = current_state(state, &campaign).await?;
-    let void = crate::log::read::void_posts(&*state.store, id).await?;
-    let recent: Vec<short_acw::Outcome> = state
-        .store
-        .latest_outcomes(id, RECENT_OUTCOMES)
-        .await?
+    let (seq, game, past) = state_at(state, &campaign, at).await?;
+    // The posts void as the log stood then, and the outcomes up to that post.
+    let (void, outcomes) = match past {
+        None => (
+            crate::log::read::void_posts(&*state.store, id).await?,
+            state.store.latest_outcomes(id, RECENT_OUTCOMES).await?,
+        ),
+        Some(_) => {
+            let void = crate::log::read::view_of(&*state.store, id, seq + 1, &[crate::log::kinds::PostKind::Rollback])
+                .await?
+                .void()
+                .clone();
+            (void, state.store.outcomes_of_posts(id, (seq - RECENT_POSTS).max(0), seq).await?)
+        }
+    };
+    let recent: Vec<short_acw::Outcome> = outcomes
         .iter()
         .map(|o| {
             let view = crate::views::OutcomeView::of(o, None);
@@ -183,29 +306,45 @@ async fn map_of(state: &AppState, id: Uuid) -> ApiResult<String> {
         })
         .collect();
     // The last turn's moves and battles, not the whole game's.
-    Ok(adjutant_render::map_svg(scenario, &game, adjutant_render::last_turn(&recent)))
+    Ok((adjutant_render::map_svg(scenario, &game, adjutant_render::last_turn(&recent)), past))
 }
+
+/// How many posts back a past map looks for its last turn's moves and battles.
+const RECENT_POSTS: i64 = 100;
 
 /// The map now: terrain, rivers, bridges, rail, cities with their controller, units with their
 /// factors, and the last turn's moves and battles.
 #[utoipa::path(get, path = "/v1/campaigns/{id}/map.svg", tag = "game",
-    params(("id" = Uuid, Path, description = "campaign id")),
+    params(("id" = Uuid, Path, description = "campaign id"), AtQuery),
     responses((status = 200, description = "SVG picture", content_type = "image/svg+xml", body = String),
-              (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
-pub async fn map_svg(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
-    let svg = map_of(&state, id).await?;
-    Ok(([(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], svg)
-        .into_response())
+              (status = 404, body = crate::error::Problem, content_type = "application/problem+json"),
+              (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn map_svg(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiQuery(q): ApiQuery<AtQuery>,
+) -> ApiResult<Response> {
+    let at = q.post(&state, &load_campaign(&state, id).await?).await?;
+    let (svg, past) = map_of(&state, id, at).await?;
+    let response = ([(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8")], svg).into_response();
+    Ok(with_cache(response, past.as_deref()))
 }
 
 /// The map as a PNG picture, for forums that take no SVG.
 #[utoipa::path(get, path = "/v1/campaigns/{id}/map.png", tag = "game",
-    params(("id" = Uuid, Path, description = "campaign id")),
+    params(("id" = Uuid, Path, description = "campaign id"), AtQuery),
     responses((status = 200, description = "PNG picture", content_type = "image/png", body = Vec<u8>),
-              (status = 404, body = crate::error::Problem, content_type = "application/problem+json")))]
-pub async fn map_png(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
-    let png = map_png_of(&state, id).await?;
-    Ok(([(header::CONTENT_TYPE, "image/png"), (header::CACHE_CONTROL, "no-cache")], png.to_vec()).into_response())
+              (status = 404, body = crate::error::Problem, content_type = "application/problem+json"),
+              (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn map_png(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiQuery(q): ApiQuery<AtQuery>,
+) -> ApiResult<Response> {
+    let at = q.post(&state, &load_campaign(&state, id).await?).await?;
+    let (png, past) = map_png_at(&state, id, at).await?;
+    let response = ([(header::CONTENT_TYPE, "image/png")], png.to_vec()).into_response();
+    Ok(with_cache(response, past.as_deref()))
 }
 
 /// The largest SVG rasterised, in bytes: the map of the shipped scenario is a fraction of it;
@@ -217,10 +356,30 @@ const MAX_SVG_BYTES: usize = 4 << 20;
 /// time-out cannot stop, so a flood of requests waits for a permit (and times out waiting)
 /// instead of piling up work.
 pub async fn map_png_of(state: &AppState, id: Uuid) -> ApiResult<std::sync::Arc<Vec<u8>>> {
-    let head = state.store.head(id).await?.map(|post| post.hash).unwrap_or_default();
-    if let Some(png) = state.caches.at_head(id, "map.png", &head) {
-        return Ok(png);
+    Ok(map_png_at(state, id, None).await?.0)
+}
+
+/// The PNG map after post `at` (or now), and a past point's hash.
+async fn map_png_at(
+    state: &AppState,
+    id: Uuid,
+    at: Option<i64>,
+) -> ApiResult<(std::sync::Arc<Vec<u8>>, Option<String>)> {
+    // The present is remembered under the head's hash; the last past point asked, under its seq.
+    let (what, key) = match at {
+        Some(seq) => ("map.png at", format!("{seq}")),
+        None => ("map.png", state.store.head(id).await?.map(|post| post.hash).unwrap_or_default()),
+    };
+    if let Some(png) = state.caches.at_head(id, what, &key) {
+        // Drawn before: only the name of a past point is read again.
+        let past = match at {
+            Some(0) => Some(load_campaign(state, id).await?.genesis),
+            Some(seq) => state.store.post(id, seq).await?.map(|post| post.hash),
+            None => None,
+        };
+        return Ok((png, past));
     }
+    let (svg, past) = map_of(state, id, at).await?;
     let permit = state
         .caches
         .map_renders
@@ -229,10 +388,9 @@ pub async fn map_png_of(state: &AppState, id: Uuid) -> ApiResult<std::sync::Arc<
         .await
         .map_err(|_| AppError::Unavailable("the map cannot be drawn now".into()))?;
     // Drawn by another request while this one waited?
-    if let Some(png) = state.caches.at_head(id, "map.png", &head) {
-        return Ok(png);
+    if let Some(png) = state.caches.at_head(id, what, &key) {
+        return Ok((png, past));
     }
-    let svg = map_of(state, id).await?;
     if svg.len() > MAX_SVG_BYTES {
         return Err(AppError::Internal(format!("the map is too large to draw ({} bytes of SVG)", svg.len())));
     }
@@ -244,5 +402,5 @@ pub async fn map_png_of(state: &AppState, id: Uuid) -> ApiResult<std::sync::Arc<
     .await
     .map_err(|e| AppError::Internal(e.to_string()))?
     .map_err(AppError::Internal)?;
-    Ok(state.caches.remember_at_head(id, "map.png", &head, png))
+    Ok((state.caches.remember_at_head(id, what, &key, png), past))
 }

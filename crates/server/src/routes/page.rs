@@ -102,10 +102,12 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
         }
         html.push_str("</section>");
         html.push_str(&format!(
-            "<section id=\"map\"><h2>Map</h2><a href=\"/v1/campaigns/{id}/map.svg\">\
-             <img src=\"/v1/campaigns/{id}/map.svg\" alt=\"The campaign map: terrain, cities with their controller, units with their factors, the last turn's moves and battles\" width=\"100%\"></a>\
-             <p class=\"links\"><a href=\"/v1/campaigns/{id}/map.png\">PNG</a> · <a href=\"/v1/campaigns/{id}/state\">state (JSON)</a></p></section>"
+            "<section id=\"map\"><h2>Map</h2><a href=\"/v1/campaigns/{id}/map.svg\" id=\"map-link\">\
+             <img id=\"map-picture\" src=\"/v1/campaigns/{id}/map.svg\" alt=\"The campaign map: terrain, cities with their controller, units with their factors, the last turn's moves and battles\" width=\"100%\"></a>\
+             <p class=\"links\"><a href=\"/v1/campaigns/{id}/map.png\">PNG</a> · <a href=\"/v1/campaigns/{id}/state\">state (JSON)</a></p>"
         ));
+        html.push_str(&turn_history(&state, id).await?);
+        html.push_str("</section>");
     }
 
     // The latest posts, newest first.
@@ -205,6 +207,35 @@ fn sealed_delay_line(campaign: &crate::campaign::LoadedCampaign, data: &Value) -
         draw = sealed.draw,
         secret = escape(&sealed.secret),
     )
+}
+
+/// The map at the start of each player turn so far (the turns a rollback voided left out), and
+/// now: the page's script shows the one picked in place of the map.
+async fn turn_history(state: &AppState, id: Uuid) -> ApiResult<String> {
+    let begun = state.store.outcomes_of_kind(id, "turn_begins", 2000).await?;
+    let void = crate::log::read::void_posts(&*state.store, id).await?;
+    let mut turns: Vec<(u64, String, i64)> = vec![];
+    for o in begun.iter().filter(|o| !void.contains(&o.seq)) {
+        let data = crate::views::OutcomeView::of(o, None).data;
+        let (Some(turn), Some(side)) = (data["turn"].as_u64(), data["side"].as_str()) else { continue };
+        // A turn begun again after a rollback: the later beginning stands.
+        turns.retain(|(t, s, _)| !(*t == turn && s == side));
+        turns.push((turn, side.to_owned(), o.seq));
+    }
+    if turns.is_empty() {
+        return Ok(String::new());
+    }
+    let mut out = String::from(
+        "<nav id=\"history\" aria-label=\"The map as it was\"><h3>The map at the start of each player turn</h3><ol>",
+    );
+    for (turn, side, seq) in &turns {
+        let name = if side == "union" { "Union" } else { "Rebels" };
+        out.push_str(&format!(
+            "<li><a href=\"/v1/campaigns/{id}/map.svg?at={seq}\" data-turn=\"{turn}\" data-side=\"{side}\">Turn {turn}, {name}</a></li>"
+        ));
+    }
+    out.push_str(&format!("<li><a href=\"/v1/campaigns/{id}/map.svg\" data-now=\"1\">Now</a></li></ol></nav>"));
+    Ok(out)
 }
 
 async fn last_seq(state: &AppState, id: Uuid) -> ApiResult<i64> {
