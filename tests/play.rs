@@ -936,6 +936,7 @@ async fn the_deadline_counts_down_on_the_player_page_and_the_console_shows_the_c
     assert!(line.contains("left (turn 1, until Sat 21 Nov 2026 11:01 UTC)"), "{line}");
     let left = line.split("You have ").nth(1).unwrap();
     assert!(left.starts_with("1 h 00 min") || left.starts_with("59 min") || left.starts_with("58 min"), "{line}");
+    page.screenshot("deadline-countdown.png").await;
     page.accessible("a player page with a deadline", 1280, 1000).await;
     // The public page counts it down too.
     let public = driver.session(1280, 1000).await;
@@ -961,6 +962,9 @@ async fn the_deadline_counts_down_on_the_player_page_and_the_console_shows_the_c
     console.wait_for("document.querySelectorAll('#overview tbody tr').length === 2").await;
     let first = console.script("return document.querySelector('#overview tbody tr').dataset.status;").await;
     assert_eq!(first, "overdue");
+    console.resize(1280, 1700).await;
+    console.screenshot("console-overdue.png").await;
+    console.resize(1280, 1000).await;
     console.click("#overview-order option[value='name']").await;
     console.wait_for("document.querySelector('#overview tbody tr').dataset.status === 'no deadlines'").await;
     console.accessible("the console with a campaign overdue", 1280, 1000).await;
