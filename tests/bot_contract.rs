@@ -124,20 +124,21 @@ async fn campaign_with_bot(app: &TestApp) -> (String, String, String, String) {
     (campaign, union, rebel, bot.ok(201)["token"].as_str().unwrap().to_owned())
 }
 
+/// A bot token for a campaign, issued by its moderator.
+async fn bot_of(app: &TestApp, moderator: &str, campaign: &str) -> String {
+    let bot = app
+        .request(Method::POST, &format!("/v1/campaigns/{campaign}/bots"), Some(moderator), Some(json!({"name": "Bot"})))
+        .await;
+    bot.ok(201)["token"].as_str().unwrap().to_owned()
+}
+
 /// A managed (Short ACW) campaign and a bot token for it.
 async fn managed_campaign_with_bot(app: &TestApp) -> (String, String) {
     let moderator = app.moderator().await;
     let campaign =
         app.campaign(&moderator, json!({"name": "Short ACW", "mode": "managed", "scenario": "short-acw"})).await;
-    let bot = app
-        .request(
-            Method::POST,
-            &format!("/v1/campaigns/{campaign}/bots"),
-            Some(&moderator),
-            Some(json!({"name": "Bot"})),
-        )
-        .await;
-    (campaign, bot.ok(201)["token"].as_str().unwrap().to_owned())
+    let bot = bot_of(app, &moderator, &campaign).await;
+    (campaign, bot)
 }
 
 /// Markup a player tries to slip into the channel in the bot's name.
@@ -535,6 +536,21 @@ struct ChannelState {
 #[derive(Clone, Default)]
 struct Channel(Arc<Mutex<ChannelState>>);
 
+impl Channel {
+    /// A new channel, listening on loopback: the channel and its base address.
+    async fn start() -> (Channel, String) {
+        let channel = Channel::default();
+        let base = adjutant_e2e::serve(
+            axum::Router::new()
+                .route("/webhooks/{id}/{token}", axum::routing::post(execute_webhook))
+                .route("/webhooks/{id}/{token}/messages/{message}", axum::routing::get(read_message))
+                .with_state(channel.clone()),
+        )
+        .await;
+        (channel, base)
+    }
+}
+
 async fn execute_webhook(
     State(channel): State<Channel>,
     UrlPath((id, token)): UrlPath<(String, String)>,
@@ -586,14 +602,7 @@ async fn read_message(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn on_discord_each_outcome_once_after_a_429_and_a_crash() {
-    let channel = Channel::default();
-    let base = adjutant_e2e::serve(
-        axum::Router::new()
-            .route("/webhooks/{id}/{token}", axum::routing::post(execute_webhook))
-            .route("/webhooks/{id}/{token}/messages/{message}", axum::routing::get(read_message))
-            .with_state(channel.clone()),
-    )
-    .await;
+    let (channel, base) = Channel::start().await;
 
     let app = TestApp::spawn(Backend::Sqlite).await;
     let (campaign, union, _, bot_token) = campaign_with_bot(&app).await;
@@ -714,15 +723,8 @@ async fn campaign_of_turns(app: &TestApp) -> (String, String) {
         app.post(token, &campaign, json!({"kind": script[i]["kind"], "body": script[i]["body"]})).await.ok(201);
     }
     app.post(&tokens[0], &campaign, json!({"kind": "end_turn", "body": {}})).await.ok(201);
-    let bot = app
-        .request(
-            Method::POST,
-            &format!("/v1/campaigns/{campaign}/bots"),
-            Some(&moderator),
-            Some(json!({"name": "Bot"})),
-        )
-        .await;
-    (campaign, bot.ok(201)["token"].as_str().unwrap().to_owned())
+    let bot = bot_of(app, &moderator, &campaign).await;
+    (campaign, bot)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -756,14 +758,7 @@ async fn the_player_whose_turn_begins_is_mentioned_and_nobody_else() {
     // channel checks it on every message).
     let app = TestApp::spawn(Backend::Sqlite).await;
     let (_, bot_token) = campaign_of_turns(&app).await;
-    let channel = Channel::default();
-    let base = adjutant_e2e::serve(
-        axum::Router::new()
-            .route("/webhooks/{id}/{token}", axum::routing::post(execute_webhook))
-            .route("/webhooks/{id}/{token}/messages/{message}", axum::routing::get(read_message))
-            .with_state(channel.clone()),
-    )
-    .await;
+    let (channel, base) = Channel::start().await;
     let journal = tempfile::tempdir().unwrap();
     let config = BotConfig::discord(&app.base, &bot_token, format!("{base}{WEBHOOK}"), journal.path().join("j"));
     Bot::new(config).unwrap().run_until_idle().await.unwrap();
