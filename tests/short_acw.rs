@@ -96,17 +96,6 @@ async fn the_past(backend: Backend) {
         };
         assert_eq!(etag, format!("\"{hash}\""));
     }
-    // At the start of a player turn: after the post that began it (the Rebel's end of turn 1,
-    // post 8, began the Union's turn 2; the Rebel's deployment, post 2, the Union's turn 1).
-    for (query, seq) in [("turn=2&side=union", 8), ("turn=1&side=union", 2), ("turn=1&side=confederate", 4)] {
-        let past = g.app.get(&format!("/v1/campaigns/{id}/map.svg?{query}")).await;
-        assert!(past.status.as_u16() == 200 && past.text == then[seq].0, "{query}: not the map after post {seq}");
-        let state = g.app.get(&format!("/v1/campaigns/{id}/state?{query}")).await;
-        assert_eq!(state.ok(200)["after_seq"], seq, "{query}");
-    }
-    g.app.get(&format!("/v1/campaigns/{id}/map.svg?turn=9&side=union")).await.problem(404, "query.turn");
-    g.app.get(&format!("/v1/campaigns/{id}/state?turn=2")).await.problem(400, "query.side");
-    g.app.get(&format!("/v1/campaigns/{id}/state?turn=2&side=union&at=3")).await.problem(400, "query.turn");
     // The sealed first deployment stays sealed in the past too.
     let sealed = g.app.get(&format!("/v1/campaigns/{id}/state?at=1")).await;
     let units = sealed.ok(200)["state"]["units"].as_array().unwrap().clone();

@@ -46,8 +46,7 @@ pub async fn campaign_state(
     let campaign = load_campaign(&state, id).await?;
     let scenario = managed(&campaign)?;
     let stand_in_map = scenario.stand_in_map().map(str::to_owned);
-    let at = q.post(&state, &campaign).await?;
-    let (after_seq, game, past) = state_at(&state, &campaign, at).await?;
+    let (after_seq, game, past) = state_at(&state, &campaign, q.at).await?;
     let sides = [adjutant_rules::Side::Union, adjutant_rules::Side::Confederate];
     let deployment_zones = (game.phase == short_acw::Phase::Deployment).then(|| {
         sides
@@ -85,60 +84,16 @@ pub async fn campaign_state(
     Ok(with_cache(view.into_response(), past.as_deref()))
 }
 
-/// `?at=SEQ`, or `?turn=N&side=S`: the game as it stood after that post, or at the start of
-/// that player turn.
+/// `?at=SEQ`: the game as it stood after that post.
 #[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct AtQuery {
-    /// The game as it stood after this post (0: before any post); without it (and without
-    /// `turn`), as it stands now. A past point's answer never changes.
+    /// The game as it stood after this post (0: before any post); without it, as it stands now.
+    /// A past point's answer never changes.
     #[serde(default, deserialize_with = "crate::whole_number::query")]
     #[param(minimum = 0)]
     pub at: Option<i64>,
-    /// With `side`: the game at the start of that player turn (after the post that began it).
-    #[serde(default, deserialize_with = "crate::whole_number::query")]
-    #[param(minimum = 1, maximum = 1000)]
-    pub turn: Option<i64>,
-    /// With `turn`: `union` or `confederate`.
-    #[serde(default)]
-    #[param(pattern = "^(union|confederate)$")]
-    pub side: Option<String>,
-}
-
-/// The most turn beginnings looked through for `?turn=`: far more than a campaign of any length
-/// has (voided ones included).
-const TURNS_LOOKED_AT: i64 = 2000;
-
-impl AtQuery {
-    /// The post the query names: `at`, or the post that began the player turn `turn` of `side`
-    /// (the last to stand, where a rollback voided an earlier one).
-    async fn post(&self, state: &AppState, campaign: &LoadedCampaign) -> ApiResult<Option<i64>> {
-        if self.turn.is_none() && self.side.is_none() {
-            return Ok(self.at);
-        }
-        if self.at.is_some() {
-            return Err(AppError::bad_request("query.turn", "query.at", "give `at`, or `turn` and `side`, not both"));
-        }
-        let (Some(turn), Some(side)) = (self.turn, &self.side) else {
-            let missing = if self.turn.is_none() { "query.turn" } else { "query.side" };
-            return Err(AppError::bad_request(missing, "query.turn", "`turn` and `side` go together"));
-        };
-        let Some(side) = crate::campaign::parse_side(side) else {
-            return Err(AppError::bad_request("query.side", "campaign.sides", "the side is `union` or `confederate`"));
-        };
-        let id = campaign.campaign.id;
-        let begun = state.store.outcomes_of_kind(id, "turn_begins", TURNS_LOOKED_AT).await?;
-        let void = crate::log::read::void_posts(&*state.store, id).await?;
-        let found = begun.iter().rev().filter(|o| !void.contains(&o.seq)).find(|o| {
-            let data = crate::views::OutcomeView::of(o, None).data;
-            data["turn"] == serde_json::json!(turn) && data["side"] == serde_json::json!(side)
-        });
-        match found {
-            Some(o) => Ok(Some(o.seq)),
-            None => Err(AppError::not_found("query.turn", format!("the {side}'s player turn {turn} has not begun"))),
-        }
-    }
 }
 
 /// The game after post `at` (or now), the post's seq, and, for a past point, the hash that
@@ -324,8 +279,7 @@ pub async fn map_svg(
     ApiPath(id): ApiPath<Uuid>,
     ApiQuery(q): ApiQuery<AtQuery>,
 ) -> ApiResult<Response> {
-    let at = q.post(&state, &load_campaign(&state, id).await?).await?;
-    let (svg, past) = map_of(&state, id, at).await?;
+    let (svg, past) = map_of(&state, id, q.at).await?;
     let response = ([(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8")], svg).into_response();
     Ok(with_cache(response, past.as_deref()))
 }
@@ -341,8 +295,7 @@ pub async fn map_png(
     ApiPath(id): ApiPath<Uuid>,
     ApiQuery(q): ApiQuery<AtQuery>,
 ) -> ApiResult<Response> {
-    let at = q.post(&state, &load_campaign(&state, id).await?).await?;
-    let (png, past) = map_png_at(&state, id, at).await?;
+    let (png, past) = map_png_at(&state, id, q.at).await?;
     let response = ([(header::CONTENT_TYPE, "image/png")], png.to_vec()).into_response();
     Ok(with_cache(response, past.as_deref()))
 }
