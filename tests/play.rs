@@ -989,3 +989,68 @@ async fn the_deadline_counts_down_on_the_player_page_and_the_console_shows_the_c
     page.quit().await;
     console.quit().await;
 }
+
+/// Two servers on one PostgreSQL, each stamping by the machine's own clock, and one-minute
+/// deadlines: both deployments run out at the same moment on both servers, and each gets exactly
+/// one deadline post. It waits a minute of real time, so it runs here, beside the browser tests,
+/// rather than alone after them (tests/deadlines.rs has the campaign clock's other tests).
+/// The campaign clock looks every 10 ms.
+fn every_10_ms(config: &mut adjutant_server::config::Config) {
+    config.deadline_poll_ms = 10;
+    config.deadline_rescan_ms = 10;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_one_postgresql_with_the_real_clock_post_each_deadline_once() {
+    if adjutant_e2e::postgres_admin_url().is_none() {
+        return;
+    }
+    let db = adjutant_e2e::TestDb::new(Backend::Postgres).await;
+    let first = TestApp::spawn_on_system_clock(db.clone(), every_10_ms).await;
+    let second = TestApp::spawn_on_system_clock(db, every_10_ms).await;
+    let moderator = first.moderator().await;
+    let settings = json!({"turn_deadline": "PT1M"});
+    let campaign = first
+        .campaign(
+            &moderator,
+            json!({"name": "Real time", "mode": "managed", "scenario": "short-acw", "settings": settings}),
+        )
+        .await;
+    // Nobody posts: both deployments run out a minute after the campaign's creation.
+    let path = format!("/v1/campaigns/{campaign}/posts?after=0&limit=100");
+    let deadlines = |page: Value| -> Vec<Value> {
+        page["posts"].as_array().unwrap().iter().filter(|p| p["kind"] == "deadline").cloned().collect()
+    };
+    let started = std::time::Instant::now();
+    loop {
+        let made = deadlines(second.get(&path).await.ok(200).clone());
+        if made.len() >= 2 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(90), "only {} deadline posts: {made:?}", made.len());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // A moment more for a second replica's duplicate, were there one.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let made = deadlines(first.get(&path).await.ok(200).clone());
+    let waits: Vec<(String, String)> = made
+        .iter()
+        .map(|p| (p["body"]["side"].as_str().unwrap().to_owned(), p["body"]["stage"].as_str().unwrap().to_owned()))
+        .collect();
+    let mut unique = waits.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), waits.len(), "a wait with two deadline posts: {waits:?}");
+    assert_eq!(unique, [("confederate".into(), "deployment".into()), ("union".into(), "deployment".into())]);
+    // The Union's first turn runs from the second of them.
+    let state = second.get(&format!("/v1/campaigns/{campaign}/state")).await;
+    assert_eq!(state.ok(200)["clock"]["waits"][0]["stage"], "turn 1", "{}", state.text);
+    for post in &made {
+        let stamp = post["stamp"].as_str().unwrap().parse::<chrono::DateTime<chrono::Utc>>().unwrap();
+        let due =
+            post["outcomes"][0]["data"]["due"].as_str().unwrap().parse::<chrono::DateTime<chrono::Utc>>().unwrap();
+        assert!(stamp >= due && stamp - due < chrono::TimeDelta::seconds(5), "stamped {stamp}, due {due}");
+    }
+    let audit = first.get(&format!("/v1/campaigns/{campaign}/audit?fresh=true")).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
+}
