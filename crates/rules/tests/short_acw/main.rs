@@ -8,6 +8,7 @@ mod properties;
 mod refusals;
 mod scenario_files;
 mod script;
+mod stored_outcomes;
 mod victory;
 mod words;
 mod worked_example;

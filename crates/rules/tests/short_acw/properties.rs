@@ -51,7 +51,7 @@ proptest! {
 
 /// Builds a plausible post from the current state and a few random numbers. The flag says the
 /// post must be accepted (a move `legal_moves` offered).
-fn make_post(g: &Game, pick: (u8, u16, u16, u16)) -> (Option<Side>, String, Value, bool) {
+pub(crate) fn make_post(g: &Game, pick: (u8, u16, u16, u16)) -> (Option<Side>, String, Value, bool) {
     let (kind, a, b, _) = pick;
     let s = &g.state;
     let acting = s.side_to_act;

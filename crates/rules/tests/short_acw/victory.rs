@@ -172,7 +172,7 @@ fn a_fortified_defender_counts_one_and_a_half() {
 
 /// The Union set up to attack 0604 (cs-51st-inf and cs-52nd-inf, 3 factors each, fortified)
 /// with 8 factors from both banks, so the river does not count.
-fn before_the_fortified_attack(rules_version: u32) -> Game {
+pub(crate) fn before_the_fortified_attack(rules_version: u32) -> Game {
     let mut g = scripted(8);
     g.settings.rules_version = rules_version;
     g.ok(U, "move", json!({"unit": "us-3rd-inf", "path": ["0306", "0406", "0506"]}));
@@ -214,7 +214,7 @@ fn rules_version_1_keeps_the_whole_hex_fortification() {
 }
 
 /// The first stamp after the game's clock whose result number is at most `most`.
-fn stamp_with_result_at_most(g: &Game, most: u32) -> chrono::DateTime<Utc> {
+pub(crate) fn stamp_with_result_at_most(g: &Game, most: u32) -> chrono::DateTime<Utc> {
     let mut stamp = g.clock + chrono::Duration::seconds(61);
     while g.settings.clock.result_number(stamp).result > most {
         stamp += chrono::Duration::seconds(1);
@@ -222,7 +222,7 @@ fn stamp_with_result_at_most(g: &Game, most: u32) -> chrono::DateTime<Utc> {
     stamp
 }
 
-fn set_unit(g: &mut Game, id: &str, factors: u32, on_map: bool) {
+pub(crate) fn set_unit(g: &mut Game, id: &str, factors: u32, on_map: bool) {
     if let Some(u) = g.state.units.iter_mut().find(|u| u.id == id) {
         u.factors = factors;
         if !on_map {
