@@ -12,6 +12,6 @@ pub mod png;
 pub mod text;
 
 pub use forum::forum_text;
-pub use map::{last_turn, map_svg};
+pub use map::{last_turn, map_svg, MapEntry};
 pub use png::map_png;
 pub use text::{outcome_text, outcome_working, ForumText, Working};

@@ -15,11 +15,11 @@ use std::collections::BTreeMap;
 /// √3, for hex geometry (pixels, not result numbers: those are integer arithmetic in `rules`).
 const SQRT_3: f64 = 1.732_050_807_568_877_2;
 
+use adjutant_rules::outcome::{Outcome, OutcomeData};
 use adjutant_rules::short_acw::scenario::{BridgeKind, Hexside, Terrain};
 use adjutant_rules::short_acw::state::UnitState;
-use adjutant_rules::short_acw::{GameState, Hex, Outcome, Phase, Scenario};
+use adjutant_rules::short_acw::{GameState, Hex, Phase, Scenario};
 use adjutant_rules::Side;
-use serde_json::Value;
 
 /// Circumradius of a hex, in pixels.
 const R: f64 = 44.0;
@@ -167,68 +167,67 @@ struct Track {
 
 /// A battle to mark.
 struct BattleMark {
-    number: u64,
+    number: u32,
     target: Hex,
     /// "victory/result", or None while the battle waits for the cavalry option.
-    numbers: Option<(u64, u64)>,
+    numbers: Option<(u32, u32)>,
     winner: Option<Side>,
 }
 
-fn hex_of(value: &Value) -> Option<Hex> {
-    value.as_str()?.parse().ok()
+/// An outcome on the map: its headline, listed in the panel, and its data where the map draws
+/// it (`None` for a voided post's outcomes and for Adjutant's own records: listed, not drawn).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapEntry {
+    pub headline: String,
+    pub data: Option<OutcomeData>,
 }
 
-fn side_of(value: &Value) -> Option<Side> {
-    serde_json::from_value(value.clone()).ok()
-}
-
-fn hexes_of(value: &Value) -> Vec<Hex> {
-    value.as_array().map(|a| a.iter().filter_map(hex_of).collect()).unwrap_or_default()
+impl From<&Outcome> for MapEntry {
+    fn from(o: &Outcome) -> Self {
+        MapEntry { headline: o.headline.clone(), data: Some(o.data.clone()) }
+    }
 }
 
 /// Reads the moves and battles out of the outcomes (other kinds are not drawn).
-fn tracks_and_battles(state: &GameState, recent: &[Outcome]) -> (Vec<Track>, Vec<BattleMark>) {
-    let unit_side = |id: &Value| id.as_str().and_then(|id| state.unit(id)).map(|u| u.side);
+fn tracks_and_battles(state: &GameState, recent: &[MapEntry]) -> (Vec<Track>, Vec<BattleMark>) {
+    let unit_side = |id: &str| state.unit(id).map(|u| u.side);
     let mut tracks = vec![];
     let mut battles: Vec<BattleMark> = vec![];
-    let mut targets: BTreeMap<u64, Hex> = BTreeMap::new();
-    for o in recent {
-        let d = &o.data;
-        match o.kind.as_str() {
-            "moved" => {
-                if let (Some(side), Some(from)) = (unit_side(&d["unit"]), hex_of(&d["from"])) {
-                    let mut hexes = vec![from];
-                    hexes.extend(hexes_of(&d["path"]));
+    let mut targets: BTreeMap<u32, Hex> = BTreeMap::new();
+    let mark = |battles: &mut Vec<BattleMark>, number: u32, target: Hex, numbers, winner| {
+        battles.retain(|b| b.number != number);
+        battles.push(BattleMark { number, target, numbers, winner });
+    };
+    for data in recent.iter().filter_map(|e| e.data.as_ref()) {
+        match data {
+            OutcomeData::Moved(m) => {
+                if let Some(side) = unit_side(&m.unit) {
+                    let mut hexes = vec![m.from];
+                    hexes.extend(&m.path);
                     tracks.push(Track { side, hexes, retreat: false });
                 }
             }
-            "retreat" => {
-                let Some(side) = side_of(&d["side"]) else { continue };
-                for m in d["moves"].as_array().into_iter().flatten() {
-                    if let Some(from) = hex_of(&m["from"]) {
-                        let mut hexes = vec![from];
-                        hexes.extend(hexes_of(&m["path"]));
-                        tracks.push(Track { side, hexes, retreat: true });
-                    }
+            OutcomeData::Retreat(r) => {
+                for m in &r.moves {
+                    let mut hexes = vec![m.from];
+                    hexes.extend(&m.path);
+                    tracks.push(Track { side: r.side, hexes, retreat: true });
                 }
             }
-            "cavalry_option" if d["retreat"] == Value::Bool(true) => {
-                let number = d["battle"].as_u64().unwrap_or(0);
-                let side = d["cavalry"].as_array().and_then(|c| c.first()).and_then(unit_side);
-                if let (Some(side), Some(from), Some(to)) = (side, targets.get(&number), hex_of(&d["hex"])) {
+            OutcomeData::CavalryOption(c) if c.retreat => {
+                let side = c.cavalry.first().and_then(|id| unit_side(id));
+                if let (Some(side), Some(from), Some(to)) = (side, targets.get(&c.battle), c.hex) {
                     tracks.push(Track { side, hexes: vec![*from, to], retreat: true });
                 }
             }
-            "attack_declared" | "battle" => {
-                let number = d["battle"].as_u64().unwrap_or(0);
-                let Some(target) = hex_of(&d["target"]) else { continue };
-                targets.insert(number, target);
-                let numbers = (o.kind == "battle")
-                    .then(|| (d["numbers"]["victory"].as_u64(), d["numbers"]["result"].as_u64()))
-                    .and_then(|(v, r)| Some((v?, r?)));
-                let winner = side_of(&d["winner_side"]);
-                battles.retain(|b| b.number != number);
-                battles.push(BattleMark { number, target, numbers, winner });
+            OutcomeData::AttackDeclared(a) => {
+                targets.insert(a.battle, a.target);
+                mark(&mut battles, a.battle, a.target, None, None);
+            }
+            OutcomeData::Battle(b) => {
+                targets.insert(b.battle, b.target);
+                let numbers = Some((b.numbers.victory, b.numbers.result));
+                mark(&mut battles, b.battle, b.target, numbers, Some(b.winner_side));
             }
             _ => {}
         }
@@ -238,9 +237,13 @@ fn tracks_and_battles(state: &GameState, recent: &[Outcome]) -> (Vec<Track>, Vec
 
 /// The outcomes of the last two player turns (the one in progress and the one before it) out of
 /// a campaign's outcomes in order: what `map_svg` shows as "the last turn".
-pub fn last_turn(outcomes: &[Outcome]) -> &[Outcome] {
-    let starts: Vec<usize> =
-        outcomes.iter().enumerate().filter(|(_, o)| o.kind == "turn_begins").map(|(i, _)| i).collect();
+pub fn last_turn(outcomes: &[MapEntry]) -> &[MapEntry] {
+    let starts: Vec<usize> = outcomes
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| matches!(o.data, Some(OutcomeData::TurnBegins(_))))
+        .map(|(i, _)| i)
+        .collect();
     match starts.len() {
         0 => outcomes,
         1 => &outcomes[starts[0]..],
@@ -267,7 +270,7 @@ fn phase_text(state: &GameState) -> String {
 /// The Short ACW map as SVG. `recent` are the outcomes whose moves (arrows) and battles
 /// (markers) are drawn, usually [`last_turn`] of the campaign's outcomes; kinds other than
 /// `moved`, `retreat`, `cavalry_option`, `attack_declared` and `battle` are ignored.
-pub fn map_svg(scenario: &Scenario, state: &GameState, recent: &[Outcome]) -> String {
+pub fn map_svg(scenario: &Scenario, state: &GameState, recent: &[MapEntry]) -> String {
     let height = R * SQRT_3;
     let map_w = ORIGIN.0 + R * (1.5 * f64::from(scenario.columns) + 0.5) + 16.0;
     let map_h = ORIGIN.1 + height * (f64::from(scenario.rows) + 0.5) + 16.0;
@@ -528,7 +531,7 @@ fn draw_stack(svg: &mut Svg, hex: Hex, units: &[&UnitState]) {
     }
 }
 
-fn draw_panel(svg: &mut Svg, scenario: &Scenario, state: &GameState, recent: &[Outcome], left: f64) {
+fn draw_panel(svg: &mut Svg, scenario: &Scenario, state: &GameState, recent: &[MapEntry], left: f64) {
     let x = left + 8.0;
     let mut y = ORIGIN.1 + 6.0;
     let heading = |svg: &mut Svg, y: &mut f64, text: &str| {
@@ -683,8 +686,10 @@ fn draw_panel(svg: &mut Svg, scenario: &Scenario, state: &GameState, recent: &[O
     y += 8.0;
 
     heading(svg, &mut y, "Last turn");
-    let shown: Vec<&Outcome> =
-        recent.iter().filter(|o| !matches!(o.kind.as_str(), "deployed" | "turn_ended")).collect();
+    let shown: Vec<&MapEntry> = recent
+        .iter()
+        .filter(|o| !matches!(o.data, Some(OutcomeData::Deployed(_) | OutcomeData::TurnEnded(_))))
+        .collect();
     if shown.is_empty() {
         line(svg, &mut y, "nothing yet", INK);
     }
@@ -713,6 +718,7 @@ fn draw_panel(svg: &mut Svg, scenario: &Scenario, state: &GameState, recent: &[O
 #[cfg(test)]
 mod tests {
     use super::*;
+    use adjutant_rules::outcome::TurnBegins;
 
     fn h(s: &str) -> Hex {
         s.parse().unwrap()
@@ -767,10 +773,15 @@ mod tests {
 
     #[test]
     fn last_turn_starts_at_the_turn_before_this_one() {
-        let o = |kind: &str| Outcome { kind: kind.into(), headline: String::new(), data: Value::Null };
-        let all = vec![o("deployed"), o("turn_begins"), o("moved"), o("turn_begins"), o("moved"), o("battle")];
+        let begins = || {
+            let data =
+                TurnBegins { turn: 1, side: Side::Union, points_gained: None, points_stored: None, deadline: None };
+            MapEntry { headline: String::new(), data: Some(data.into()) }
+        };
+        let other = || MapEntry { headline: String::new(), data: None };
+        let all = vec![other(), begins(), other(), begins(), other(), other()];
         assert_eq!(last_turn(&all).len(), 5);
-        let all = vec![o("deployed"), o("turn_begins"), o("moved"), o("turn_begins"), o("turn_begins"), o("battle")];
+        let all = vec![other(), begins(), other(), begins(), begins(), other()];
         assert_eq!(last_turn(&all).len(), 3);
         assert_eq!(last_turn(&all[..1]).len(), 1);
     }

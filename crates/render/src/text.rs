@@ -10,6 +10,15 @@
 //! `ruleset` and `dice` fields is read as a resolution whatever its kind; any other kind gets a
 //! generic text listing its fields.
 
+use adjutant_rules::outcome::{
+    AttackDeclared, Casualties, CavalryOption, Deployed, DeploymentSealed, Fought, MissedWait, Moved, OutcomeData,
+    Reinforced, ReinforcementRolled, Retreat, TurnBegins, TurnEnded, Vacated,
+};
+use adjutant_rules::resolver::Resolution;
+use adjutant_rules::short_acw::state::GameResult;
+use adjutant_rules::short_acw::{Hex, Winner};
+use adjutant_rules::ResultNumber;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -161,6 +170,10 @@ fn markdown_line_start(line: String) -> String {
 }
 
 impl Doc {
+    fn forum_text(&self) -> ForumText {
+        ForumText { bbcode: self.bbcode(), markdown: self.markdown() }
+    }
+
     fn markdown(&self) -> String {
         let mut out = format!("**{}**\n\n", escape_markdown(&self.title));
         for line in &self.lines {
@@ -207,8 +220,9 @@ impl Doc {
     }
 }
 
-// ---- reading the data ----------------------------------------------------------------------
+// ---- words for numbers ----------------------------------------------------------------------
 
+/// A stored field that is not a string, as text (`null` as "—").
 fn s(v: &Value) -> String {
     match v {
         Value::String(t) => t.clone(),
@@ -217,25 +231,21 @@ fn s(v: &Value) -> String {
     }
 }
 
-/// A side as the seed names it ("union" → Union, "confederate" → Rebel).
-fn side(v: &Value) -> String {
-    match v.as_str() {
-        Some("union") => "Union".to_string(),
-        Some("confederate") | Some("rebel") => "Rebel".to_string(),
-        _ => s(v),
+/// A value as the stored data names it (`river`, `infantry`).
+fn named<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(name)) => name,
+        Ok(other) => s(&other),
+        Err(_) => String::new(),
     }
 }
 
-fn list(v: &Value) -> Vec<String> {
-    v.as_array().map(|a| a.iter().map(s).collect()).unwrap_or_default()
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or(0)
+fn joined<T: ToString>(items: &[T], separator: &str) -> String {
+    items.iter().map(T::to_string).collect::<Vec<_>>().join(separator)
 }
 
 /// "1 factor", "3 factors".
-fn count(n: u64, noun: &str) -> String {
+fn count(n: u32, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
@@ -243,36 +253,36 @@ fn count(n: u64, noun: &str) -> String {
     }
 }
 
-/// `[["us-14th-inf", 4], …]` as "us-14th-inf 4, …".
-fn units_with_factors(v: &Value) -> String {
-    let parts: Vec<String> = v
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|pair| match pair.as_array() {
-            Some(p) if p.len() == 2 => format!("{} {}", s(&p[0]), s(&p[1])),
-            _ => s(pair),
-        })
-        .collect();
-    parts.join(", ")
+/// Each unit with its factors: "us-14th-inf 4, us-13th-inf 4".
+fn units_with_factors(units: &[(String, u32)]) -> String {
+    units.iter().map(|(unit, factors)| format!("{unit} {factors}")).collect::<Vec<_>>().join(", ")
 }
 
 /// The time of day N was made from: 95145 → "9:51:45".
-fn time_of(n: u64) -> String {
+fn time_of(n: u32) -> String {
     format!("{}:{:02}:{:02}", n / 10_000, n / 100 % 100, n % 100)
 }
 
 /// The check line of a post-time result number.
-pub fn result_number_check(result_number: &Value) -> String {
-    let n = u(&result_number["n"]);
-    let first = u(&result_number["first_digit"]);
+pub fn result_number_check(r: &ResultNumber) -> String {
     format!(
-        "Check: {} → N = {n}, √N = {}, decimals {first}–{} = {:02}",
-        time_of(n),
-        s(&result_number["sqrt"]),
-        first + 1,
-        u(&result_number["result"])
+        "Check: {} → N = {}, √N = {}, decimals {}–{} = {:02}",
+        time_of(r.n),
+        r.n,
+        r.sqrt,
+        r.first_digit,
+        r.first_digit + 1,
+        r.result
     )
+}
+
+/// A stamp or deadline as people read it: `2026-11-27 20:00 UTC`.
+fn when(at: &DateTime<Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+fn and_list(items: &[String]) -> String {
+    adjutant_rules::words::listed(items, "and")
 }
 
 // ---- the kinds -----------------------------------------------------------------------------
@@ -303,220 +313,206 @@ pub fn outcome_working(kind: &str, data: &Value) -> Working {
     Working { title: doc.title, lines, check: doc.check }
 }
 
-/// An outcome as forum text, in BBCode and Markdown.
+/// An outcome as forum text, in BBCode and Markdown, from its stored kind and data.
 pub fn outcome_text(kind: &str, data: &Value) -> ForumText {
-    let doc = outcome_doc(kind, data);
-    ForumText { bbcode: doc.bbcode(), markdown: doc.markdown() }
+    outcome_doc(kind, data).forum_text()
 }
 
+/// An outcome as forum text, from its data as the rules made it.
+pub fn outcome_data_text(data: &OutcomeData) -> ForumText {
+    doc_of(data).forum_text()
+}
+
+/// Stored data is read as its kind's type (data with `ruleset` and `dice` as a resolution,
+/// whatever its kind); a kind the rules do not write (Adjutant's own records) or data of another
+/// shape is listed field by field.
 fn outcome_doc(kind: &str, data: &Value) -> Doc {
-    if data.get("ruleset").is_some() && data.get("dice").is_some() {
-        resolution(data)
-    } else {
-        match kind {
-            "battle" => battle(data),
-            "casualties" => casualties(data),
-            "retreat" => retreat(data),
-            "reinforcement_roll" => reinforcement_roll(data),
-            "reinforced" => reinforced(data),
-            "moved" => moved(data),
-            "deployed" => deployed(data),
-            "deployment_sealed" => deployment_sealed(data),
-            "turn_begins" => turn_begins(data),
-            "turn_ended" => turn_ended(data),
-            "attack_declared" => attack_declared(data),
-            "cavalry_option" => cavalry_option(data),
-            "attack_void" => Doc {
-                title: format!("Battle {}: {} is empty, there is no battle", u(&data["battle"]), s(&data["target"])),
-                lines: vec![plain("The defending cavalry retreated before the battle and left the hex empty.")],
-                check: None,
-            },
-            "eliminated" => Doc {
-                title: format!("Battle {}: {} is eliminated", u(&data["battle"]), s(&data["unit"])),
-                lines: vec![plain(format!("In {}: {}.", s(&data["hex"]), s(&data["reason"])))],
-                check: None,
-            },
-            "game_over" => game_over(data),
-            "deadline" | "deadline_passed" => deadline(data),
-            "deadline_near" => Doc {
-                title: format!("The {}'s {} ends soon", side(&data["side"]), s(&data["stage"])),
-                lines: vec![plain(format!("Deadline {}", when(&s(&data["due"]))))],
-                check: None,
-            },
-            "attack_cancelled" => Doc {
-                title: format!("Battle {}: the attack is cancelled", u(&data["battle"])),
-                lines: vec![plain(format!(
-                    "The {} did not fix the result number by the deadline.",
-                    side(&data["side"])
-                ))],
-                check: None,
-            },
-            "paused" => Doc {
-                title: "The moderator has paused the campaign".to_owned(),
-                lines: vec![
-                    plain(format!("Reason: {}", s(&data["reason"]))),
-                    plain("No post is taken and no deadline runs until the campaign resumes."),
-                ],
-                check: None,
-            },
-            "player_replaced" => Doc {
-                title: format!("The {} has a new player: {}", side(&data["side"]), s(&data["name"])),
-                lines: vec![plain(format!("{} replaces {}.", s(&data["name"]), s(&data["replaced_name"])))],
-                check: None,
-            },
-            "resumed" => Doc { title: "The moderator has resumed the campaign".to_owned(), lines: vec![], check: None },
-            "extended" => Doc {
-                title: format!("The moderator gives {} more before the deadline", s(&data["by"])),
-                lines: vec![plain(format!("Reason: {}", s(&data["reason"])))],
-                check: None,
-            },
-            _ => generic(kind, data),
-        }
+    let resolution = data.get("ruleset").is_some() && data.get("dice").is_some();
+    match OutcomeData::read(if resolution { "resolution" } else { kind }, data) {
+        Ok(typed) => doc_of(&typed),
+        Err(_) => generic(kind, data),
     }
 }
 
-fn battle(d: &Value) -> Doc {
-    let nums = &d["numbers"];
-    let attacker = side(&d["attacker_side"]);
-    let defender = side(&d["loser_side"]);
-    let defender = if defender == attacker { side(&d["winner_side"]) } else { defender };
-    let winner = side(&d["winner_side"]);
-    let (a, dd) = (u(&nums["attacker"]), u(&nums["defender"]));
-    let defence = s(&nums["defence"]);
-    let defender_line = if nums["multiplier"] == "1" {
-        format!("Defender ({defender}): {} = {dd} factors, in the open", units_with_factors(&d["defenders"]))
+fn doc_of(data: &OutcomeData) -> Doc {
+    let doc = |title: String, lines: Vec<Line>| Doc { title, lines, check: None };
+    match data {
+        OutcomeData::Battle(d) => battle(d),
+        OutcomeData::Casualties(d) => casualties(d),
+        OutcomeData::Retreat(d) => retreat(d),
+        OutcomeData::ReinforcementRoll(d) => reinforcement_roll(d),
+        OutcomeData::Reinforced(d) => reinforced(d),
+        OutcomeData::Moved(d) => moved(d),
+        OutcomeData::Deployed(d) => deployed(d),
+        OutcomeData::DeploymentSealed(d) => deployment_sealed(d),
+        OutcomeData::TurnBegins(d) => turn_begins(d),
+        OutcomeData::TurnEnded(d) => turn_ended(d),
+        OutcomeData::AttackDeclared(d) => attack_declared(d),
+        OutcomeData::CavalryOption(d) => cavalry_option(d),
+        OutcomeData::AttackVoid(d) => doc(
+            format!("Battle {}: {} is empty, there is no battle", d.battle, d.target),
+            vec![plain("The defending cavalry retreated before the battle and left the hex empty.")],
+        ),
+        OutcomeData::Eliminated(d) => doc(
+            format!("Battle {}: {} is eliminated", d.battle, d.unit),
+            vec![plain(format!("In {}: {}.", d.hex, d.reason))],
+        ),
+        OutcomeData::GameOver(d) => game_over(d),
+        OutcomeData::Deadline(d) => deadline(&d.wait, Some(&d.applied)),
+        OutcomeData::DeadlinePassed(d) => deadline(&d.wait, None),
+        OutcomeData::DeadlineNear(d) => {
+            doc(format!("The {}'s {} ends soon", d.side, d.stage), vec![plain(format!("Deadline {}", when(&d.due)))])
+        }
+        OutcomeData::AttackCancelled(d) => doc(
+            format!("Battle {}: the attack is cancelled", d.battle),
+            vec![plain(format!("The {} did not fix the result number by the deadline.", d.side))],
+        ),
+        OutcomeData::Paused(d) => doc(
+            "The moderator has paused the campaign".to_owned(),
+            vec![
+                plain(format!("Reason: {}", d.reason)),
+                plain("No post is taken and no deadline runs until the campaign resumes."),
+            ],
+        ),
+        OutcomeData::PlayerReplaced(d) => doc(
+            format!("The {} has a new player: {}", d.side, d.name),
+            vec![plain(format!("{} replaces {}.", d.name, d.replaced_name))],
+        ),
+        OutcomeData::Resumed(_) => doc("The moderator has resumed the campaign".to_owned(), vec![]),
+        OutcomeData::Extended(d) => doc(
+            format!("The moderator gives {} more before the deadline", d.by),
+            vec![plain(format!("Reason: {}", d.reason))],
+        ),
+        OutcomeData::Resolution(d) => resolution(d),
+    }
+}
+
+fn battle(d: &Fought) -> Doc {
+    let nums = &d.numbers;
+    let attacker = d.attacker_side;
+    let defender = attacker.other();
+    let winner = d.winner_side;
+    let (a, dd) = (nums.attacker, nums.defender);
+    let defender_line = if nums.multiplier == "1" {
+        format!("Defender ({defender}): {} = {dd} factors, in the open", units_with_factors(&d.defenders))
     } else {
         format!(
-            "Defender ({defender}): {} = {dd} factors, {defence} ×{} → {}",
-            units_with_factors(&d["defenders"]),
-            s(&nums["multiplier"]),
-            s(&nums["defender_counted"])
+            "Defender ({defender}): {} = {dd} factors, {} ×{} → {}",
+            units_with_factors(&d.defenders),
+            named(&nums.defence),
+            nums.multiplier,
+            nums.defender_counted
         )
     };
-    let victory = u(&nums["victory"]);
-    let victory_line = match nums.get("per_factor").filter(|v| !v.is_null()) {
-        Some(per) => {
-            format!("Victory number {victory}: 100 / {} = {}, × {a} = {victory}", s(&nums["total_counted"]), s(per))
-        }
+    let victory = nums.victory;
+    let victory_line = match &nums.per_factor {
+        Some(per) => format!("Victory number {victory}: 100 / {} = {per}, × {a} = {victory}", nums.total_counted),
         None => {
-            let total = s(&nums["total_counted"]);
-            let exact = total.parse::<f64>().ok().filter(|t| *t > 0.0).map(|t| 100.0 * a as f64 / t);
+            let total = &nums.total_counted;
+            // The exact quotient is shown to two places beside the rounded number; the victory
+            // number itself is worked out exactly by the rules.
+            let exact = total.parse::<f64>().ok().filter(|t| *t > 0.0).map(|t| 100.0 * f64::from(a) / t);
             match exact {
                 Some(x) => format!("Victory number {victory} = 100 × {a} / {total} = {x:.2}, rounded half up"),
                 None => format!("Victory number {victory} = 100 × {a} / {total}, rounded half up"),
             }
         }
     };
-    let result = u(&nums["result"]);
-    let verdict = if nums["winner"] == "attacker" {
+    let result = nums.result;
+    let verdict = if nums.winner == Winner::Attacker {
         format!("Result number {result} ≤ victory {victory}: the attacker wins")
     } else {
         format!("Result number {result} > victory {victory}: the defender wins")
     };
     // A sealed-delay campaign: the result time is the stamp plus the delay the revealed chain
     // secret gives, and the check line shows each step.
-    let sealed = d.get("sealed_delay").filter(|v| v.is_object());
-    let result_time_line = sealed.map(|sd| {
+    let result_time_line = d.sealed_delay.as_ref().map(|sd| {
         plain(format!(
             "Stamp {} + sealed delay {} ms = result time {} ({} on the campaign clock): result number {result}",
-            s(&sd["stamp"]),
-            u(&sd["delay_ms"]),
-            s(&sd["result_time"]),
-            time_of(u(&nums["result_number"]["n"])),
+            sd.stamp,
+            sd.delay_ms,
+            sd.result_time,
+            time_of(nums.result_number.n),
         ))
     });
-    let check = match sealed {
+    let check = match &d.sealed_delay {
         Some(sd) => format!(
             "Check: SHA-256(secret {} {}) = {}, and so back to the chain's published start {}; \
              SHA-256(secret ‖ post hash {}) begins {} = {}, mod 60000 = {} ms; {}",
-            u(&sd["draw"]),
-            s(&sd["secret"]),
-            s(&sd["previous"]),
-            s(&sd["commitment"]),
-            s(&sd["post_hash"]),
-            s(&sd["first_8_bytes"]),
-            s(&sd["first_8_bytes_decimal"]),
-            u(&sd["delay_ms"]),
-            result_number_check(&nums["result_number"]).trim_start_matches("Check: "),
+            sd.draw,
+            sd.secret,
+            sd.previous,
+            sd.commitment,
+            sd.post_hash,
+            sd.first_8_bytes,
+            sd.first_8_bytes_decimal,
+            sd.delay_ms,
+            result_number_check(&nums.result_number).trim_start_matches("Check: "),
         ),
-        None => result_number_check(&nums["result_number"]),
+        None => result_number_check(&nums.result_number),
     };
     let mut lines = vec![
-        plain(format!("Attacker ({attacker}): {} = {a} factors", units_with_factors(&d["attackers"]))),
+        plain(format!("Attacker ({attacker}): {} = {a} factors", units_with_factors(&d.attackers))),
         plain(defender_line),
         plain(victory_line),
     ];
     lines.extend(result_time_line);
-    Doc {
-        title: format!("Battle {} at {}: the {winner} wins", u(&d["battle"]), s(&d["target"])),
-        lines: {
-            lines.extend(vec![
-                mixed("", verdict, format!(" ({winner})")),
-                plain(format!(
-                    "Difference {} (band {}): winner ×{}, loser ×{} of the basic rate {}",
-                    u(&nums["difference"]),
-                    s(&nums["band"]),
-                    s(&nums["winner_rate"]),
-                    s(&nums["loser_rate"]),
-                    s(&nums["basic_rate"])
-                )),
-                mixed(
-                    "Casualties: ",
-                    format!(
-                        "{attacker} {}, {defender} {}",
-                        u(&nums["attacker_casualties"]),
-                        u(&nums["defender_casualties"])
-                    ),
-                    "",
-                ),
-            ]);
-            lines
-        },
-        check: Some(check),
-    }
+    lines.extend([
+        mixed("", verdict, format!(" ({winner})")),
+        plain(format!(
+            "Difference {} (band {}): winner ×{}, loser ×{} of the basic rate {}",
+            nums.difference, nums.band, nums.winner_rate, nums.loser_rate, nums.basic_rate
+        )),
+        mixed(
+            "Casualties: ",
+            format!("{attacker} {}, {defender} {}", nums.attacker_casualties, nums.defender_casualties),
+            "",
+        ),
+    ]);
+    Doc { title: format!("Battle {} at {}: the {winner} wins", d.battle, d.target), lines, check: Some(check) }
 }
 
-fn casualties(d: &Value) -> Doc {
+fn casualties(d: &Casualties) -> Doc {
     let mut lines = vec![];
     let mut check = vec![];
-    for share in d["units"].as_array().into_iter().flatten().filter(|share| u(&share["taken"]) > 0) {
-        let taken = u(&share["taken"]);
-        let eliminated = share["eliminated"] == Value::Bool(true);
+    for share in d.units.iter().filter(|share| share.taken > 0) {
         lines.push(plain(format!(
-            "{}: {} → {} (−{taken}){}",
-            s(&share["unit"]),
-            u(&share["before"]),
-            u(&share["after"]),
-            if eliminated { ", eliminated" } else { "" }
+            "{}: {} → {} (−{}){}",
+            share.unit,
+            share.before,
+            share.after,
+            share.taken,
+            if share.eliminated { ", eliminated" } else { "" }
         )));
-        check.push(taken.to_string());
+        check.push(share.taken.to_string());
     }
-    let total = u(&d["casualties"]);
+    let total = d.casualties;
     Doc {
-        title: format!("Battle {}: the {} loses {}", u(&d["battle"]), side(&d["side"]), count(total, "factor")),
+        title: format!("Battle {}: the {} loses {}", d.battle, d.side, count(total, "factor")),
         lines,
         check: Some(format!(
             "Check: {}battle {} called for {total}; no unit takes a second casualty before every unit present has taken one",
             if check.len() > 1 { format!("{} = {total}, as ", check.join(" + ")) } else { String::new() },
-            u(&d["battle"])
+            d.battle
         )),
     }
 }
 
-fn retreat(d: &Value) -> Doc {
+fn retreat(d: &Retreat) -> Doc {
     let mut lines = vec![];
-    for m in d["moves"].as_array().into_iter().flatten() {
-        lines.push(plain(format!("{}: {} → {}", s(&m["unit"]), s(&m["from"]), list(&m["path"]).join(" → "))));
+    for m in &d.moves {
+        lines.push(plain(format!("{}: {} → {}", m.unit, m.from, joined(&m.path, " → "))));
     }
-    for id in list(&d["eliminated_without_retreat"]) {
+    for id in &d.eliminated_without_retreat {
         lines.push(plain(format!("{id}: no legal retreat, eliminated")));
     }
     let mut check = None;
-    for l in d["losses"].as_array().into_iter().flatten().filter(|l| u(&l["factors_lost"]) > 0) {
-        let before = u(&l["factors_before"]);
+    for l in d.losses.iter().filter(|l| l.factors_lost > 0) {
+        let before = l.factors_before;
+        let at = l.next_to_enemy.map_or_else(|| "—".to_owned(), |h| h.to_string());
         lines.push(mixed(
-            format!("{} ends next to the enemy in {}: ", s(&l["unit"]), s(&l["next_to_enemy"])),
-            format!("loses {} of {before} factors", u(&l["factors_lost"])),
+            format!("{} ends next to the enemy in {at}: ", l.unit),
+            format!("loses {} of {before} factors", l.factors_lost),
             "",
         ));
         check = Some(format!(
@@ -528,17 +524,17 @@ fn retreat(d: &Value) -> Doc {
     // them (`left`) and those nobody holds afterwards (`vacated`, a list). Before, `vacated` was
     // the battle's target, which is the winner's hex when the attacker loses: it is said to be
     // left empty only where the retreating units stood there.
-    let from: Vec<String> = d["moves"].as_array().into_iter().flatten().map(|m| s(&m["from"])).collect();
-    let (left, vacated) = match &d["vacated"] {
-        Value::Array(_) => (list(&d["left"]), list(&d["vacated"])),
-        Value::String(target) => {
-            let mut left = from.clone();
+    let (left, vacated): (Vec<String>, Vec<String>) = match &d.vacated {
+        Vacated::Hexes(vacated) => {
+            (d.left.iter().flatten().map(Hex::to_string).collect(), vacated.iter().map(Hex::to_string).collect())
+        }
+        Vacated::Target(target) => {
+            let mut left: Vec<Hex> = d.moves.iter().map(|m| m.from).collect();
             left.sort();
             left.dedup();
-            let vacated = if left.contains(target) { vec![target.clone()] } else { vec![] };
-            (left, vacated)
+            let vacated = if left.contains(target) { vec![target.to_string()] } else { vec![] };
+            (left.iter().map(Hex::to_string).collect(), vacated)
         }
-        _ => (vec![], vec![]),
     };
     match vacated.as_slice() {
         [] => {}
@@ -546,66 +542,60 @@ fn retreat(d: &Value) -> Doc {
         hexes => lines.push(plain(format!("{} are left empty; nobody advances into them.", and_list(hexes)))),
     }
     let title = match left.as_slice() {
-        [] => format!("Battle {}: the {} retreats", u(&d["battle"]), side(&d["side"])),
-        hexes => format!("Battle {}: the {} retreats from {}", u(&d["battle"]), side(&d["side"]), and_list(hexes)),
+        [] => format!("Battle {}: the {} retreats", d.battle, d.side),
+        hexes => format!("Battle {}: the {} retreats from {}", d.battle, d.side, and_list(hexes)),
     };
     Doc { title, lines, check }
 }
 
-fn and_list(items: &[String]) -> String {
-    adjutant_rules::words::listed(items, "and")
-}
-
-fn reinforcement_roll(d: &Value) -> Doc {
-    let (ms, rem, cities) = (u(&d["ms"]), u(&d["remainder"]), u(&d["cities"]));
-    let gains = d["gains"] == Value::Bool(true);
-    let held = list(&d["cities_held"]);
+fn reinforcement_roll(d: &ReinforcementRolled) -> Doc {
+    let (ms, rem, cities) = (d.ms, d.remainder, d.cities);
+    let gains = if d.gains { "gains 1 point" } else { "no gain" };
     Doc {
-        title: format!("Rebel reinforcement post: {}", if gains { "gains 1 point" } else { "no gain" }),
+        title: format!("Rebel reinforcement post: {gains}"),
         lines: vec![
             plain(format!(
                 "Reinforcement cities held: {cities}{}",
-                if held.is_empty() { String::new() } else { format!(" ({})", held.join(", ")) }
+                if d.cities_held.is_empty() { String::new() } else { format!(" ({})", d.cities_held.join(", ")) }
             )),
             mixed("Milliseconds of the post: ", format!(".{ms:03}"), ""),
-            plain(format!("Points stored: {}", u(&d["points_stored"]))),
+            plain(format!("Points stored: {}", d.points_stored)),
         ],
         check: Some(format!(
-            "Check: {ms} mod 6 = {rem} {} {cities} cities held → {}",
-            if gains { "≤" } else { ">" },
-            if gains { "gains 1 point" } else { "no gain" }
+            "Check: {ms} mod 6 = {rem} {} {cities} cities held → {gains}",
+            if d.gains { "≤" } else { ">" }
         )),
     }
 }
 
-fn reinforced(d: &Value) -> Doc {
+fn reinforced(d: &Reinforced) -> Doc {
     let mut lines = vec![];
     let mut costs = vec![];
-    for f in d["factors"].as_array().into_iter().flatten() {
+    for f in &d.factors {
         lines.push(plain(format!(
             "{}: +{} for {} (rail at {})",
-            s(&f["unit"]),
-            count(u(&f["factors"]), "factor"),
-            count(u(&f["cost"]), "point"),
-            s(&f["rail_hex"])
+            f.unit,
+            count(f.factors, "factor"),
+            count(f.cost, "point"),
+            f.rail_hex
         )));
-        costs.push(u(&f["cost"]).to_string());
+        costs.push(f.cost.to_string());
     }
-    for n in d["new_units"].as_array().into_iter().flatten() {
+    for n in &d.new_units {
         lines.push(plain(format!(
             "New {} unit {} ({}) in {} with {} for {}",
-            s(&n["arm"]),
-            s(&n["name"]),
-            s(&n["unit"]),
-            s(&n["hex"]),
-            count(u(&n["factors"]), "factor"),
-            count(u(&n["cost"]), "point")
+            named(&n.arm),
+            n.name,
+            n.unit,
+            n.hex,
+            count(n.factors, "factor"),
+            count(n.cost, "point")
         )));
-        costs.push(u(&n["cost"]).to_string());
+        costs.push(n.cost.to_string());
     }
-    let (before, cost, left) = (u(&d["points_before"]), u(&d["cost"]), u(&d["points_left"]));
+    let (before, cost, left) = (d.points_before, d.cost, d.points_left);
     Doc {
-        title: format!("The {} spends {}", side(&d["side"]), count(cost, "reinforcement point")),
+        title: format!("The {} spends {}", d.side, count(cost, "reinforcement point")),
         lines,
         check: Some(format!(
             "Check: {}{before} − {cost} = {left} left",
@@ -614,98 +604,82 @@ fn reinforced(d: &Value) -> Doc {
     }
 }
 
-fn moved(d: &Value) -> Doc {
-    let path = list(&d["path"]);
+fn moved(d: &Moved) -> Doc {
     let mut lines = vec![plain(format!(
         "Path: {} → {} ({} of {} movement points)",
-        s(&d["from"]),
-        path.join(" → "),
-        u(&d["cost"]),
-        u(&d["allowance"])
+        d.from,
+        joined(&d.path, " → "),
+        d.cost,
+        d.allowance
     ))];
-    if !d["halted_next_to"].is_null() {
-        lines.push(mixed("", format!("Halts next to the enemy in {}", s(&d["halted_next_to"])), " and must attack"));
+    if let Some(enemy) = d.halted_next_to {
+        lines.push(mixed("", format!("Halts next to the enemy in {enemy}"), " and must attack"));
     }
-    Doc {
-        title: format!("{} moves {} → {}", s(&d["unit"]), s(&d["from"]), path.last().cloned().unwrap_or_default()),
-        lines,
-        check: None,
-    }
+    let to = d.path.last().map(Hex::to_string).unwrap_or_default();
+    Doc { title: format!("{} moves {} → {to}", d.unit, d.from), lines, check: None }
 }
 
-fn deployed(d: &Value) -> Doc {
-    let placements = d["placements"].as_array().cloned().unwrap_or_default();
-    let mut lines =
-        placements.iter().map(|p| plain(format!("{} in {}", s(&p["unit"]), s(&p["hex"])))).collect::<Vec<_>>();
-    lines.extend(d["stand_in_map"].as_str().map(|label| plain(format!("{label}."))));
-    let title = if d["revealed"] == Value::Bool(true) {
-        format!("The {}'s sealed deployment is revealed: {} units", side(&d["side"]), placements.len())
+fn deployed(d: &Deployed) -> Doc {
+    let mut lines: Vec<Line> = d.placements.iter().map(|p| plain(format!("{} in {}", p.unit, p.hex))).collect();
+    lines.extend(d.stand_in_map.as_ref().map(|label| plain(format!("{label}."))));
+    let title = if d.revealed {
+        format!("The {}'s sealed deployment is revealed: {} units", d.side, d.placements.len())
     } else {
-        format!("The {} deploys {} units", side(&d["side"]), placements.len())
+        format!("The {} deploys {} units", d.side, d.placements.len())
     };
     Doc { title, lines, check: None }
 }
 
 /// Rules version 3: the first deployment, sealed (ruling 11): that the side deployed, not where.
-fn deployment_sealed(d: &Value) -> Doc {
+fn deployment_sealed(d: &DeploymentSealed) -> Doc {
     let mut lines = vec![plain(format!(
         "Where stays sealed until the {} side has deployed; both deployments are then revealed together.",
-        side(&d["sealed_until"])
+        d.sealed_until
     ))];
-    lines.extend(d["stand_in_map"].as_str().map(|label| plain(format!("{label}."))));
-    Doc { title: format!("The {} has deployed {} units, sealed", side(&d["side"]), u(&d["units"])), lines, check: None }
+    lines.extend(d.stand_in_map.as_ref().map(|label| plain(format!("{label}."))));
+    Doc { title: format!("The {} has deployed {} units, sealed", d.side, d.units), lines, check: None }
 }
 
-fn turn_begins(d: &Value) -> Doc {
+fn turn_begins(d: &TurnBegins) -> Doc {
     let mut lines = vec![];
-    if let Some(gain) = d["points_gained"].as_u64() {
-        lines.push(plain(format!("The Union receives {gain} reinforcement point ({} stored)", u(&d["points_stored"]))));
+    if let Some(gain) = d.points_gained {
+        let stored = d.points_stored.unwrap_or_default();
+        lines.push(plain(format!("The Union receives {gain} reinforcement point ({stored} stored)")));
     }
-    if let Some(due) = d["deadline"].as_str() {
+    if let Some(due) = &d.deadline {
         lines.push(plain(format!("The turn ends by {}", when(due))));
     }
-    Doc { title: format!("Turn {}: the {} player turn begins", u(&d["turn"]), side(&d["side"])), lines, check: None }
-}
-
-/// A stamp or deadline (RFC 3339, UTC) as people read it: `2026-11-27 20:00 UTC`.
-fn when(text: &str) -> String {
-    match chrono::DateTime::parse_from_rfc3339(text) {
-        Ok(t) => t.with_timezone(&chrono::Utc).format("%Y-%m-%d %H:%M UTC").to_string(),
-        Err(_) => text.to_owned(),
-    }
+    Doc { title: format!("Turn {}: the {} player turn begins", d.turn, d.side), lines, check: None }
 }
 
 /// The server's post at a deadline: what was due, since when, and what it decided.
-fn deadline(d: &Value) -> Doc {
-    let mut lines = vec![
-        plain(format!("Waited for since {}", when(&s(&d["since"])))),
-        plain(format!("Deadline {}", when(&s(&d["due"])))),
-    ];
-    match d["applied"].as_str() {
+fn deadline(d: &MissedWait, applied: Option<&str>) -> Doc {
+    let mut lines =
+        vec![plain(format!("Waited for since {}", when(&d.since))), plain(format!("Deadline {}", when(&d.due)))];
+    match applied {
         Some(applied) => lines.push(plain(format!("At the deadline: {applied}"))),
         None => lines.push(plain("Nothing is decided: the moderator carries the game on")),
     }
-    Doc { title: format!("The {}'s deadline for {} has passed", side(&d["side"]), s(&d["stage"])), lines, check: None }
+    Doc { title: format!("The {}'s deadline for {} has passed", d.side, d.stage), lines, check: None }
 }
 
-fn turn_ended(d: &Value) -> Doc {
-    let fortified = list(&d["newly_fortified"]);
-    let lines = if fortified.is_empty() {
+fn turn_ended(d: &TurnEnded) -> Doc {
+    let lines = if d.newly_fortified.is_empty() {
         vec![]
     } else {
-        vec![plain(format!("Fortified (did not move): {}", fortified.join(", ")))]
+        vec![plain(format!("Fortified (did not move): {}", d.newly_fortified.join(", ")))]
     };
-    Doc { title: format!("Turn {}: the {} ends its player turn", u(&d["turn"]), side(&d["side"])), lines, check: None }
+    Doc { title: format!("Turn {}: the {} ends its player turn", d.turn, d.side), lines, check: None }
 }
 
-fn attack_declared(d: &Value) -> Doc {
+fn attack_declared(d: &AttackDeclared) -> Doc {
     Doc {
-        title: format!("Battle {}: attack on {}", u(&d["battle"]), s(&d["target"])),
+        title: format!("Battle {}: attack on {}", d.battle, d.target),
         lines: vec![
-            plain(format!("Attackers: {}", list(&d["attackers"]).join(", "))),
+            plain(format!("Attackers: {}", d.attackers.join(", "))),
             mixed(
                 "The defending cavalry (",
-                list(&d["cavalry"]).join(", "),
+                d.cavalry.join(", "),
                 ") may retreat 1 hex before the battle; the attacker's next post fixes the result number.",
             ),
         ],
@@ -713,53 +687,48 @@ fn attack_declared(d: &Value) -> Doc {
     }
 }
 
-fn cavalry_option(d: &Value) -> Doc {
-    let cavalry = list(&d["cavalry"]).join(", ");
-    if d["retreat"] == Value::Bool(true) {
-        let mut lines = vec![plain(format!("{cavalry} retreat to {}", s(&d["hex"])))];
-        for l in d["losses"].as_array().into_iter().flatten().filter(|l| u(&l["factors_lost"]) > 0) {
+fn cavalry_option(d: &CavalryOption) -> Doc {
+    let cavalry = d.cavalry.join(", ");
+    if d.retreat {
+        let to = d.hex.map_or_else(|| "—".to_owned(), |h| h.to_string());
+        let mut lines = vec![plain(format!("{cavalry} retreat to {to}"))];
+        for l in d.losses.iter().flatten().filter(|l| l.factors_lost > 0) {
             lines.push(plain(format!(
                 "{} ends next to the enemy: loses {} of {} factors",
-                s(&l["unit"]),
-                u(&l["factors_lost"]),
-                u(&l["factors_before"])
+                l.unit, l.factors_lost, l.factors_before
             )));
         }
-        Doc { title: format!("Battle {}: the cavalry retreat before the battle", u(&d["battle"])), lines, check: None }
+        Doc { title: format!("Battle {}: the cavalry retreat before the battle", d.battle), lines, check: None }
     } else {
         Doc {
-            title: format!("Battle {}: the cavalry stand", u(&d["battle"])),
+            title: format!("Battle {}: the cavalry stand", d.battle),
             lines: vec![plain(format!("{cavalry} stay and fight"))],
             check: None,
         }
     }
 }
 
-fn game_over(d: &Value) -> Doc {
-    let winner = if d["winner"].is_null() { "nobody".to_string() } else { side(&d["winner"]) };
+fn game_over(d: &GameResult) -> Doc {
+    let winner = d.winner.map_or_else(|| "nobody".to_owned(), |w| w.to_string());
+    let level = d.level.as_ref().map_or_else(String::new, |level| format!(" ({})", named(level)));
     Doc {
-        title: format!("Game over on turn {}: {}", u(&d["turn"]), s(&d["condition"])),
-        lines: vec![mixed(
-            "Winner: ",
-            winner,
-            if d["level"].is_null() { String::new() } else { format!(" ({})", s(&d["level"])) },
-        )],
+        title: format!("Game over on turn {}: {}", d.turn, d.condition),
+        lines: vec![mixed("Winner: ", winner, level)],
         check: None,
     }
 }
 
-fn resolution(d: &Value) -> Doc {
-    let mut lines = vec![plain(format!("Ruleset {}, action {}", s(&d["ruleset"]), s(&d["action"])))];
-    let dice = d["dice"].as_array().cloned().unwrap_or_default();
-    if !dice.is_empty() {
+fn resolution(d: &Resolution) -> Doc {
+    let mut lines = vec![plain(format!("Ruleset {}, action {}", d.ruleset, d.action))];
+    if !d.dice.is_empty() {
         let rolled: Vec<String> =
-            dice.iter().map(|r| format!("d{} = {} ({})", u(&r["faces"]), u(&r["value"]), s(&r["purpose"]))).collect();
+            d.dice.iter().map(|r| format!("d{} = {} ({})", r.faces, r.value, r.purpose)).collect();
         lines.push(mixed("Dice: ", rolled.join(", "), ""));
     }
-    for l in d["lookups"].as_array().into_iter().flatten() {
-        lines.push(plain(format!("{}: {} × {} → {}", s(&l["table"]), s(&l["row"]), s(&l["column"]), s(&l["value"]))));
+    for l in &d.lookups {
+        lines.push(plain(format!("{}: {} × {} → {}", l.table, l.row, l.column, l.value)));
     }
-    match &d["result"] {
+    match &d.result {
         Value::Object(fields) => {
             for (k, v) in fields {
                 lines.push(plain(format!("{}: {}", k.replace('_', " "), s(v))));
@@ -768,22 +737,18 @@ fn resolution(d: &Value) -> Doc {
         Value::Null => {}
         other => lines.push(plain(format!("Result: {}", s(other)))),
     }
-    let check = match (d["stream_text"].as_str(), dice.first()) {
-        (Some(text), Some(first)) => {
-            let byte_index = u(&first["byte_index"]);
-            let byte = u(&first["byte"]);
-            let faces = u(&first["faces"]).max(1);
-            Some(format!(
-                "Check: printf '%s' '{text}/{}' | sha256sum → byte {} = {byte} → {byte} mod {faces} + 1 = {} (the first die; each die takes the next byte)",
-                byte_index / 32,
-                byte_index % 32,
-                byte % faces + 1
-            ))
-        }
-        _ => None,
-    };
-    let headline = s(&d["headline"]);
-    Doc { title: headline, lines, check }
+    let check = d.dice.first().map(|first| {
+        let faces = first.faces.max(1);
+        let byte = u32::from(first.byte);
+        format!(
+            "Check: printf '%s' '{}/{}' | sha256sum → byte {} = {byte} → {byte} mod {faces} + 1 = {} (the first die; each die takes the next byte)",
+            d.stream_text,
+            first.byte_index / 32,
+            first.byte_index % 32,
+            byte % faces + 1
+        )
+    });
+    Doc { title: d.headline.clone(), lines, check }
 }
 
 fn generic(kind: &str, d: &Value) -> Doc {
@@ -808,7 +773,10 @@ mod tests {
 
     #[test]
     fn names_from_players_cannot_inject_markup() {
-        let t = outcome_text("moved", &json!({"unit": "[url=x]*evil*[/url]", "from": "0101", "path": ["0102"]}));
+        let t = outcome_text(
+            "moved",
+            &json!({"unit": "[url=x]*evil*[/url]", "from": "0101", "path": ["0102"], "cost": 1, "allowance": 4, "halted_next_to": null, "must_fight": false}),
+        );
         assert!(
             t.bbcode.starts_with("[b]&#91;url=x&#93;&#42;evil&#42;&#91;/url&#93; moves 0101 → 0102[/b]"),
             "{}",
@@ -829,8 +797,10 @@ mod tests {
             assert_eq!(escape_markdown(text), markdown);
             assert_eq!(escape_bbcode(text), markdown);
         }
-        let t =
-            outcome_text("moved", &json!({"unit": "www.evil.example/login\u{202E}", "from": "0101", "path": ["0102"]}));
+        let t = outcome_text(
+            "moved",
+            &json!({"unit": "www.evil.example/login\u{202E}", "from": "0101", "path": ["0102"], "cost": 1, "allowance": 4, "halted_next_to": null, "must_fight": false}),
+        );
         assert!(t.markdown.starts_with("**www\u{200B}.evil.example/login(U+202E) moves"), "{}", t.markdown);
         assert!(!t.bbcode.contains("www.") && !t.bbcode.contains('\u{202E}'), "{}", t.bbcode);
     }
@@ -840,7 +810,10 @@ mod tests {
 
     #[test]
     fn the_attack_shows_as_literal_text() {
-        let t = outcome_text("moved", &json!({"unit": ATTACK, "from": "0101", "path": ["0102"]}));
+        let t = outcome_text(
+            "moved",
+            &json!({"unit": ATTACK, "from": "0101", "path": ["0102"], "cost": 1, "allowance": 4, "halted_next_to": null, "must_fight": false}),
+        );
         for forbidden in ["@staff", "<b>", "[url", "[/url]", "![img]", "http://", "\nCheck:", "<script>", "# heading"] {
             assert!(!unescaped(&t.bbcode, forbidden), "{forbidden:?} in {}", t.bbcode);
             assert!(!unescaped(&t.markdown, forbidden), "{forbidden:?} in {}", t.markdown);
@@ -966,13 +939,16 @@ mod tests {
         const HOLE: &str = "HOLEHOLEHOLE";
         let kinds = |t: &str| {
             vec![
-                outcome_text("moved", &json!({"unit": t, "from": "0101", "path": ["0102"]})),
+                outcome_text(
+                    "moved",
+                    &json!({"unit": t, "from": "0101", "path": ["0102"], "cost": 1, "allowance": 4, "halted_next_to": null, "must_fight": false}),
+                ),
                 outcome_text("eliminated", &json!({"battle": 3, "unit": "cs-hq", "hex": "0905", "reason": t})),
                 outcome_text("rollback", &json!({"to_post": 12, "reason": t})),
                 outcome_text("sealed", &json!({"topic": t, "role": "attacker", "side": "union"})),
                 outcome_text(
                     "resolution",
-                    &json!({"ruleset": "r", "action": "a", "headline": t, "dice": [], "result": null}),
+                    &json!({"ruleset": "r", "action": "a", "stream_text": "s", "headline": t, "dice": [], "lookups": [], "result": null}),
                 ),
             ]
         };
@@ -1014,9 +990,9 @@ mod tests {
 
     #[test]
     fn the_check_line_of_the_worked_example() {
-        let r = json!({"n": 95145, "sqrt": "308.455831522115", "first_digit": 9, "result": 21});
+        let r = ResultNumber::of(95145, adjutant_rules::DigitPositions::NinthTenth);
         assert_eq!(result_number_check(&r), "Check: 9:51:45 → N = 95145, √N = 308.455831522115, decimals 9–10 = 21");
-        let r = json!({"n": 1005, "sqrt": "31.701734968294", "first_digit": 8, "result": 68});
+        let r = ResultNumber::of(1005, adjutant_rules::DigitPositions::EighthNinth);
         assert_eq!(result_number_check(&r), "Check: 0:10:05 → N = 1005, √N = 31.701734968294, decimals 8–9 = 68");
     }
 

@@ -3,8 +3,13 @@
 
 mod common;
 
-use adjutant_render::{last_turn, map_png, map_svg};
+use adjutant_render::{last_turn, map_png, map_svg, MapEntry};
+use adjutant_rules::short_acw::Outcome;
 use common::replay;
+
+fn entries(outcomes: &[Outcome]) -> Vec<MapEntry> {
+    outcomes.iter().map(MapEntry::from).collect()
+}
 
 /// Mid-game: turn 2, the Union has fought the worked example's battle at 0604 and the Rebels
 /// have retreated.
@@ -12,14 +17,14 @@ const MID_GAME: usize = 17;
 
 fn mid_game_svg() -> String {
     let (scenario, state, outcomes) = replay(MID_GAME);
-    map_svg(&scenario, &state, last_turn(&outcomes))
+    map_svg(&scenario, &state, last_turn(&entries(&outcomes)))
 }
 
 #[test]
 fn the_mid_game_svg_shows_the_map_units_moves_and_the_battle() {
     let (scenario, state, outcomes) = replay(MID_GAME);
     assert_eq!(state.turn, 2);
-    let svg = map_svg(&scenario, &state, last_turn(&outcomes));
+    let svg = map_svg(&scenario, &state, last_turn(&entries(&outcomes)));
     assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
     assert!(svg.trim_end().ends_with("</svg>"));
     // Title with turn and phase.
@@ -29,7 +34,7 @@ fn the_mid_game_svg_shows_the_map_units_moves_and_the_battle() {
     assert!(svg.contains(r##"y="56.0" font-size="13.0" font-weight="bold" fill="#a3262a" text-anchor="start">Stand-in map: the seed publishes no map</text>"##), "{svg}");
     let mut real = scenario.clone();
     real.note = "A map drawn from the battlefield survey.".into();
-    let labelled = map_svg(&real, &state, last_turn(&outcomes));
+    let labelled = map_svg(&real, &state, last_turn(&entries(&outcomes)));
     assert!(!labelled.contains("Stand-in map"), "a real map carries no stand-in line");
     assert!(labelled.contains(r#"y="62.0" font-size="15.0""#));
     // Every hex, with its number: 16 × 12.
@@ -56,7 +61,7 @@ fn the_mid_game_svg_shows_the_map_units_moves_and_the_battle() {
 fn the_map_draws_before_deployment_and_after_the_end() {
     for posts in [0, 24] {
         let (scenario, state, outcomes) = replay(posts);
-        let svg = map_svg(&scenario, &state, last_turn(&outcomes));
+        let svg = map_svg(&scenario, &state, last_turn(&entries(&outcomes)));
         let png = map_png(&svg).expect("renders");
         assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
         if posts == 24 {
@@ -72,7 +77,7 @@ fn names_from_players_are_escaped_and_the_svg_still_parses() {
     let (scenario, mut state, outcomes) = replay(MID_GAME);
     let unit = state.units.iter_mut().find(|u| u.id == "us-14th-inf").expect("unit");
     unit.name = "<b>\"Tom's\" & co".to_string();
-    let svg = map_svg(&scenario, &state, last_turn(&outcomes));
+    let svg = map_svg(&scenario, &state, last_turn(&entries(&outcomes)));
     // 15 characters: set smaller, not cut, then escaped.
     assert!(svg.contains(">&lt;b&gt;&quot;Tom&#39;s&quot; &amp; co</text>"), "names are escaped whole: {svg}");
     assert!(!svg.contains("<b>"));

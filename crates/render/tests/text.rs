@@ -10,7 +10,7 @@ use common::replay;
 
 fn outcome(kind: &str) -> serde_json::Value {
     let (_, _, outcomes) = replay(24);
-    outcomes.into_iter().find(|o| o.kind == kind).unwrap_or_else(|| panic!("no {kind}")).data
+    outcomes.into_iter().find(|o| o.kind() == kind).unwrap_or_else(|| panic!("no {kind}")).data.to_json()
 }
 
 #[test]
@@ -47,8 +47,8 @@ fn the_worked_example_battle_in_bbcode_and_markdown() {
 #[test]
 fn casualties_retreat_and_the_reinforcement_roll() {
     let (_, _, outcomes) = replay(17);
-    let rebel_casualties = outcomes.iter().rfind(|o| o.kind == "casualties").expect("casualties");
-    let t = outcome_text("casualties", &rebel_casualties.data);
+    let rebel_casualties = outcomes.iter().rfind(|o| o.kind() == "casualties").expect("casualties");
+    let t = outcome_text("casualties", &rebel_casualties.data.to_json());
     assert!(t.markdown.starts_with("**Battle 1: the Rebel loses 3 factors**"), "{}", t.markdown);
     assert!(t.markdown.contains("- cs-52nd-inf: 3 → 1 (−2)\n"), "{}", t.markdown);
     assert!(t.markdown.contains("- cs-51st-inf: 3 → 2 (−1)\n"), "{}", t.markdown);
@@ -69,14 +69,14 @@ fn casualties_retreat_and_the_reinforcement_roll() {
 #[test]
 fn every_kind_the_script_produces_has_a_title_and_both_formats() {
     let (_, _, outcomes) = replay(24);
-    let mut kinds: Vec<&str> = outcomes.iter().map(|o| o.kind.as_str()).collect();
+    let mut kinds: Vec<&str> = outcomes.iter().map(|o| o.kind()).collect();
     kinds.sort_unstable();
     kinds.dedup();
     assert!(kinds.len() >= 9, "{kinds:?}");
     for o in &outcomes {
-        let t = outcome_text(&o.kind, &o.data);
-        assert!(t.markdown.starts_with("**") && t.bbcode.starts_with("[b]"), "{}", o.kind);
-        assert!(!t.markdown.contains("—") || o.kind == "battle", "a missing field in {}: {}", o.kind, t.markdown);
+        let t = outcome_text(o.kind(), &o.data.to_json());
+        assert!(t.markdown.starts_with("**") && t.bbcode.starts_with("[b]"), "{}", o.kind());
+        assert!(!t.markdown.contains("—") || o.kind() == "battle", "a missing field in {}: {}", o.kind(), t.markdown);
     }
     let over = outcome("game_over");
     let t = outcome_text("game_over", &over);
@@ -131,4 +131,49 @@ fn the_first_forum_text_says_the_map_is_a_stand_in() {
     let t = outcome_text("deployed", &outcome("deployed"));
     assert!(t.markdown.starts_with("**The Union's sealed deployment is revealed: 13 units**"), "{}", t.markdown);
     assert!(t.markdown.contains("- us-14th-inf in 0403\n"), "{}", t.markdown);
+}
+
+/// The forum text of every stored outcome in `crates/rules/tests/data/stored_outcomes.jsonl`
+/// (every kind, every rules version) is what players have read: a digest of each kind's texts is
+/// kept in `tests/data/stored_texts.json`, and a change to what a kind says must change it on
+/// purpose (`ADJUTANT_WRITE_STORED_TEXTS=1` writes it afresh).
+#[test]
+fn every_stored_outcome_reads_as_it_did() {
+    use sha2::{Digest, Sha256};
+    use std::collections::BTreeMap;
+    let stored = include_str!("../../rules/tests/data/stored_outcomes.jsonl");
+    let mut texts: BTreeMap<String, Sha256> = BTreeMap::new();
+    // The campaign clock's records, as the server writes them.
+    let records = [
+        r#"{"kind":"paused","data":{"reason":"Holiday <b>week</b>"}}"#,
+        r#"{"kind":"resumed","data":{"reason":null}}"#,
+        r#"{"kind":"resumed","data":{"reason":"back"}}"#,
+        r#"{"kind":"extended","data":{"by":"PT24H","side":"union","reason":"travel","waits":[{"side":"union","stage":"turn 3","due":"2026-11-28T20:00:00Z","remaining_ms":null}]}}"#,
+        r#"{"kind":"extended","data":{"by":"PT2H","side":null,"reason":"storm","waits":[{"side":"union","stage":"turn 3","due":null,"remaining_ms":7200000}]}}"#,
+        r#"{"kind":"player_replaced","data":{"side":"confederate","name":"Ann *B*","replaced_name":"Bob","player":"00000000-0000-4000-8000-000000000001","replaced":"00000000-0000-4000-8000-000000000002"}}"#,
+        r#"{"kind":"rollback","data":{"to_seq":12,"reason":"typo"}}"#,
+    ];
+    for line in stored.lines().chain(records) {
+        let o: serde_json::Value = serde_json::from_str(line).expect("a stored outcome");
+        let kind = o["kind"].as_str().expect("kind");
+        let t = outcome_text(kind, &o["data"]);
+        let w = adjutant_render::outcome_working(kind, &o["data"]);
+        let digest = texts.entry(kind.to_owned()).or_default();
+        digest.update(t.bbcode.as_bytes());
+        digest.update(t.markdown.as_bytes());
+        digest.update(format!("{w:?}").as_bytes());
+    }
+    let digests: BTreeMap<String, String> =
+        texts.into_iter().map(|(kind, d)| (kind, hex::encode(d.finalize()))).collect();
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/stored_texts.json");
+    if std::env::var_os("ADJUTANT_WRITE_STORED_TEXTS").is_some() {
+        std::fs::write(file, serde_json::to_string_pretty(&digests).expect("json") + "\n").expect("write");
+        return;
+    }
+    let kept: BTreeMap<String, String> =
+        serde_json::from_str(&std::fs::read_to_string(file).expect("the kept digests")).expect("json");
+    for (kind, digest) in &kept {
+        assert_eq!(digests.get(kind), Some(digest), "the forum text of `{kind}` outcomes changed");
+    }
+    assert_eq!(digests.len(), kept.len());
 }

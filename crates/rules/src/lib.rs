@@ -7,6 +7,7 @@
 pub mod chain;
 pub mod dice;
 pub mod fairness;
+pub mod outcome;
 pub mod post_time;
 pub mod refusal;
 pub mod reinforcement;

@@ -142,7 +142,7 @@ impl Clock {
 pub const SHOWN_PLACES: u32 = 12;
 
 /// The result number and the working that produced it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ResultNumber {
     /// N, the time of day counted as one number.
     pub n: u32,

@@ -89,9 +89,9 @@ pub struct Resolved {
 }
 
 /// A complete resolution: the ruleset's answer and every die rolled for it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Resolution {
-    pub ruleset: &'static str,
+    pub ruleset: String,
     pub action: String,
     pub stream_text: String,
     pub headline: String,
@@ -141,7 +141,7 @@ pub fn resolve_under(
 ) -> Result<Resolution, Refusal> {
     let resolved = resolve_action(ruleset, rules_version, action, inputs, &mut dice)?;
     Ok(Resolution {
-        ruleset: ruleset.name(),
+        ruleset: ruleset.name().to_owned(),
         // The name as posted: a post under an earlier name replays to the outcome it was given.
         action: action.to_owned(),
         stream_text: dice.text().to_owned(),

@@ -101,7 +101,7 @@ fn halves_text(halves: u64) -> String {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Winner {
     Attacker,
@@ -119,7 +119,7 @@ pub struct Defenders {
 }
 
 /// A battle worked out in full: every number a moderator needs to check it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Battle {
     /// A: the attacker's factors.
     pub attacker: u32,
@@ -130,7 +130,7 @@ pub struct Battle {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub defender_fortified: Option<u32>,
     pub defence: Defence,
-    pub multiplier: &'static str,
+    pub multiplier: String,
     /// D′: the defender's factors after the multiplier, exactly ("12", "4.5").
     pub defender_counted: String,
     /// A + D′, exactly.
@@ -145,7 +145,7 @@ pub struct Battle {
     pub winner: Winner,
     /// |victory − result|.
     pub difference: u32,
-    pub band: &'static str,
+    pub band: String,
     pub winner_rate: String,
     pub loser_rate: String,
     /// (A + D) / 15 as an exact fraction, e.g. "21/15".
@@ -257,7 +257,7 @@ fn work_out(
         defender,
         defender_fortified,
         defence,
-        multiplier,
+        multiplier: multiplier.to_owned(),
         defender_counted: halves_text(counted_halves),
         total_counted: halves_text(total_halves),
         victory_rounding: rounding,
@@ -267,7 +267,7 @@ fn work_out(
         result: result.result,
         winner,
         difference,
-        band: band.label,
+        band: band.label.to_owned(),
         winner_rate: halves_text(band.winner_halves),
         loser_rate: halves_text(band.loser_halves),
         basic_rate: format!("{raw_total}/15"),

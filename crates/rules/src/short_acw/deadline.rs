@@ -12,9 +12,13 @@ use chrono::{DateTime, NaiveTime, TimeDelta, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::orders::{self, Applied, Order, Outcome, Settings};
+use super::orders::{self, Applied, Order, Settings};
 use super::scenario::Scenario;
 use super::state::GameState;
+use crate::outcome::{
+    AttackCancelled, DeadlineLeftToModerator, DeadlineNear, DeadlinePassed, ExtendedWait, MissedWait, Outcome,
+    OutcomeData,
+};
 use crate::{Refusal, Side};
 
 /// How long each wait lasts.
@@ -240,14 +244,12 @@ pub(crate) fn keep(
         return;
     };
     let clock = follow(before.clock.as_ref(), next, &deadlines, settings.clock.zone, at);
-    for outcome in out.iter_mut().filter(|o| o.kind == "turn_begins") {
-        let side = outcome.data.get("side").cloned();
-        let turn = outcome.data.get("turn").and_then(Value::as_u64);
-        let wait = clock.waits.iter().find(|w| {
-            side.as_ref().is_some_and(|s| *s == json!(w.side)) && turn.is_some_and(|t| w.stage == format!("turn {t}"))
-        });
+    for outcome in out.iter_mut() {
+        let OutcomeData::TurnBegins(begins) = &mut outcome.data else { continue };
+        let stage = format!("turn {}", begins.turn);
+        let wait = clock.waits.iter().find(|w| w.side == begins.side && w.stage == stage);
         if let Some(due) = wait.and_then(|w| w.due) {
-            outcome.data["deadline"] = json!(due);
+            begins.deadline = Some(due);
             outcome.headline.push_str(&format!("; the turn ends by {}", in_words(due, settings.clock.zone)));
         }
     }
@@ -300,7 +302,7 @@ pub fn extend(
     side: Option<Side>,
     by: TimeDelta,
     at: DateTime<Utc>,
-) -> Result<(GameState, Vec<Value>), Refusal> {
+) -> Result<(GameState, Vec<ExtendedWait>), Refusal> {
     let mut next = state.clone();
     let mut moved = vec![];
     for wait in next.clock.iter_mut().flat_map(|c| c.waits.iter_mut()).filter(|w| side.is_none_or(|s| w.side == s)) {
@@ -313,7 +315,12 @@ pub fn extend(
             wait.overdue = false;
             wait.due = Some(at + by);
         }
-        moved.push(json!({"side": wait.side, "stage": wait.stage, "due": wait.due, "remaining_ms": wait.remaining_ms}));
+        moved.push(ExtendedWait {
+            side: wait.side,
+            stage: wait.stage.clone(),
+            due: wait.due,
+            remaining_ms: wait.remaining_ms,
+        });
     }
     if moved.is_empty() {
         return Err(Refusal::new(
@@ -389,8 +396,8 @@ pub fn remind(
     let left = TimeDelta::minutes(((due - at).num_milliseconds() + 59_999) / 60_000);
     let headline =
         format!("The {side}'s {stage} ends in {}, at {}", lead_in_words(left), in_words(due, settings.clock.zone));
-    let data = json!({"side": side, "stage": stage, "since": since, "due": due, "lead_ms": lead.num_milliseconds()});
-    Ok(Applied { state: next, outcomes: vec![Outcome::new("deadline_near", headline, data)] })
+    let data = DeadlineNear { side, stage: stage.to_owned(), since, due, lead_ms: lead.num_milliseconds() };
+    Ok(Applied { state: next, outcomes: vec![Outcome::new(headline, data)] })
 }
 
 /// A lead time in words: "24 hours", "1 hour", "90 minutes".
@@ -439,13 +446,22 @@ pub fn missed(
         ));
     };
     let zone = settings.clock.zone;
-    let mut data = json!({"side": side, "stage": stage, "kind": wait.kind, "since": wait.since, "due": due,
-                          "policy": deadlines.missed.as_str()});
+    let mut data = MissedWait {
+        side,
+        stage: stage.to_owned(),
+        kind: wait.kind.clone(),
+        since: wait.since,
+        due,
+        policy: deadlines.missed.as_str().to_owned(),
+        turn_deadline_ms: None,
+        turn_deadline_at: None,
+        turn_deadline_min_ms: None,
+    };
     match deadlines.limit {
-        Limit::After(length) => data["turn_deadline_ms"] = json!(length.num_milliseconds()),
+        Limit::After(length) => data.turn_deadline_ms = Some(length.num_milliseconds()),
         Limit::AtTimeOfDay { at: time, at_least } => {
-            data["turn_deadline_at"] = json!(time.format("%H:%M").to_string());
-            data["turn_deadline_min_ms"] = json!(at_least.num_milliseconds());
+            data.turn_deadline_at = Some(time.format("%H:%M").to_string());
+            data.turn_deadline_min_ms = Some(at_least.num_milliseconds());
         }
     }
     let when = in_words(due, zone);
@@ -458,9 +474,8 @@ pub fn missed(
             w.overdue = true;
         }
         let outcome = Outcome::new(
-            "deadline_passed",
             format!("The {side}'s deadline for {stage} passed at {when}: the moderator decides what happens"),
-            data,
+            DeadlineLeftToModerator { wait: data },
         );
         return Ok(Applied { state: next, outcomes: vec![outcome] });
     }
@@ -475,17 +490,15 @@ pub fn missed(
             let number = next.battle.as_ref().map_or(0, |b| b.number);
             next.battle = None;
             let mut out = vec![Outcome::new(
-                "attack_cancelled",
                 format!("Battle {number}: the {side} did not fix the result number by the deadline; the attack is cancelled"),
-                json!({"battle": number, "side": side}),
+                AttackCancelled { battle: number, side },
             )];
             orders::finish(scenario, state, &mut next, settings, at, &mut out);
             (Applied { state: next, outcomes: out }, "the attack is cancelled".to_owned())
         }
     };
-    data["applied"] = json!(what);
     let headline = format!("The {side}'s deadline for {stage} passed at {when}: {what}");
-    applied.outcomes.insert(0, Outcome::new("deadline", headline, data));
+    applied.outcomes.insert(0, Outcome::new(headline, DeadlinePassed { wait: data, applied: what }));
     Ok(applied)
 }
 

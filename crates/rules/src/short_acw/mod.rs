@@ -13,12 +13,12 @@ pub mod scenario;
 pub mod state;
 pub mod victory;
 
+pub use crate::outcome::Outcome;
 pub use combat::{battle, battle_by_unit, Battle, Defence, Defenders, VictoryRounding, Winner};
 pub use hex::Hex;
 pub use movement::Reach;
 pub use orders::{
-    apply, legal_moves, may_post, post_kinds, Applied, Order, Outcome, PostKindSpec, SealedDraw, Settings,
-    RULES_VERSION,
+    apply, legal_moves, may_post, post_kinds, Applied, Order, PostKindSpec, SealedDraw, Settings, RULES_VERSION,
 };
 pub use scenario::{Arm, Scenario, ScenarioError};
 pub use state::{GameState, Phase};

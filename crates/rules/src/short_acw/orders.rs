@@ -19,6 +19,11 @@ use super::reinforcement::{qualifying_rail, rail_to_edge};
 use super::scenario::{Arm, Scenario, Terrain};
 use super::state::{CasualtiesDue, GameState, PendingBattle, Phase, SealedDeployment, UnitState};
 use super::victory::{after_last_turn, capture_met};
+use crate::outcome::{
+    AttackDeclared, AttackVoid, Casualties, CavalryOption, Deployed, DeploymentSealed, Eliminated, FactorsBought,
+    Fought, Moved, Outcome, Placed, Reinforced, ReinforcementRolled, Retreat, RetreatLoss, RetreatMove, TurnBegins,
+    TurnEnded, UnitBought, Vacated,
+};
 use crate::result_time::ChainSecret;
 use crate::words::listed;
 use crate::{Clock, Refusal, ReinforcementRoll, Side};
@@ -113,21 +118,6 @@ pub struct Order<'a> {
 pub struct SealedDraw<'a> {
     pub secret: &'a ChainSecret,
     pub post_hash: &'a str,
-}
-
-/// What one adjudication produced, for the outcome feed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Outcome {
-    pub kind: String,
-    pub headline: String,
-    /// Every number used.
-    pub data: Value,
-}
-
-impl Outcome {
-    pub(crate) fn new(kind: &str, headline: impl Into<String>, data: Value) -> Outcome {
-        Outcome { kind: kind.into(), headline: headline.into(), data }
-    }
 }
 
 /// An accepted post: the new state and its outcomes.
@@ -613,12 +603,9 @@ fn deploy(
             set_hex(state, &p.unit, None);
         }
         let units = body.placements.len();
-        let mut data = json!({"side": side, "units": units, "sealed_until": side.other()});
-        if let Some(label) = stand_in {
-            data["stand_in_map"] = json!(label);
-        }
+        let data =
+            DeploymentSealed { side, units, sealed_until: side.other(), stand_in_map: stand_in.map(str::to_owned) };
         out.push(Outcome::new(
-            "deployment_sealed",
             format!("The {side} deploys {units} units, sealed until the {} side has deployed", side.other()),
             data,
         ));
@@ -629,20 +616,17 @@ fn deploy(
         return Ok(());
     }
     if let Some(sealed) = revealed {
-        let placements: Vec<Value> =
-            sealed.placements.iter().map(|(unit, hex)| json!({"unit": unit, "hex": hex})).collect();
+        let placements: Vec<Placed> =
+            sealed.placements.iter().map(|(unit, hex)| Placed { unit: unit.clone(), hex: *hex }).collect();
         out.push(Outcome::new(
-            "deployed",
             format!("The {}'s sealed deployment is revealed: {} units", sealed.side, placements.len()),
-            json!({"side": sealed.side, "placements": placements, "revealed": true}),
+            Deployed { side: sealed.side, placements, revealed: true, stand_in_map: None },
         ));
     }
-    let placements: Vec<Value> = body.placements.iter().map(|p| json!({"unit": p.unit, "hex": p.hex})).collect();
-    let mut data = json!({"side": side, "placements": placements});
-    if let Some(label) = stand_in {
-        data["stand_in_map"] = json!(label);
-    }
-    out.push(Outcome::new("deployed", format!("The {side} deploys {} units", placements.len()), data));
+    let placements: Vec<Placed> = body.placements.iter().map(|p| Placed { unit: p.unit.clone(), hex: p.hex }).collect();
+    let headline = format!("The {side} deploys {} units", placements.len());
+    let data = Deployed { side, placements, revealed: false, stand_in_map: stand_in.map(str::to_owned) };
+    out.push(Outcome::new(headline, data));
     if state.deployed.len() == 2 {
         state.turn = 1;
         state.refresh(scenario);
@@ -661,18 +645,18 @@ fn begin_player_turn(scenario: &Scenario, state: &mut GameState, side: Side, out
     state.side_to_act = Some(side);
     state.phase = Phase::Reinforcement;
     state.reinforcement_roll_made = false;
-    let mut data = json!({"turn": state.turn, "side": side});
+    let mut data = TurnBegins { turn: state.turn, side, points_gained: None, points_stored: None, deadline: None };
     let mut headline = format!("Turn {}: the {side} player turn begins", state.turn);
     if side == Side::Union {
         // Seed: "The Union will receive 1 reinforcement point each turn."
         let gain = scenario.reinforcement.union_points_per_turn;
         *state.reinforcement_points.get_mut(side) += gain;
         let stored = state.reinforcement_points.get(side);
-        data["points_gained"] = json!(gain);
-        data["points_stored"] = json!(stored);
+        data.points_gained = Some(gain);
+        data.points_stored = Some(stored);
         headline.push_str(&format!("; the Union gains {gain} reinforcement point ({stored} stored)"));
     }
-    out.push(Outcome::new("turn_begins", headline, data));
+    out.push(Outcome::new(headline, data));
 }
 
 fn reinforcement_roll(
@@ -712,7 +696,6 @@ fn reinforcement_roll(
     }
     let stored = state.reinforcement_points.get(side);
     out.push(Outcome::new(
-        "reinforcement_roll",
         format!(
             "Rebel reinforcement post at .{ms:03}: {ms} mod 6 = {} {} {} cities held — {} ({stored} stored)",
             roll.remainder,
@@ -720,10 +703,14 @@ fn reinforcement_roll(
             roll.cities,
             if roll.gains { "gains 1 point" } else { "no gain" }
         ),
-        json!({
-            "ms": roll.ms, "remainder": roll.remainder, "cities": roll.cities,
-            "cities_held": held, "gains": roll.gains, "points_stored": stored,
-        }),
+        ReinforcementRolled {
+            ms: roll.ms,
+            remainder: roll.remainder,
+            cities: roll.cities,
+            cities_held: held,
+            gains: roll.gains,
+            points_stored: stored,
+        },
     ));
     Ok(())
 }
@@ -781,7 +768,7 @@ fn reinforce(
             return Err(Refusal::new(format!("{field}.unit"), "reinforcement.rail", no_rail(hex)));
         };
         cost = cost.saturating_add(each * f.factors);
-        bought.push(json!({"unit": f.unit, "factors": f.factors, "cost": each * f.factors, "rail_hex": rail_hex}));
+        bought.push(FactorsBought { unit: f.unit.clone(), factors: f.factors, cost: each * f.factors, rail_hex });
     }
     let mut created = vec![];
     for (i, n) in body.new_units.iter().enumerate() {
@@ -851,8 +838,15 @@ fn reinforce(
                 format!("hex {} already holds {} infantry and cavalry units", n.hex, scenario.movement.stacking_limit),
             ));
         }
-        created.push(json!({"unit": id, "name": name, "arm": n.arm, "hex": n.hex, "factors": n.factors,
-            "cost": rules.new_unit + each * n.factors, "rail_hex": rail_hex}));
+        created.push(UnitBought {
+            unit: id,
+            name: name.to_owned(),
+            arm: n.arm,
+            hex: n.hex,
+            factors: n.factors,
+            cost: rules.new_unit + each * n.factors,
+            rail_hex,
+        });
     }
     let stored = state.reinforcement_points.get(side);
     if cost > stored {
@@ -870,10 +864,15 @@ fn reinforce(
         }
     }
     out.push(Outcome::new(
-        "reinforced",
         format!("The {side} spends {cost} reinforcement points ({} left)", stored - cost),
-        json!({"side": side, "cost": cost, "points_before": stored, "points_left": stored - cost,
-               "factors": bought, "new_units": created}),
+        Reinforced {
+            side,
+            cost,
+            points_before: stored,
+            points_left: stored - cost,
+            factors: bought,
+            new_units: created,
+        },
     ));
     Ok(())
 }
@@ -902,12 +901,18 @@ fn move_unit(
     if let Some(enemy) = halted_by {
         headline.push_str(&format!(", halts next to the enemy in {enemy} and must attack"));
     }
+    let allowance = scenario.movement.allowance(state.unit(&body.unit).map_or(Arm::Infantry, |u| u.arm));
     out.push(Outcome::new(
-        "moved",
         headline,
-        json!({"unit": body.unit, "from": from, "path": body.path, "cost": cost,
-               "allowance": scenario.movement.allowance(state.unit(&body.unit).map_or(Arm::Infantry, |u| u.arm)),
-               "halted_next_to": halted_by, "must_fight": halted_by.is_some()}),
+        Moved {
+            unit: body.unit,
+            from,
+            path: body.path,
+            cost,
+            allowance,
+            halted_next_to: halted_by,
+            must_fight: halted_by.is_some(),
+        },
     ));
     Ok(())
 }
@@ -1041,12 +1046,11 @@ fn attack(
         fight(scenario, state, order, out);
     } else {
         out.push(Outcome::new(
-            "attack_declared",
             format!(
                 "Battle {}: the {side} attacks {} with infantry; the {} cavalry there may retreat 1 hex before the battle",
                 state.battles, body.target, side.other()
             ),
-            json!({"battle": state.battles, "attackers": body.units, "target": body.target, "cavalry": cavalry}),
+            AttackDeclared { battle: state.battles, attackers: body.units, target: body.target, cavalry },
         ));
     }
     Ok(())
@@ -1094,15 +1098,7 @@ fn fight(scenario: &Scenario, state: &mut GameState, order: &Order, out: &mut Ve
         Winner::Attacker => b.attacker,
         Winner::Defender => b.attacker.other(),
     };
-    let mut data = json!({"battle": b.number, "post": order.seq, "target": b.target, "attacker_side": b.attacker,
-               "attackers": attackers, "defenders": defending, "winner_side": winner_side,
-               "loser_side": winner_side.other(), "numbers": fought});
-    if let Some(sealed) = &sealed {
-        data["sealed_delay"] = json!(sealed);
-    }
-    out.push(Outcome::new(
-        "battle",
-        format!(
+    let headline = format!(
             "Battle {} at {}: {} {a} v {} {d} ({}, ×{}) — victory {}, result {} ({}{sealed_text}): the {winner_side} wins; casualties {} {}, {} {}",
             b.number,
             b.target,
@@ -1117,18 +1113,31 @@ fn fight(scenario: &Scenario, state: &mut GameState, order: &Order, out: &mut Ve
             fought.attacker_casualties,
             b.attacker.other(),
             fought.defender_casualties,
-        ),
-        data,
+    );
+    let (attacker_casualties, defender_casualties) = (fought.attacker_casualties, fought.defender_casualties);
+    out.push(Outcome::new(
+        headline,
+        Fought {
+            battle: b.number,
+            post: order.seq,
+            target: b.target,
+            attacker_side: b.attacker,
+            attackers: attackers.clone(),
+            defenders: defending.clone(),
+            winner_side,
+            loser_side: winner_side.other(),
+            numbers: fought,
+            sealed_delay: sealed,
+        },
     ));
     b.fought = true;
     b.defenders = defenders;
     b.loser = Some(winner_side.other());
     let attacker_side = b.attacker;
     let mut dues = vec![];
-    for (side, units, casualties) in [
-        (attacker_side, attackers, fought.attacker_casualties),
-        (attacker_side.other(), defending, fought.defender_casualties),
-    ] {
+    for (side, units, casualties) in
+        [(attacker_side, attackers, attacker_casualties), (attacker_side.other(), defending, defender_casualties)]
+    {
         let ask = if order.settings.asks_casualty_order_only_when_it_counts() {
             order_changes_casualties(&units, casualties)
         } else {
@@ -1165,9 +1174,8 @@ fn take_casualties(state: &mut GameState, battle: u32, side: Side, shares: &[Cas
         .map(|s| format!("{} −{}{}", s.unit, s.taken, if s.eliminated { " (eliminated)" } else { "" }))
         .collect();
     out.push(Outcome::new(
-        "casualties",
         format!("Battle {battle}: the {side} loses {total} factors: {}", text.join(", ")),
-        json!({"battle": battle, "side": side, "casualties": total, "units": shares}),
+        Casualties { battle, side, casualties: total, units: shares.to_vec() },
     ));
 }
 
@@ -1243,9 +1251,8 @@ fn start_retreat(scenario: &Scenario, state: &mut GameState, settings: &Settings
                 u.hex = None;
             }
             out.push(Outcome::new(
-                "eliminated",
                 format!("Battle {}: {} has lost with 0 factors in {from} and is eliminated", b.number, unit.name),
-                json!({"battle": b.number, "unit": id, "hex": from, "reason": "0 factors"}),
+                Eliminated { battle: b.number, unit: id, hex: from, reason: "0 factors".to_owned() },
             ));
         } else if has_retreat(scenario, state, &unit, from) {
             retreating.push(id);
@@ -1255,9 +1262,8 @@ fn start_retreat(scenario: &Scenario, state: &mut GameState, settings: &Settings
                 u.hex = None;
             }
             out.push(Outcome::new(
-                "eliminated",
                 format!("Battle {}: {} has no legal retreat from {from} and is eliminated", b.number, unit.name),
-                json!({"battle": b.number, "unit": id, "hex": from, "reason": "no legal retreat"}),
+                Eliminated { battle: b.number, unit: id, hex: from, reason: "no legal retreat".to_owned() },
             ));
         }
     }
@@ -1271,7 +1277,7 @@ fn start_retreat(scenario: &Scenario, state: &mut GameState, settings: &Settings
 
 /// Seed: "Armies that end their retreat movement in a hex adjacent to an enemy force
 /// immediately lose HALF their factors" (rounded half up: 3 factors lose 2).
-fn retreat_losses(scenario: &Scenario, state: &mut GameState, ids: &[String]) -> Vec<Value> {
+fn retreat_losses(scenario: &Scenario, state: &mut GameState, ids: &[String]) -> Vec<RetreatLoss> {
     let mut report = vec![];
     for id in ids {
         let Some(unit) = state.unit(id).cloned() else {
@@ -1287,9 +1293,15 @@ fn retreat_losses(scenario: &Scenario, state: &mut GameState, ids: &[String]) ->
                 u.hex = None;
             }
         }
-        report.push(json!({"unit": id, "hex": hex, "next_to_enemy": enemy, "factors_before": unit.factors,
-                           "factors_lost": lost, "factors_after": unit.factors - lost,
-                           "eliminated": lost > 0 && unit.factors == lost}));
+        report.push(RetreatLoss {
+            unit: id.clone(),
+            hex,
+            next_to_enemy: enemy,
+            factors_before: unit.factors,
+            factors_lost: lost,
+            factors_after: unit.factors - lost,
+            eliminated: lost > 0 && unit.factors == lost,
+        });
     }
     report
 }
@@ -1368,7 +1380,7 @@ fn retreat(
             }
             at = hex;
         }
-        moves.push(json!({"unit": p.unit, "from": from, "path": p.path}));
+        moves.push(RetreatMove { unit: p.unit.clone(), from, path: p.path.clone() });
         set_hex(state, &p.unit, Some(at));
     }
     if let Some(missing) = b.retreating.iter().find(|id| !named.contains(id)) {
@@ -1432,11 +1444,17 @@ fn retreat(
         // Versions 1 and 2 named the battle's target as the hex left, which is the loser's own
         // hex only when the defender loses; their campaigns replay with the words they stored.
         Outcome::new(
-            "retreat",
             format!("Battle {}: the {side} retreats from {}", b.number, b.target),
-            json!({"battle": b.number, "side": side, "moves": moves, "losses": losses,
-                   "eliminated_without_retreat": no_retreat,
-                   "vacated": b.target, "advance": "none: the vacated hex stays empty until a unit moves in"}),
+            Retreat {
+                battle: b.number,
+                side,
+                moves,
+                losses,
+                eliminated_without_retreat: no_retreat,
+                left: None,
+                vacated: Vacated::Target(b.target),
+                advance: "none: the vacated hex stays empty until a unit moves in".to_owned(),
+            },
         )
     };
     out.push(outcome);
@@ -1453,8 +1471,8 @@ fn retreat_outcome(
     battle: u32,
     side: Side,
     named: &[String],
-    moves: Vec<Value>,
-    losses: Vec<Value>,
+    moves: Vec<RetreatMove>,
+    losses: Vec<RetreatLoss>,
     no_retreat: Vec<String>,
 ) -> Outcome {
     let mut left: Vec<Hex> = named.iter().filter_map(|id| before.unit(id).and_then(|u| u.hex)).collect();
@@ -1463,27 +1481,30 @@ fn retreat_outcome(
     let vacated: Vec<Hex> = left.iter().copied().filter(|&hex| after.occupant(hex).is_none()).collect();
     let name = |id: &str| before.unit(id).map_or_else(|| id.to_owned(), |u| u.name.clone());
     let mut headline = format!("Battle {battle}: the {side} retreats from {}", hex_list(&left));
-    for l in &losses {
-        let lost = l["factors_lost"].as_u64().unwrap_or(0);
-        if lost > 0 {
-            let unit = l["unit"].as_str().unwrap_or_default();
-            headline.push_str(&format!(
-                "; {} loses {lost} of {} factors next to the enemy{}",
-                name(unit),
-                l["factors_before"],
-                if l["eliminated"] == Value::Bool(true) { " and is eliminated" } else { "" }
-            ));
-        }
+    for l in losses.iter().filter(|l| l.factors_lost > 0) {
+        headline.push_str(&format!(
+            "; {} loses {} of {} factors next to the enemy{}",
+            name(&l.unit),
+            l.factors_lost,
+            l.factors_before,
+            if l.eliminated { " and is eliminated" } else { "" }
+        ));
     }
     for id in &no_retreat {
         headline.push_str(&format!("; {} has no retreat and is eliminated", name(id)));
     }
     Outcome::new(
-        "retreat",
         headline,
-        json!({"battle": battle, "side": side, "moves": moves, "losses": losses,
-               "eliminated_without_retreat": no_retreat, "left": left, "vacated": vacated,
-               "advance": "none: the vacated hexes stay empty until a unit moves in"}),
+        Retreat {
+            battle,
+            side,
+            moves,
+            losses,
+            eliminated_without_retreat: no_retreat,
+            left: Some(left),
+            vacated: Vacated::Hexes(vacated),
+            advance: "none: the vacated hexes stay empty until a unit moves in".to_owned(),
+        },
     )
 }
 
@@ -1513,9 +1534,8 @@ fn cavalry_option(
             ));
         }
         out.push(Outcome::new(
-            "cavalry_option",
             format!("Battle {}: the {side} cavalry in {} stand", b.number, b.target),
-            json!({"battle": b.number, "retreat": false, "cavalry": b.cavalry}),
+            CavalryOption { battle: b.number, retreat: false, hex: None, cavalry: b.cavalry.clone(), losses: None },
         ));
         state.battle = Some(b);
         return Ok(());
@@ -1553,15 +1573,19 @@ fn cavalry_option(
     let losses = retreat_losses(scenario, state, &b.cavalry);
     let defenders_left = state.units_in(b.target).count();
     out.push(Outcome::new(
-        "cavalry_option",
         format!("Battle {}: the {side} cavalry retreat from {} to {hex} before the battle", b.number, b.target),
-        json!({"battle": b.number, "retreat": true, "hex": hex, "cavalry": b.cavalry, "losses": losses}),
+        CavalryOption {
+            battle: b.number,
+            retreat: true,
+            hex: Some(hex),
+            cavalry: b.cavalry.clone(),
+            losses: Some(losses),
+        },
     ));
     if defenders_left == 0 {
         out.push(Outcome::new(
-            "attack_void",
             format!("Battle {}: {} is empty; there is no battle", b.number, b.target),
-            json!({"battle": b.number, "target": b.target}),
+            AttackVoid { battle: b.number, target: b.target },
         ));
         state.battle = None;
     } else {
@@ -1613,19 +1637,14 @@ fn end_turn(
     }
     state.refresh(scenario);
     out.push(Outcome::new(
-        "turn_ended",
         format!("Turn {}: the {side} ends its player turn", state.turn),
-        json!({"turn": state.turn, "side": side, "newly_fortified": fortified}),
+        TurnEnded { turn: state.turn, side, newly_fortified: fortified },
     ));
     let second = scenario.first_side.other();
     let result = capture_met(scenario, state, side)
         .or_else(|| (side == second && state.turn >= scenario.turns).then(|| after_last_turn(scenario, state)));
     if let Some(result) = result {
-        out.push(Outcome::new(
-            "game_over",
-            format!("Game over on turn {}: {}", result.turn, result.condition),
-            json!(result),
-        ));
+        out.push(Outcome::new(format!("Game over on turn {}: {}", result.turn, result.condition), result.clone()));
         state.result = Some(result);
         state.phase = Phase::Over;
         state.side_to_act = None;

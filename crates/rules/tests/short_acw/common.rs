@@ -121,7 +121,7 @@ pub fn scripted(n: usize) -> Game {
 }
 
 pub fn outcome<'a>(outcomes: &'a [Outcome], kind: &str) -> &'a Outcome {
-    outcomes.iter().find(|o| o.kind == kind).unwrap_or_else(|| panic!("no {kind} outcome in {outcomes:#?}"))
+    outcomes.iter().find(|o| o.kind() == kind).unwrap_or_else(|| panic!("no {kind} outcome in {outcomes:#?}"))
 }
 
 pub fn empty() -> Value {

@@ -61,7 +61,7 @@ fn missed_deployments_place_every_unit_legally_and_the_turns_begin_with_their_de
     assert_eq!(early.unwrap_err().rule, "deadline.not_due");
     for side in [Side::Union, Side::Confederate] {
         let applied = deadline::missed(&g.scenario, &g.state, &g.settings, due, side, "deployment").unwrap();
-        assert_eq!(applied.outcomes[0].kind, "deadline");
+        assert_eq!(applied.outcomes[0].kind(), "deadline");
         g.state = applied.state;
     }
     assert_eq!(g.state.phase, Phase::Reinforcement);

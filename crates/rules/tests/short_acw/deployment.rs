@@ -15,11 +15,14 @@ fn the_first_deployment_stays_off_the_map_until_the_second_is_in() {
     // The outcome says that the Union deployed, not where.
     assert_eq!(out.len(), 1);
     let sealed = outcome(&out, "deployment_sealed");
-    assert_eq!(sealed.data["side"], "union");
-    assert!(sealed.data.get("placements").is_none(), "{:?}", sealed.data);
+    assert_eq!(sealed.data.to_json()["side"], "union");
+    assert!(sealed.data.to_json().get("placements").is_none(), "{:?}", sealed.data);
     for p in first.body["placements"].as_array().unwrap() {
         let hex = p["hex"].as_str().unwrap();
-        assert!(!sealed.headline.contains(hex) && !sealed.data.to_string().contains(hex), "{hex} is given away");
+        assert!(
+            !sealed.headline.contains(hex) && !sealed.data.to_json().to_string().contains(hex),
+            "{hex} is given away"
+        );
     }
     // No Union unit is on the map, control is as it started, and only the Rebels are awaited.
     assert!(g.state.units.iter().filter(|u| u.side == Side::Union).all(|u| u.hex.is_none()));
@@ -39,13 +42,13 @@ fn the_first_deployment_stays_off_the_map_until_the_second_is_in() {
 
     // The Rebels deploy: both deployments are revealed together, then turn 1 begins.
     let out = g.post_at(second.side, &second.kind, second.body.clone(), second.stamp).unwrap().outcomes;
-    let kinds: Vec<&str> = out.iter().map(|o| o.kind.as_str()).collect();
+    let kinds: Vec<&str> = out.iter().map(|o| o.kind()).collect();
     assert_eq!(&kinds[..2], ["deployed", "deployed"]);
-    assert_eq!(out[0].data["side"], "union");
-    assert_eq!(out[0].data["revealed"], true);
-    assert_eq!(out[0].data["placements"].as_array().unwrap().len(), kept.placements.len());
+    assert_eq!(out[0].data.to_json()["side"], "union");
+    assert_eq!(out[0].data.to_json()["revealed"], true);
+    assert_eq!(out[0].data.to_json()["placements"].as_array().unwrap().len(), kept.placements.len());
     assert_eq!(out[0].headline, format!("The Union's sealed deployment is revealed: {} units", kept.placements.len()));
-    assert_eq!(out[1].data["side"], "confederate");
+    assert_eq!(out[1].data.to_json()["side"], "confederate");
     assert!(g.state.sealed_deployment.is_none());
     assert_eq!(g.state.phase, Phase::Reinforcement);
     for (unit, hex) in &kept.placements {
@@ -80,7 +83,7 @@ fn versions_1_and_2_deploy_in_the_open_as_they_did() {
         let mut g = Game::new();
         g.settings.rules_version = version;
         let out = g.post_at(first.side, &first.kind, first.body.clone(), first.stamp).unwrap().outcomes;
-        assert_eq!(out[0].kind, "deployed");
+        assert_eq!(out[0].kind(), "deployed");
         assert!(g.state.sealed_deployment.is_none());
         assert!(g.state.units.iter().filter(|u| u.side == Side::Union).all(|u| u.hex.is_some()));
         assert!(!serde_json::to_string(&g.state).unwrap().contains("sealed_deployment"));

@@ -170,7 +170,7 @@ fn check_deadline_defaults(g: &Game) -> Result<(), TestCaseError> {
                 let still =
                     clock.waits.iter().any(|w| w.side == wait.side && w.stage == wait.stage && w.since == wait.since);
                 prop_assert!(!still, "the default for the {} ({}) left it waiting", wait.side, wait.stage);
-                prop_assert_eq!(&applied.outcomes[0].kind, "deadline");
+                prop_assert_eq!(applied.outcomes[0].kind(), "deadline");
                 let after = Game { state: applied.state, ..Game::with(g.scenario.clone()) };
                 check_invariants(&after)?;
             }

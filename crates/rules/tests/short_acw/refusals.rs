@@ -335,7 +335,7 @@ fn attack_refusals() {
         stamp += chrono::Duration::seconds(1);
     }
     let out = g.post_at(U, "attack", atk(&["us-13th-inf"], "0604"), stamp).unwrap().outcomes;
-    assert_eq!(outcome(&out, "battle").data["winner_side"], "confederate");
+    assert_eq!(outcome(&out, "battle").data.to_json()["winner_side"], "confederate");
     answer_everything(&mut g);
     g.refused(
         U,
@@ -512,7 +512,7 @@ fn casualty_and_retreat_refusals() {
     // Rules version 1 (campaigns created before): the empty path gave the unit up.
     g.settings.rules_version = 1;
     let out = g.ok(R, "retreat", both);
-    assert_eq!(outcome(&out, "retreat").data["eliminated_without_retreat"], json!(["cs-52nd-inf"]));
+    assert_eq!(outcome(&out, "retreat").data.to_json()["eliminated_without_retreat"], json!(["cs-52nd-inf"]));
     assert!(g.state.unit("cs-52nd-inf").unwrap().eliminated);
     assert_eq!(g.hex_of("cs-51st-inf").as_deref(), Some("0704"));
 }
@@ -652,7 +652,7 @@ fn reinforce_refusals() {
     );
     // A new unit costs 1 and starts with no factors.
     let out = g.ok(R, "reinforce", nu("1st Reserves", "infantry", "1005"));
-    assert_eq!(outcome(&out, "reinforced").data["cost"], 1);
+    assert_eq!(outcome(&out, "reinforced").data.to_json()["cost"], 1);
     let unit = g.state.unit("cs-new-1").unwrap();
     assert_eq!((unit.factors, unit.hex.unwrap().to_string().as_str()), (0, "1005"));
     assert_eq!(g.state.reinforcement_points.confederate, 0);
@@ -700,8 +700,8 @@ fn cavalry_option_refusals_and_flow() {
         g.ok(U, "move", json!({"unit": unit, "path": path}));
     }
     let out = g.ok(U, "attack", json!({"units": ["us-14th-inf", "us-13th-inf"], "target": "0604"}));
-    assert_eq!(outcome(&out, "attack_declared").data["cavalry"], json!(["cs-37th-cav", "cs-45th-cav"]));
-    assert!(out.iter().all(|o| o.kind != "battle"), "no result before the option is answered");
+    assert_eq!(outcome(&out, "attack_declared").data.to_json()["cavalry"], json!(["cs-37th-cav", "cs-45th-cav"]));
+    assert!(out.iter().all(|o| o.kind() != "battle"), "no result before the option is answered");
     assert_eq!(g.state.awaiting[0].kind, "cavalry_option");
     g.refused(
         U,
@@ -748,7 +748,7 @@ fn cavalry_option_refusals_and_flow() {
     g.ok(R, "cavalry_option", json!({"retreat": false}));
     assert_eq!(g.state.awaiting[0].kind, "resolve_attack");
     let out = g.ok(U, "resolve_attack", empty());
-    let n = &outcome(&out, "battle").data["numbers"];
+    let n = &outcome(&out, "battle").data.to_json()["numbers"];
     assert_eq!(n["attacker"], 8);
     assert_eq!(n["defender"], 6);
 
@@ -761,7 +761,7 @@ fn cavalry_option_refusals_and_flow() {
     g.ok(U, "move", json!({"unit": "us-14th-inf", "path": ["0504"]}));
     g.ok(U, "attack", json!({"units": ["us-14th-inf"], "target": "0604"}));
     let out = g.ok(R, "cavalry_option", json!({"retreat": true, "hex": "0705"}));
-    assert_eq!(outcome(&out, "attack_void").data["target"], "0604");
+    assert_eq!(outcome(&out, "attack_void").data.to_json()["target"], "0604");
     assert_eq!(g.hex_of("cs-37th-cav").as_deref(), Some("0705"));
     assert_eq!(g.factors("cs-37th-cav"), 3);
     assert!(g.state.battle.is_none());

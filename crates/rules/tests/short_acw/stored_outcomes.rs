@@ -7,9 +7,10 @@
 
 use crate::common::*;
 use crate::properties::make_post;
-use adjutant_rules::short_acw::deadline::{self, Deadlines, Limit, MissedTurn};
 use crate::victory::{before_the_fortified_attack, set_unit, stamp_with_result_at_most};
+use adjutant_rules::outcome::OutcomeData;
 use adjutant_rules::result_time::{top_secret, ChainSecret};
+use adjutant_rules::short_acw::deadline::{self, Deadlines, Limit, MissedTurn};
 use adjutant_rules::short_acw::{apply, Order, Outcome, SealedDraw, Settings, VictoryRounding};
 use chrono::{Duration, NaiveTime, TimeDelta};
 use serde_json::{json, Value};
@@ -27,7 +28,7 @@ impl Lcg {
 }
 
 fn line(o: &Outcome) -> String {
-    serde_json::to_string(&json!({"kind": o.kind, "headline": o.headline, "data": o.data})).unwrap()
+    serde_json::to_string(&json!({"kind": o.kind(), "headline": o.headline, "data": o.data})).unwrap()
 }
 
 fn settings(version: u32, variant: u64) -> Settings {
@@ -35,7 +36,10 @@ fn settings(version: u32, variant: u64) -> Settings {
         0 => None,
         1 => Some(Deadlines { limit: Limit::After(TimeDelta::hours(24)), missed: MissedTurn::EndTurn }),
         _ => Some(Deadlines {
-            limit: Limit::AtTimeOfDay { at: NaiveTime::from_hms_opt(20, 0, 0).unwrap(), at_least: TimeDelta::hours(12) },
+            limit: Limit::AtTimeOfDay {
+                at: NaiveTime::from_hms_opt(20, 0, 0).unwrap(),
+                at_least: TimeDelta::hours(12),
+            },
             missed: if variant % 2 == 0 { MissedTurn::Moderator } else { MissedTurn::EndTurn },
         }),
     };
@@ -69,8 +73,15 @@ fn outcomes() -> Vec<String> {
         let secret = ChainSecret::from_top(draw as u64 + 1, 64, &top, None);
         let post_hash = format!("{:064x}", draw * 7919);
         let sealed = Some(SealedDraw { secret: &secret, post_hash: &post_hash });
-        let order =
-            Order { seq: draw as u64 + 1, side: p.side, kind: &p.kind, body: &p.body, stamp: p.stamp, settings: &g.settings, sealed };
+        let order = Order {
+            seq: draw as u64 + 1,
+            side: p.side,
+            kind: &p.kind,
+            body: &p.body,
+            stamp: p.stamp,
+            settings: &g.settings,
+            sealed,
+        };
         let Ok(applied) = apply(&g.scenario, &g.state, &order) else { break };
         lines.extend(applied.outcomes.iter().map(line));
         g.state = applied.state;
@@ -103,7 +114,14 @@ fn outcomes() -> Vec<String> {
                 if let Some(wait) = wait {
                     let (due, side, stage) = (wait.due.unwrap(), wait.side, wait.stage.clone());
                     let applied = if roll % 2 == 0 {
-                        deadline::remind(&g.state, &g.settings, due - TimeDelta::hours(1), side, &stage, TimeDelta::hours(1))
+                        deadline::remind(
+                            &g.state,
+                            &g.settings,
+                            due - TimeDelta::hours(1),
+                            side,
+                            &stage,
+                            TimeDelta::hours(1),
+                        )
                     } else {
                         deadline::missed(&g.scenario, &g.state, &g.settings, due, side, &stage)
                     };
@@ -139,14 +157,33 @@ fn every_outcome_is_stored_byte_for_byte_as_before() {
     for (i, (now, then)) in text.lines().zip(stored.lines()).enumerate() {
         assert_eq!(now, then, "outcome {} is stored differently", i + 1);
         let v: Value = serde_json::from_str(then).unwrap();
-        kinds.insert(v["kind"].as_str().unwrap().to_owned());
+        let kind = v["kind"].as_str().unwrap();
+        kinds.insert(kind.to_owned());
+        // Read back as its type, it is written again byte for byte.
+        let typed = OutcomeData::read(kind, &v["data"]).unwrap_or_else(|e| panic!("outcome {}: {e}", i + 1));
+        assert_eq!(typed.kind(), kind);
+        assert_eq!(serde_json::to_string(&typed).unwrap(), serde_json::to_string(&v["data"]).unwrap());
     }
     assert_eq!(text.lines().count(), stored.lines().count());
     // The campaigns reach every kind of outcome the rules write.
     for kind in [
-        "deployed", "deployment_sealed", "turn_begins", "reinforcement_roll", "reinforced", "moved",
-        "attack_declared", "cavalry_option", "battle", "casualties", "retreat", "eliminated", "turn_ended",
-        "game_over", "deadline", "deadline_passed", "deadline_near",
+        "deployed",
+        "deployment_sealed",
+        "turn_begins",
+        "reinforcement_roll",
+        "reinforced",
+        "moved",
+        "attack_declared",
+        "cavalry_option",
+        "battle",
+        "casualties",
+        "retreat",
+        "eliminated",
+        "turn_ended",
+        "game_over",
+        "deadline",
+        "deadline_passed",
+        "deadline_near",
     ] {
         assert!(kinds.contains(kind), "no {kind} outcome among {kinds:?}");
     }

@@ -18,7 +18,7 @@ fn m_after_turn_7_is_a_minor_union_victory() {
     g.state.turn = 8;
     g.state.control.insert(h("1407"), Side::Union);
     let out = g.ok(U, "end_turn", empty());
-    let over = &outcome(&out, "game_over").data;
+    let over = outcome(&out, "game_over").data.to_json();
     assert_eq!(over["condition"], "Minor Union Victory: Capture City 'M'");
     let result = g.state.result.clone().unwrap();
     assert_eq!((result.winner, result.level, result.turn), (Some(Side::Union), Some(VictoryLevel::Minor), 8));
@@ -64,7 +64,7 @@ fn surviving_twelve_turns_is_a_minor_rebel_victory() {
     assert!(g.state.result.is_none());
     g.ok(U, "end_turn", empty());
     let out = g.ok(R, "end_turn", empty());
-    assert_eq!(outcome(&out, "game_over").data["winner"], "confederate");
+    assert_eq!(outcome(&out, "game_over").data.to_json()["winner"], "confederate");
     let result = g.state.result.clone().unwrap();
     assert_eq!(result.level, Some(VictoryLevel::Minor));
     assert_eq!(result.turn, 12);
@@ -75,7 +75,7 @@ fn surviving_twelve_turns_is_a_minor_rebel_victory() {
 fn the_union_gains_a_point_every_turn_and_stores_it() {
     let mut g = scripted(1);
     let out = g.ok(R, "deploy", script()[1].body.clone());
-    let begins = &outcome(&out, "turn_begins").data;
+    let begins = outcome(&out, "turn_begins").data.to_json();
     assert_eq!((begins["turn"].as_u64(), begins["points_gained"].as_u64()), (Some(1), Some(1)));
     g.ok(U, "end_turn", empty());
     g.ok(R, "end_turn", empty());
@@ -94,7 +94,7 @@ fn the_rebel_roll_compares_milliseconds_mod_6_with_cities_held() {
     let at =
         |ms: u32| Utc.with_ymd_and_hms(2026, 3, 2, 10, 0, 0).unwrap() + chrono::Duration::milliseconds(i64::from(ms));
     let out = g.post_at(R, "reinforcement", empty(), at(123)).unwrap().outcomes;
-    let roll = &outcome(&out, "reinforcement_roll").data;
+    let roll = outcome(&out, "reinforcement_roll").data.to_json();
     assert_eq!(roll["ms"], 123);
     assert_eq!(roll["remainder"], 3);
     assert_eq!(roll["cities"], 2);
@@ -106,7 +106,7 @@ fn the_rebel_roll_compares_milliseconds_mod_6_with_cities_held() {
         g.state.control.insert(h(hex), Side::Union);
     }
     let out = g.post_at(R, "reinforcement", empty(), at(128)).unwrap().outcomes;
-    assert_eq!(outcome(&out, "reinforcement_roll").data["remainder"], 2);
+    assert_eq!(outcome(&out, "reinforcement_roll").data.to_json()["remainder"], 2);
     assert_eq!(g.state.reinforcement_points.confederate, 1);
 }
 
@@ -130,7 +130,7 @@ fn a_cut_rail_line_stops_reinforcement() {
         "hex 0905 is neither in nor next to a rail hex",
     );
     let out = g.ok(R, "reinforce", body);
-    assert_eq!(outcome(&out, "reinforced").data["factors"][0]["rail_hex"], "0905");
+    assert_eq!(outcome(&out, "reinforced").data.to_json()["factors"][0]["rail_hex"], "0905");
     assert_eq!(g.factors("cs-39th-inf"), 5);
     assert!(g.state.unit("cs-39th-inf").unwrap().reinforced);
 }
@@ -139,7 +139,7 @@ fn a_cut_rail_line_stops_reinforcement() {
 fn units_that_do_not_move_are_fortified_until_they_move() {
     let mut g = scripted(3); // the 3rd Cav has moved
     let out = g.ok(U, "end_turn", empty());
-    let fortified = &outcome(&out, "turn_ended").data["newly_fortified"];
+    let fortified = &outcome(&out, "turn_ended").data.to_json()["newly_fortified"];
     assert!(fortified.as_array().unwrap().iter().any(|v| v == "us-14th-inf"));
     assert!(!fortified.as_array().unwrap().iter().any(|v| v == "us-3rd-cav"));
     assert!(g.state.unit("us-14th-inf").unwrap().fortified);
@@ -161,7 +161,7 @@ fn a_fortified_defender_counts_one_and_a_half() {
     g.ok(U, "move", json!({"unit": "us-3rd-inf", "path": ["0606", "0605"]}));
     g.ok(U, "move", json!({"unit": "us-14th-inf", "path": ["0504"]}));
     let out = g.ok(U, "attack", json!({"units": ["us-3rd-inf", "us-14th-inf"], "target": "0604"}));
-    let n = &outcome(&out, "battle").data["numbers"];
+    let n = &outcome(&out, "battle").data.to_json()["numbers"];
     assert_eq!(n["defence"], "fortified");
     assert_eq!(n["multiplier"], "1.5");
     assert_eq!(n["defender_counted"], "9");
@@ -193,7 +193,7 @@ fn fortification_counts_unit_by_unit() {
     // hex: D′ = 3 × 1½ + 3 × 1 = 7.5; 100 × 8 / 15.5 = 51.6 → 52.
     let mut g = before_the_fortified_attack(2);
     let out = g.ok(U, "attack", json!({"units": ["us-3rd-inf", "us-14th-inf"], "target": "0604"}));
-    let n = &outcome(&out, "battle").data["numbers"];
+    let n = &outcome(&out, "battle").data.to_json()["numbers"];
     assert_eq!(n["defender_fortified"], 3);
     assert_eq!(n["defender_counted"], "7.5");
     assert_eq!(n["total_counted"], "15.5");
@@ -206,7 +206,7 @@ fn rules_version_1_keeps_the_whole_hex_fortification() {
     // and the battle's numbers carry no `defender_fortified`.
     let mut g = before_the_fortified_attack(1);
     let out = g.ok(U, "attack", json!({"units": ["us-3rd-inf", "us-14th-inf"], "target": "0604"}));
-    let n = &outcome(&out, "battle").data["numbers"];
+    let n = &outcome(&out, "battle").data.to_json()["numbers"];
     assert_eq!(n["defence"], "open");
     assert_eq!(n["defender_counted"], "6");
     assert_eq!(n["victory"], 57);
@@ -242,10 +242,10 @@ fn a_lone_unit_at_0_factors_attacked_is_eliminated() {
     let stamp = stamp_with_result_at_most(&g, 99);
     let out = g.post_at(U, "attack", json!({"units": ["us-3rd-inf", "us-14th-inf"], "target": "0604"}), stamp);
     let out = out.unwrap().outcomes;
-    assert_eq!(outcome(&out, "battle").data["numbers"]["victory"], 100);
+    assert_eq!(outcome(&out, "battle").data.to_json()["numbers"]["victory"], 100);
     let gone = outcome(&out, "eliminated");
-    assert_eq!(gone.data["unit"], "cs-52nd-inf");
-    assert_eq!(gone.data["reason"], "0 factors");
+    assert_eq!(gone.data.to_json()["unit"], "cs-52nd-inf");
+    assert_eq!(gone.data.to_json()["reason"], "0 factors");
     assert!(g.state.unit("cs-52nd-inf").unwrap().eliminated);
     assert!(g.state.battle.is_none());
     assert!(g.state.units_in(h("0604")).next().is_none());
@@ -267,7 +267,7 @@ fn a_0_factor_unit_in_a_stack_is_eliminated_while_the_others_retreat() {
     let stamp = stamp_with_result_at_most(&g, 30);
     let out = g.post_at(U, "attack", json!({"units": ["us-3rd-inf", "us-14th-inf"], "target": "0604"}), stamp);
     let out = out.unwrap().outcomes;
-    let n = &outcome(&out, "battle").data["numbers"];
+    let n = &outcome(&out, "battle").data.to_json()["numbers"];
     assert_eq!(n["winner"], "attacker");
     answer_everything(&mut g);
     assert!(g.state.unit("cs-52nd-inf").unwrap().eliminated);
@@ -287,12 +287,15 @@ fn the_first_outcome_says_the_map_is_a_stand_in() {
     let mut g = Game::new();
     // (Version 3: the first deployment is sealed, and its outcome says so.)
     let out = g.post_at(first.side, &first.kind, first.body.clone(), first.stamp).unwrap().outcomes;
-    assert_eq!(outcome(&out, "deployment_sealed").data["stand_in_map"], "Stand-in map: the seed publishes no map");
+    assert_eq!(
+        outcome(&out, "deployment_sealed").data.to_json()["stand_in_map"],
+        "Stand-in map: the seed publishes no map"
+    );
     let out = g.post_at(second.side, &second.kind, second.body.clone(), second.stamp).unwrap().outcomes;
-    assert!(out.iter().all(|o| o.data.get("stand_in_map").is_none()), "only the first");
+    assert!(out.iter().all(|o| o.data.to_json().get("stand_in_map").is_none()), "only the first");
     // Version 1 campaigns replay their first outcome as it was written.
     let mut old = Game::new();
     old.settings.rules_version = 1;
     let out = old.post_at(first.side, &first.kind, first.body, first.stamp).unwrap().outcomes;
-    assert!(outcome(&out, "deployed").data.get("stand_in_map").is_none());
+    assert!(outcome(&out, "deployed").data.to_json().get("stand_in_map").is_none());
 }

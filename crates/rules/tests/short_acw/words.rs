@@ -24,8 +24,8 @@ fn hexes_named(line: &str) -> Vec<Hex> {
 /// many retreats it checked in which the attacker was the loser.
 pub fn check_retreat_words(before: &GameState, after: &GameState, outcomes: &[Outcome]) -> Result<usize, String> {
     let mut attacker_defeats = 0;
-    for o in outcomes.iter().filter(|o| o.kind == "retreat") {
-        let d = &o.data;
+    for o in outcomes.iter().filter(|o| o.kind() == "retreat") {
+        let d = &o.data.to_json();
         let battle = before.battle.as_ref().ok_or("a retreat with no battle waiting")?;
         let loser: Side = serde_json::from_value(d["side"].clone()).map_err(|e| e.to_string())?;
         let moved: Vec<&str> = d["moves"].as_array().into_iter().flatten().filter_map(|m| m["unit"].as_str()).collect();
@@ -139,7 +139,7 @@ fn an_attacker_that_loses_retreats_from_its_own_hexes_not_the_target() {
         let mut g = scripted(13);
         let stamp = attack.stamp + chrono::Duration::seconds(second);
         let out = g.post_at(attack.side, &attack.kind, attack.body.clone(), stamp).unwrap().outcomes;
-        if outcome(&out, "battle").data["numbers"]["winner"] != "defender" {
+        if outcome(&out, "battle").data.to_json()["numbers"]["winner"] != "defender" {
             continue;
         }
         // The Union answers its casualty order and retreats from its own hexes.
@@ -157,7 +157,7 @@ fn an_attacker_that_loses_retreats_from_its_own_hexes_not_the_target() {
         let retreat = outcome(&out, "retreat");
         let from = format!("Battle 1: the Union retreats from {}", hexes_in_words(&own));
         assert!(retreat.headline.starts_with(&from), "{}", retreat.headline);
-        let text = outcome_text("retreat", &retreat.data);
+        let text = outcome_text("retreat", &retreat.data.to_json());
         assert!(text.markdown.starts_with(&format!("**{from}**")), "{}", text.markdown);
         assert!(!text.markdown.contains("0604"), "the Rebels' hex is named: {}", text.markdown);
         assert_eq!(check_retreat_words(&before, &g.state, &out), Ok(1));
@@ -202,10 +202,10 @@ fn campaigns_of_versions_1_and_2_keep_the_words_they_stored() {
         );
         let retreat = outcome(&out, "retreat");
         assert_eq!(retreat.headline, "Battle 1: the Rebel retreats from 0604");
-        assert_eq!(retreat.data["vacated"], "0604");
-        assert!(retreat.data.get("left").is_none());
+        assert_eq!(retreat.data.to_json()["vacated"], "0604");
+        assert!(retreat.data.to_json().get("left").is_none());
         // Their forum text is read from what they stored, and names the loser's hex.
-        let text = outcome_text("retreat", &retreat.data);
+        let text = outcome_text("retreat", &retreat.data.to_json());
         assert!(text.markdown.starts_with("**Battle 1: the Rebel retreats from 0604**"), "{}", text.markdown);
         assert!(text.markdown.contains("0604 is left empty"), "{}", text.markdown);
     }

@@ -22,7 +22,7 @@ fn the_worked_example_through_apply() {
     let attack = script()[13].clone();
     assert_eq!(attack.stamp.to_rfc3339(), "2026-03-02T09:51:45.250+00:00");
     let out = g.post_at(attack.side, &attack.kind, attack.body, attack.stamp).unwrap().outcomes;
-    let battle = &outcome(&out, "battle").data;
+    let battle = outcome(&out, "battle").data.to_json();
     let n = &battle["numbers"];
     assert_eq!(n["attacker"], 15);
     assert_eq!(n["defender"], 6);
@@ -57,7 +57,7 @@ fn the_worked_example_through_apply() {
     );
     // The Union takes the default: largest first, then unit id → the 12th Inf.
     let out = g.ok(U, "casualty_order", json!({"order": []}));
-    assert_eq!(outcome(&out, "casualties").data["casualties"], 1);
+    assert_eq!(outcome(&out, "casualties").data.to_json()["casualties"], 1);
     assert_eq!(g.factors("us-12th-inf"), 3);
     assert_eq!(g.factors("us-13th-inf"), 4);
     assert_eq!(g.factors("us-14th-inf"), 4);
@@ -65,7 +65,7 @@ fn the_worked_example_through_apply() {
     // The Rebels put the 52nd first: it takes 2, the 51st 1 ("no unit can take 2 casualties
     // until all other units present have taken at least 1").
     let out = g.ok(R, "casualty_order", json!({"order": ["cs-52nd-inf"]}));
-    let c = &outcome(&out, "casualties").data;
+    let c = outcome(&out, "casualties").data.to_json();
     assert_eq!(c["casualties"], 3);
     assert_eq!(c["units"][0]["unit"], "cs-52nd-inf");
     assert_eq!(c["units"][0]["taken"], 2);
@@ -82,7 +82,7 @@ fn the_worked_example_through_apply() {
         json!({"paths": [{"unit": "cs-51st-inf", "path": ["0704", "0804"]},
                          {"unit": "cs-52nd-inf", "path": ["0704", "0804"]}]}),
     );
-    let r = &outcome(&out, "retreat").data;
+    let r = outcome(&out, "retreat").data.to_json();
     assert_eq!(r["losses"][0]["factors_lost"], 0);
     assert_eq!(g.hex_of("cs-51st-inf").as_deref(), Some("0804"));
     // Nobody advances: the vacated hex stays empty and Rebel-controlled until occupied.
@@ -98,7 +98,7 @@ fn one_decimal_rounding_gives_the_same_56_here() {
     g.settings.victory_rounding = adjutant_rules::short_acw::VictoryRounding::OneDecimal;
     let attack = script()[13].clone();
     let out = g.post_at(attack.side, &attack.kind, attack.body, attack.stamp).unwrap().outcomes;
-    let n = &outcome(&out, "battle").data["numbers"];
+    let n = &outcome(&out, "battle").data.to_json()["numbers"];
     assert_eq!(n["per_factor"], "3.7");
     assert_eq!(n["victory"], 56);
 }
@@ -116,7 +116,7 @@ fn a_retreat_ending_next_to_the_enemy_loses_half() {
         json!({"paths": [{"unit": "cs-51st-inf", "path": ["0704"]},
                          {"unit": "cs-52nd-inf", "path": ["0603"]}]}),
     );
-    let losses = &outcome(&out, "retreat").data["losses"];
+    let losses = &outcome(&out, "retreat").data.to_json()["losses"];
     assert_eq!(losses[1]["next_to_enemy"], "0504");
     assert_eq!(losses[1]["factors_lost"], 1);
     assert_eq!(losses[1]["eliminated"], true);
