@@ -60,23 +60,18 @@ pub(crate) async fn campaigns(
 }
 
 /// Keeps the first secret given for a chain and answers the one kept.
-pub(crate) async fn keep_campaign_secret(
-    writer: &PgPool,
-    campaign_id: Uuid,
-    chain: i64,
-    secret: &str,
-) -> Result<String> {
+pub(crate) async fn keep_campaign_secret(pool: &PgPool, campaign_id: Uuid, chain: i64, secret: &str) -> Result<String> {
     sqlx::query("INSERT INTO campaign_secrets (campaign_id, chain, secret) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
         .bind(campaign_id)
         .bind(chain)
         .bind(secret)
-        .execute(writer)
+        .execute(pool)
         .await
         .map_err(map_err)?;
     sqlx::query_scalar("SELECT secret FROM campaign_secrets WHERE campaign_id = $1 AND chain = $2")
         .bind(campaign_id)
         .bind(chain)
-        .fetch_one(writer)
+        .fetch_one(pool)
         .await
         .map_err(map_err)
 }

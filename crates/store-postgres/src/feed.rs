@@ -26,7 +26,7 @@ pub(crate) async fn pending_outcomes(db: impl PgExecutor<'_>, bot: &Principal, l
 
 /// Records an acknowledgement unless the bot acknowledged the outcome before, and answers the
 /// one recorded.
-pub(crate) async fn acknowledge(writer: &PgPool, ack: Acknowledgement) -> Result<Acknowledgement> {
+pub(crate) async fn acknowledge(pool: &PgPool, ack: Acknowledgement) -> Result<Acknowledgement> {
     sqlx::query(
         "INSERT INTO acknowledgements (bot_id, outcome_id, campaign_id, forum_post_id, acked_at)
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT (bot_id, outcome_id) DO NOTHING",
@@ -36,13 +36,13 @@ pub(crate) async fn acknowledge(writer: &PgPool, ack: Acknowledgement) -> Result
     .bind(ack.campaign_id)
     .bind(&ack.forum_post_id)
     .bind(ack.acked_at)
-    .execute(writer)
+    .execute(pool)
     .await
     .map_err(map_err)?;
     let row = sqlx::query("SELECT * FROM acknowledgements WHERE bot_id = $1 AND outcome_id = $2")
         .bind(ack.bot_id)
         .bind(ack.outcome_id)
-        .fetch_one(writer)
+        .fetch_one(pool)
         .await
         .map_err(map_err)?;
     Db::decode(&row, row::acknowledgement)

@@ -122,8 +122,8 @@ pub(crate) async fn claim_deliveries(
     Ok(claimed)
 }
 
-pub(crate) async fn finish_delivery(writer: &PgPool, attempt: DeliveryAttempt, verdict: DeliveryVerdict) -> Result<()> {
-    let tx = writer.begin().await.map_err(map_err)?;
+pub(crate) async fn finish_delivery(pool: &PgPool, attempt: DeliveryAttempt, verdict: DeliveryVerdict) -> Result<()> {
+    let tx = pool.begin().await.map_err(map_err)?;
     delivery::finish_delivery(Settle(tx), attempt, verdict).await
 }
 
