@@ -113,7 +113,7 @@ async fn turn_and_reminder_mails_arrive_at_their_times_once_across_a_restart() {
 
     // Both deploy; the Union's first turn begins: its player is told, with the deadline.
     let script: Vec<Value> =
-        serde_json::from_str(include_str!("../crates/rules/tests/data/short_acw_script.json")).unwrap();
+        serde_json::from_str(include_str!("../../crates/rules/tests/data/short_acw_script.json")).unwrap();
     let start = adjutant_e2e::seed_morning();
     for (i, token) in tokens.iter().enumerate() {
         app.clock.set(start + TimeDelta::minutes(i as i64));

@@ -718,7 +718,7 @@ async fn campaign_of_turns(app: &TestApp) -> (String, String) {
         format!("/v1/campaigns/{campaign}/players/{}/contact", players.body["players"][0]["id"].as_str().unwrap());
     app.request(Method::PUT, &path, Some(&moderator), Some(bad)).await.problem(422, "body.forum_handle");
     let script: Vec<Value> =
-        serde_json::from_str(include_str!("../crates/rules/tests/data/short_acw_script.json")).unwrap();
+        serde_json::from_str(include_str!("../../crates/rules/tests/data/short_acw_script.json")).unwrap();
     for (i, token) in tokens.iter().enumerate() {
         app.post(token, &campaign, json!({"kind": script[i]["kind"], "body": script[i]["body"]})).await.ok(201);
     }

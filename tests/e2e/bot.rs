@@ -503,7 +503,7 @@ async fn follow_events(backend: Backend) {
     assert!(feed(&app, &bot_token).await.is_empty());
 }
 
-const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
+const SCRIPT: &str = include_str!("../../crates/rules/tests/data/short_acw_script.json");
 
 /// With `map` on, the outcome that opens a turn carries the map picture (one upload), above
 /// its marker line; other outcomes carry none.

@@ -298,7 +298,8 @@ async fn managed_offline(backend: Backend) {
     let union = app.player(&moderator, &campaign, "union").await;
     let rebel = app.player(&moderator, &campaign, "confederate").await;
     let script: Vec<Value> =
-        adjutant_e2e::serde_json::from_str(include_str!("../crates/rules/tests/data/short_acw_script.json")).unwrap();
+        adjutant_e2e::serde_json::from_str(include_str!("../../crates/rules/tests/data/short_acw_script.json"))
+            .unwrap();
     for step in &script {
         app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
         let token = if step["side"] == "union" { &union } else { &rebel };

@@ -198,7 +198,8 @@ async fn cast() -> Cast {
         .to_owned();
     // Post 1, the Union's deployment, so the per-post and outcome paths have something to show.
     let script: Vec<Value> =
-        adjutant_e2e::serde_json::from_str(include_str!("../crates/rules/tests/data/short_acw_script.json")).unwrap();
+        adjutant_e2e::serde_json::from_str(include_str!("../../crates/rules/tests/data/short_acw_script.json"))
+            .unwrap();
     let deploy = app.post(&union, &campaign, json!({"kind": "deploy", "body": script[0]["body"]})).await;
     let outcome = deploy.ok(201)["outcomes"][0]["id"].as_str().unwrap().to_owned();
     let webhook = app

@@ -19,7 +19,7 @@ on_both_backends! {
     deadline_settings_are_checked_and_a_time_of_day_deadline_falls_at_that_time => settings;
 }
 
-const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
+const SCRIPT: &str = include_str!("../../crates/rules/tests/data/short_acw_script.json");
 
 struct Game {
     app: TestApp,
@@ -462,4 +462,62 @@ async fn settings(backend: Backend) {
     let wait = view.ok(200)["clock"]["waits"][0].clone();
     assert_eq!(wait["due"], "2026-11-22T01:00:00.000Z", "{wait}");
     assert_eq!(wait["due_local"], "Sat 21 Nov 2026 20:00 EST", "{wait}");
+}
+
+/// Two servers on one PostgreSQL, each stamping by the machine's own clock, and one-minute
+/// deadlines: both deployments run out at the same moment on both servers, and each gets exactly
+/// one deadline post. It waits a minute of real time, while the binary's other tests run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_one_postgresql_with_the_real_clock_post_each_deadline_once() {
+    if adjutant_e2e::postgres_admin_url().is_none() {
+        return;
+    }
+    let db = adjutant_e2e::TestDb::new(Backend::Postgres).await;
+    let first = TestApp::spawn_on_system_clock(db.clone(), quick).await;
+    let second = TestApp::spawn_on_system_clock(db, quick).await;
+    let moderator = first.moderator().await;
+    let settings = json!({"turn_deadline": "PT1M"});
+    let campaign = first
+        .campaign(
+            &moderator,
+            json!({"name": "Real time", "mode": "managed", "scenario": "short-acw", "settings": settings}),
+        )
+        .await;
+    // Nobody posts: both deployments run out a minute after the campaign's creation.
+    let path = format!("/v1/campaigns/{campaign}/posts?after=0&limit=100");
+    let deadlines = |page: Value| -> Vec<Value> {
+        page["posts"].as_array().unwrap().iter().filter(|p| p["kind"] == "deadline").cloned().collect()
+    };
+    let started = std::time::Instant::now();
+    loop {
+        let made = deadlines(second.get(&path).await.ok(200).clone());
+        if made.len() >= 2 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(90), "only {} deadline posts: {made:?}", made.len());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // A moment more for a second replica's duplicate, were there one.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let made = deadlines(first.get(&path).await.ok(200).clone());
+    let waits: Vec<(String, String)> = made
+        .iter()
+        .map(|p| (p["body"]["side"].as_str().unwrap().to_owned(), p["body"]["stage"].as_str().unwrap().to_owned()))
+        .collect();
+    let mut unique = waits.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), waits.len(), "a wait with two deadline posts: {waits:?}");
+    assert_eq!(unique, [("confederate".into(), "deployment".into()), ("union".into(), "deployment".into())]);
+    // The Union's first turn runs from the second of them.
+    let state = second.get(&format!("/v1/campaigns/{campaign}/state")).await;
+    assert_eq!(state.ok(200)["clock"]["waits"][0]["stage"], "turn 1", "{}", state.text);
+    for post in &made {
+        let stamp = post["stamp"].as_str().unwrap().parse::<chrono::DateTime<chrono::Utc>>().unwrap();
+        let due =
+            post["outcomes"][0]["data"]["due"].as_str().unwrap().parse::<chrono::DateTime<chrono::Utc>>().unwrap();
+        assert!(stamp >= due && stamp - due < chrono::TimeDelta::seconds(5), "stamped {stamp}, due {due}");
+    }
+    let audit = first.get(&format!("/v1/campaigns/{campaign}/audit?fresh=true")).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
 }

@@ -295,7 +295,7 @@ async fn umpire(backend: Backend) {
     assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
 }
 
-const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
+const SCRIPT: &str = include_str!("../../crates/rules/tests/data/short_acw_script.json");
 
 struct Game {
     app: TestApp,

@@ -79,7 +79,7 @@ async fn the_campaign_page_shows_the_map_the_turn_and_the_checked_log() {
     let union = app.player(&moderator, &campaign, "union").await;
     let rebel = app.player(&moderator, &campaign, "confederate").await;
     let script: Vec<Value> =
-        serde_json::from_str(include_str!("../crates/rules/tests/data/short_acw_script.json")).unwrap();
+        serde_json::from_str(include_str!("../../crates/rules/tests/data/short_acw_script.json")).unwrap();
     for step in &script[..17] {
         app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
         let token = if step["side"] == "union" { &union } else { &rebel };

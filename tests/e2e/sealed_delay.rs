@@ -17,7 +17,7 @@ on_both_backends! {
     a_campaign_stored_before_result_times_plays_and_audits_as_post => stored_before;
 }
 
-const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
+const SCRIPT: &str = include_str!("../../crates/rules/tests/data/short_acw_script.json");
 
 struct Game {
     app: TestApp,
