@@ -15,9 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{Backend, TestApp};
-
-const SCRIPT: &str = include_str!("../../crates/rules/tests/data/short_acw_script.json");
+use adjutant_e2e::{scripted, short_acw_script, Backend, Game, Table, TestApp};
 
 // ---------------------------------------------------------------- the server's log, captured
 
@@ -466,7 +464,7 @@ async fn two_players_play(log: ServerLog) {
     let app = TestApp::spawn(Backend::Sqlite).await;
     let driver = Driver::start(chromium, chromedriver).await;
     let moderator = app.moderator().await;
-    let script: Vec<Value> = serde_json::from_str(SCRIPT).unwrap();
+    let script = short_acw_script();
 
     // The moderator creates the campaign and the two players in the console.
     let console = driver.session(1280, 1000).await;
@@ -760,7 +758,7 @@ async fn two_players_play(log: ServerLog) {
     let reference = app.campaign(&moderator, json!({"name": "Reference", "scenario": "short-acw"})).await;
     let ref_union = app.player(&moderator, &reference, "union").await;
     let ref_rebel = app.player(&moderator, &reference, "confederate").await;
-    for step in &script {
+    for step in script {
         app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
         let token = if step["side"] == "union" { &ref_union } else { &ref_rebel };
         app.post(token, &reference, json!({"kind": step["kind"], "body": step["body"]})).await.ok(201);
@@ -811,13 +809,9 @@ fn a_resolver_campaign_resolves_from_its_forms_and_reveals_sealed_choices_after_
 
 async fn resolver_campaign(log: ServerLog) {
     let Some((chromium, chromedriver)) = browser() else { return };
-    let app = TestApp::spawn(Backend::Sqlite).await;
+    let Table { app, moderator, campaign, union: union_token, confederate: rebel_token } =
+        Table::open(TestApp::spawn(Backend::Sqlite).await, "Melee", "schulz-acw").await;
     let driver = Driver::start(chromium, chromedriver).await;
-    let moderator = app.moderator().await;
-    let campaign =
-        app.campaign(&moderator, json!({"name": "Melee", "mode": "resolver", "ruleset": "schulz-acw"})).await;
-    let union_token = app.player(&moderator, &campaign, "union").await;
-    let rebel_token = app.player(&moderator, &campaign, "confederate").await;
     // Every page carries its security headers; no script may run inline.
     for path in [format!("/play/{campaign}"), "/console".to_owned(), format!("/campaigns/{campaign}")] {
         let page = app.client.get(format!("{}{path}", app.base)).send().await.unwrap();
@@ -924,24 +918,14 @@ async fn the_deadline_counts_down_on_the_player_page_and_the_console_shows_the_c
         c.deadline_rescan_ms = 20;
     })
     .await;
-    let driver = Driver::start(chromium, chromedriver).await;
-    let moderator = app.moderator().await;
     let settings = json!({"turn_deadline": "PT1H", "missed_turn": "moderator"});
-    let campaign = app
-        .campaign(
-            &moderator,
-            json!({"name": "Clocked", "mode": "managed", "scenario": "short-acw", "settings": settings}),
-        )
-        .await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let rebel = app.player(&moderator, &campaign, "confederate").await;
+    let Game { app, moderator, campaign, union, confederate: rebel, .. } = Game::start(app, "Clocked", settings).await;
+    let driver = Driver::start(chromium, chromedriver).await;
     // A campaign with no deadlines, first by name: the console lists the overdue one first.
     app.campaign(&moderator, json!({"name": "Aardvark", "mode": "managed", "scenario": "short-acw"})).await;
-    let script: Vec<Value> = serde_json::from_str(SCRIPT).unwrap();
     let start = adjutant_e2e::seed_morning();
     for (i, token) in [(0, &union), (1, &rebel)] {
-        let step = json!({"kind": script[i]["kind"], "body": script[i]["body"]});
-        app.post(token, &campaign, step).await.ok(201);
+        app.post(token, &campaign, scripted(i)).await.ok(201);
     }
     app.clock.set(start + chrono::TimeDelta::minutes(10));
     app.post(&union, &campaign, json!({"kind": "end_turn", "body": {}})).await.ok(201);
