@@ -178,7 +178,7 @@ if [ -z "${ADJUTANT_PRISM:-}" ]; then
   chmod +x target/prism/prism
   export ADJUTANT_PRISM="$PWD/target/prism/prism"
 fi
-# The bot's contract tests (tests/bot_contract.rs) must run, not skip.
+# The bot's contract tests (tests/e2e/bot_contract.rs) must run, not skip.
 export ADJUTANT_REQUIRE_PRISM=1
 
 # Accessibility: the browser tests inject axe-core (npm, pinned in scripts/axe/package-lock.json,

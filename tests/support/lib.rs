@@ -5,6 +5,12 @@
 //! PostgreSQL tests use `ADJUTANT_TEST_POSTGRES_URL` (the README's test command starts a
 //! throwaway server and sets it). Without it they are skipped with a note, unless
 //! `ADJUTANT_REQUIRE_POSTGRES=1`, which the test command sets so CI can never skip them.
+//!
+//! Beside the server: the shapes of set-up the tests repeat (`Game`, `Table`) and a stand-in
+//! Discourse forum for the bot (`forum`).
+
+mod campaigns;
+pub mod forum;
 
 use std::sync::{Arc, Once};
 
@@ -17,6 +23,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use sqlx::Connection;
 
+pub use campaigns::{scripted, short_acw_script, Game, Table};
 pub use reqwest;
 
 /// Serves a stand-in (a forum, a receiver) on a free loopback port; its base URL.
@@ -328,6 +335,19 @@ impl TestApp {
                 &format!("/v1/campaigns/{campaign}/players"),
                 Some(moderator),
                 Some(json!({"name": format!("{side} player"), "side": side})),
+            )
+            .await;
+        answer.ok(201)["token"].as_str().expect("token").to_owned()
+    }
+
+    /// Issues a bot token for `campaign`, named `name`.
+    pub async fn bot(&self, moderator: &str, campaign: &str, name: &str) -> String {
+        let answer = self
+            .request(
+                Method::POST,
+                &format!("/v1/campaigns/{campaign}/bots"),
+                Some(moderator),
+                Some(json!({"name": name})),
             )
             .await;
         answer.ok(201)["token"].as_str().expect("token").to_owned()

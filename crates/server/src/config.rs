@@ -1,16 +1,24 @@
-//! Configuration: `config/default.toml` (or the file named by `ADJUTANT_CONFIG`), then
-//! environment overrides `ADJUTANT_<KEY>`. Secrets come only from the environment.
+//! Configuration: `config/default.toml` (or the file named by `ADJUTANT_CONFIG`), with the
+//! environment laid over it: `ADJUTANT_<KEY>` overrides each of the file's keys. Secrets
+//! (`ADJUTANT_ADMIN_TOKEN`, `ADJUTANT_SIGNING_KEY`, `ADJUTANT_SMTP_URL`) come only from the
+//! environment; a file that names one is refused.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde::Deserialize;
+use figment::providers::Serialized;
+use figment::value::{Dict, Value};
+use figment::Figment;
+use serde::{Deserialize, Serialize};
 
 use crate::auth::Secret;
 
 /// The configuration shipped with Adjutant, used when no file is found.
 pub const DEFAULT_TOML: &str = include_str!("../../../config/default.toml");
 
-#[derive(Debug, Clone, Deserialize)]
+/// Serialized, it is the file's keys and values (the secrets left out), which the environment is
+/// laid over.
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub listen: String,
@@ -126,8 +134,13 @@ impl Config {
                 Err(_) => ("(built-in defaults)".to_owned(), DEFAULT_TOML.to_owned()),
             },
         };
-        let mut config = Self::from_toml(&text).map_err(|e| format!("{name}: {e}"))?;
-        config.apply_env(|key| std::env::var(key).ok())?;
+        Self::read(&name, &text, |key| std::env::var(key).ok())
+    }
+
+    /// The file `name` holding `text`, then the environment that `var` looks variables up in.
+    fn read(name: &str, text: &str, var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let mut config = Self::from_toml(text).map_err(|e| format!("{name}: {e}"))?;
+        config.apply_env(var)?;
         Ok(config)
     }
 
@@ -140,112 +153,53 @@ impl Config {
         Self::from_toml(DEFAULT_TOML).unwrap_or_else(|e| panic!("the shipped config/default.toml is broken: {e}"))
     }
 
+    /// Lays `ADJUTANT_<KEY>` over each of the file's keys, then takes the secrets, which only the
+    /// environment holds. Other `ADJUTANT_*` variables (`ADJUTANT_LOG`, the tests' own) are not
+    /// keys of the file and are left alone.
     pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), String> {
-        fn parse<T: std::str::FromStr>(key: &str, value: String) -> Result<T, String> {
-            value.parse().map_err(|_| format!("{key}: cannot read {value:?}"))
+        let file = Value::serialize(&*self).map_err(|e| e.to_string())?;
+        let (mut texts, mut environment) = (BTreeMap::new(), Dict::new());
+        for (key, value) in file.as_dict().into_iter().flatten() {
+            if let Some(text) = var(&variable(key)) {
+                environment.insert(key.clone(), read_as(value, &text));
+                texts.insert(key.as_str(), text);
+            }
         }
-        if let Some(v) = var("ADJUTANT_LISTEN") {
-            self.listen = v;
-        }
-        if let Some(v) = var("ADJUTANT_DATABASE_URL") {
-            self.database_url = v;
-        }
-        if let Some(v) = var("ADJUTANT_DATA_DIR") {
-            self.data_dir = v.into();
-        }
-        if let Some(v) = var("ADJUTANT_SCENARIOS_DIR") {
-            self.scenarios_dir = v.into();
-        }
-        if let Some(v) = var("ADJUTANT_BODY_LIMIT_BYTES") {
-            self.body_limit_bytes = parse("ADJUTANT_BODY_LIMIT_BYTES", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_REQUEST_TIMEOUT_SECS") {
-            self.request_timeout_secs = parse("ADJUTANT_REQUEST_TIMEOUT_SECS", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_HEADER_READ_TIMEOUT_SECS") {
-            self.header_read_timeout_secs = parse("ADJUTANT_HEADER_READ_TIMEOUT_SECS", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_MAX_CONNECTIONS") {
-            self.max_connections = parse("ADJUTANT_MAX_CONNECTIONS", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_RATE_LIMIT_PER_MINUTE") {
-            self.rate_limit_per_minute = parse("ADJUTANT_RATE_LIMIT_PER_MINUTE", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_EXPENSIVE_READS_PER_MINUTE") {
-            self.expensive_reads_per_minute = parse("ADJUTANT_EXPENSIVE_READS_PER_MINUTE", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_AUTH_FAILURES_PER_MINUTE") {
-            self.auth_failures_per_minute = parse("ADJUTANT_AUTH_FAILURES_PER_MINUTE", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_TRUSTED_PROXIES") {
-            self.trusted_proxies = v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
-        }
-        if let Some(v) = var("ADJUTANT_NOTES_PER_PLAYER_PER_DAY") {
-            self.notes_per_player_per_day = parse("ADJUTANT_NOTES_PER_PLAYER_PER_DAY", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_SEALS_PER_PLAYER_PER_DAY") {
-            self.seals_per_player_per_day = parse("ADJUTANT_SEALS_PER_PLAYER_PER_DAY", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_LOG_FORMAT") {
-            self.log_format = v;
-        }
-        if let Some(v) = var("ADJUTANT_MAX_BATCH") {
-            self.max_batch = parse("ADJUTANT_MAX_BATCH", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_WEBHOOK_POLL_MS") {
-            self.webhook_poll_ms = parse("ADJUTANT_WEBHOOK_POLL_MS", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_DEADLINE_POLL_MS") {
-            self.deadline_poll_ms = parse("ADJUTANT_DEADLINE_POLL_MS", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_DEADLINE_RESCAN_MS") {
-            self.deadline_rescan_ms = parse("ADJUTANT_DEADLINE_RESCAN_MS", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_SMTP_URL").filter(|v| !v.is_empty()) {
-            self.smtp_url = Some(Secret::new(v));
-        }
-        if let Some(v) = var("ADJUTANT_MAIL_FROM") {
-            self.mail_from = v;
-        }
-        if let Some(v) = var("ADJUTANT_REMINDER_LEADS") {
-            self.reminder_leads = v;
-        }
-        if let Some(v) = var("ADJUTANT_PUBLIC_URL") {
-            self.public_url = v;
-        }
-        if let Some(v) = var("ADJUTANT_WEBHOOK_RETRY_BASE_MS") {
-            self.webhook_retry_base_ms = parse("ADJUTANT_WEBHOOK_RETRY_BASE_MS", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_WEBHOOK_RETRY_CAP_MS") {
-            self.webhook_retry_cap_ms = parse("ADJUTANT_WEBHOOK_RETRY_CAP_MS", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_WEBHOOK_MAX_ATTEMPTS") {
-            self.webhook_max_attempts = parse("ADJUTANT_WEBHOOK_MAX_ATTEMPTS", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_WEBHOOK_TIMEOUT_SECS") {
-            self.webhook_timeout_secs = parse("ADJUTANT_WEBHOOK_TIMEOUT_SECS", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_WEBHOOK_ALLOW") {
-            self.webhook_allow = v;
-        }
-        if let Some(v) = var("ADJUTANT_WEBHOOKS_PER_CAMPAIGN") {
-            self.webhooks_per_campaign = parse("ADJUTANT_WEBHOOKS_PER_CAMPAIGN", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_WEBHOOK_CONCURRENCY") {
-            self.webhook_concurrency = parse("ADJUTANT_WEBHOOK_CONCURRENCY", v)?;
-        }
-        if let Some(v) = var("ADJUTANT_RETIRED_SIGNING_KEYS") {
-            self.retired_signing_keys = v;
-        }
-        self.signing_key = var("ADJUTANT_SIGNING_KEY").filter(|t| !t.is_empty()).map(Secret::new);
-        if let Some(v) = var("ADJUTANT_SEALED_DELAY_CHAIN_LENGTH") {
-            self.sealed_delay_chain_length = parse("ADJUTANT_SEALED_DELAY_CHAIN_LENGTH", v)?;
-        }
-        if !(1..=1_000_000).contains(&self.sealed_delay_chain_length) {
+        let mut config: Config = Figment::from(Serialized::defaults(&file))
+            .merge(Serialized::defaults(environment))
+            .extract()
+            .map_err(|e| match e.path.first().and_then(|key| Some((key, texts.get(key.as_str())?))) {
+                Some((key, text)) => format!("{}: cannot read {text:?}", variable(key)),
+                None => e.to_string(),
+            })?;
+        if !(1..=1_000_000).contains(&config.sealed_delay_chain_length) {
             return Err("sealed_delay_chain_length is 1 to 1,000,000".into());
         }
-        self.admin_token = var("ADJUTANT_ADMIN_TOKEN").filter(|t| !t.is_empty()).map(Secret::new);
+        // An empty secret is unset, as a variable a compose file or unit passes through empty is.
+        let secret = |name: &str| var(name).filter(|v| !v.is_empty()).map(Secret::new);
+        config.admin_token = secret("ADJUTANT_ADMIN_TOKEN").or_else(|| self.admin_token.take());
+        config.signing_key = secret("ADJUTANT_SIGNING_KEY").or_else(|| self.signing_key.take());
+        config.smtp_url = secret("ADJUTANT_SMTP_URL").or_else(|| self.smtp_url.take());
+        *self = config;
         Ok(())
+    }
+}
+
+/// The environment variable that overrides the file's `key`.
+fn variable(key: &str) -> String {
+    format!("ADJUTANT_{}", key.to_ascii_uppercase())
+}
+
+/// A variable's text read in the shape of the file's value for its key: a list comma-separated,
+/// a number as `str::parse` reads one (the file's numbers are all counts), anything else as it
+/// stands. Text that is no number stays text, for the key to refuse by the variable's name.
+fn read_as(file_value: &Value, text: &str) -> Value {
+    match file_value {
+        Value::Array(..) => {
+            text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(Value::from).collect::<Vec<_>>().into()
+        }
+        Value::Num(..) => text.parse::<u64>().map_or_else(|_| Value::from(text), Value::from),
+        _ => Value::from(text),
     }
 }
 
@@ -282,5 +236,105 @@ mod tests {
         let mut config = Config::defaults();
         let err = config.apply_env(|key| (key == "ADJUTANT_BODY_LIMIT_BYTES").then(|| "lots".into())).unwrap_err();
         assert!(err.contains("ADJUTANT_BODY_LIMIT_BYTES"), "{err}");
+    }
+
+    /// An environment of exactly `vars`, so that tests do not share the process's.
+    fn env<'a>(vars: &'a [(&str, &str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        |key| vars.iter().find(|(name, _)| *name == key).map(|(_, value)| (*value).to_owned())
+    }
+
+    /// The shipped file with `key`'s line replaced by `line` (or dropped when it is empty).
+    fn file_with(key: &str, line: &str) -> String {
+        let prefix = format!("{key} = ");
+        let lines = DEFAULT_TOML.lines().map(|l| if l.starts_with(&prefix) { line } else { l });
+        lines.collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn the_file_alone_is_read_as_written() {
+        let text = file_with("listen", r#"listen = "10.1.2.3:7000""#);
+        let config = Config::read("site.toml", &text, env(&[])).unwrap();
+        assert_eq!(config.listen, "10.1.2.3:7000");
+        assert_eq!(config.body_limit_bytes, 65536);
+        assert!(config.trusted_proxies.is_empty());
+        assert!(config.admin_token.is_none() && config.signing_key.is_none() && config.smtp_url.is_none());
+    }
+
+    #[test]
+    fn the_environment_alone_sets_what_the_file_leaves_out() {
+        let text = file_with("max_batch", "");
+        assert_eq!(Config::read("site.toml", &text, env(&[])).unwrap().max_batch, adjutant_store::MAX_BATCH);
+        let vars =
+            [("ADJUTANT_MAX_BATCH", "8"), ("ADJUTANT_SMTP_URL", "smtp://mail:25"), ("ADJUTANT_SIGNING_KEY", "ab")];
+        let config = Config::read("site.toml", &text, env(&vars)).unwrap();
+        assert_eq!(config.max_batch, 8);
+        assert_eq!(config.smtp_url.as_ref().unwrap().expose(), "smtp://mail:25");
+        assert_eq!(config.signing_key.as_ref().unwrap().expose(), "ab");
+    }
+
+    #[test]
+    fn each_variable_overrides_its_key_in_the_file() {
+        let text = file_with("trusted_proxies", r#"trusted_proxies = ["192.0.2.1"]"#);
+        let vars = [
+            ("ADJUTANT_DATA_DIR", "/var/lib/adjutant"),
+            ("ADJUTANT_BODY_LIMIT_BYTES", "1024"),
+            ("ADJUTANT_WEBHOOK_MAX_ATTEMPTS", "3"),
+            ("ADJUTANT_SEALED_DELAY_CHAIN_LENGTH", "+50"),
+            ("ADJUTANT_TRUSTED_PROXIES", " 10.0.0.0/8 ,, ::1,"),
+            ("ADJUTANT_REMINDER_LEADS", "PT2H"),
+            ("ADJUTANT_LOG_FORMAT", "json"),
+        ];
+        let config = Config::read("site.toml", &text, env(&vars)).unwrap();
+        assert_eq!(config.data_dir, PathBuf::from("/var/lib/adjutant"));
+        assert_eq!(config.body_limit_bytes, 1024);
+        assert_eq!(config.webhook_max_attempts, 3);
+        assert_eq!(config.sealed_delay_chain_length, 50);
+        assert_eq!(config.trusted_proxies, ["10.0.0.0/8", "::1"]);
+        assert_eq!(config.reminder_leads, "PT2H");
+        assert_eq!(config.log_format, "json");
+        // A list set empty in the environment is empty, not the file's.
+        let config = Config::read("site.toml", &text, env(&[("ADJUTANT_TRUSTED_PROXIES", "")])).unwrap();
+        assert!(config.trusted_proxies.is_empty());
+    }
+
+    #[test]
+    fn a_bad_value_names_its_variable_and_what_it_read() {
+        for (name, value) in [
+            ("ADJUTANT_BODY_LIMIT_BYTES", "lots"),
+            ("ADJUTANT_MAX_CONNECTIONS", ""),
+            ("ADJUTANT_REQUEST_TIMEOUT_SECS", "-1"),
+            ("ADJUTANT_RATE_LIMIT_PER_MINUTE", "5000000000"),
+            ("ADJUTANT_WEBHOOK_POLL_MS", "1.5"),
+            ("ADJUTANT_DEADLINE_POLL_MS", " 100"),
+        ] {
+            let err = Config::read("site.toml", DEFAULT_TOML, env(&[(name, value)])).unwrap_err();
+            assert_eq!(err, format!("{name}: cannot read {value:?}"));
+        }
+        let err = Config::read("site.toml", DEFAULT_TOML, env(&[("ADJUTANT_SEALED_DELAY_CHAIN_LENGTH", "0")]));
+        assert_eq!(err.unwrap_err(), "sealed_delay_chain_length is 1 to 1,000,000");
+    }
+
+    #[test]
+    fn other_adjutant_variables_are_not_keys() {
+        let vars = [("ADJUTANT_LOG", "debug"), ("ADJUTANT_LOG_SPANS", "1"), ("ADJUTANT_CONFIG", "x.toml")];
+        let config = Config::read("site.toml", DEFAULT_TOML, env(&vars)).unwrap();
+        assert_eq!(config.log_format, "pretty");
+    }
+
+    #[test]
+    fn secrets_come_only_from_the_environment() {
+        let text = format!("{DEFAULT_TOML}\nadmin_token = \"{}\"\n", "t".repeat(40));
+        let err = Config::read("site.toml", &text, env(&[])).unwrap_err();
+        assert!(err.starts_with("site.toml: ") && err.contains("unknown field `admin_token`"), "{err}");
+        let blank = [("ADJUTANT_ADMIN_TOKEN", ""), ("ADJUTANT_SIGNING_KEY", ""), ("ADJUTANT_SMTP_URL", "")];
+        let config = Config::read("site.toml", DEFAULT_TOML, env(&blank)).unwrap();
+        assert!(config.admin_token.is_none() && config.signing_key.is_none() && config.smtp_url.is_none());
+    }
+
+    #[test]
+    fn a_bad_file_is_named_with_the_line_at_fault() {
+        let err = Config::read("site.toml", &file_with("max_batch", r#"max_batch = "many""#), env(&[])).unwrap_err();
+        assert!(err.starts_with("site.toml: TOML parse error at line"), "{err}");
+        assert!(err.contains("max_batch"), "{err}");
     }
 }

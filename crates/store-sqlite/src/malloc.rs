@@ -3,9 +3,9 @@
 //!
 //! sqlx copies every column of every row it reads (`sqlite3_value_dup`: an allocation and a
 //! copy) on the connection's own thread, and frees the copies where the row is dropped, on an
-//! async worker. Under glibc's malloc, with SQLite counting each allocation under a mutex, a
-//! whole-campaign audit of 100,303 posts spent about a seventh of its time in malloc, free and
-//! that mutex; mimalloc frees memory that another thread allocated cheaply.
+//! async worker: glibc's malloc, with SQLite counting each allocation under a mutex, makes a
+//! long read spend much of its time there, and mimalloc frees memory that another thread
+//! allocated cheaply.
 
 use std::ffi::{c_int, c_void};
 use std::sync::Once;

@@ -9,11 +9,13 @@
 //! Posts, outcomes and snapshots are append-only: the schemas of both backends refuse UPDATE
 //! and DELETE on them.
 //!
-//! What is the same on both backends is written here once: the append protocol ([`append`],
-//! over the SQL steps each backend implements) and the reading of rows into domain types
-//! ([`row`]). A backend crate holds only what its database does its own way.
+//! What is the same on both backends is written here once: the append protocol ([`append`])
+//! and the settling of a webhook delivery ([`delivery`]), each over the SQL steps each backend
+//! implements, and the reading of rows into domain types ([`row`]). A backend crate holds only
+//! what its database does its own way.
 
 pub mod append;
+pub mod delivery;
 pub mod row;
 
 use async_trait::async_trait;

@@ -1,17 +1,17 @@
 //! Rows into domain types, once for both backends.
 //!
-//! The backends store the same columns under the same names but encode some of them in their
+//! The backends store the same columns under the same names but encode ids and times in their
 //! own way (SQLite keeps ids as text and times as milliseconds, PostgreSQL has `UUID` and
-//! `TIMESTAMPTZ`). Each backend says how to read one column of each kind ([`Columns`]); what a
-//! principal, a post or an outcome is made of is said here.
+//! `TIMESTAMPTZ`). Each backend says how it reads those two ([`Encoding`]); how every other
+//! column is read, and what a principal, a post or an outcome is made of, is said here.
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::append::{KnownKey, LastPost};
 use crate::{
-    Acknowledgement, Campaign, ClaimedDelivery, DeliveryLogEntry, Outcome, Post, Principal, PrincipalKind, Receipt,
-    Result, StoreError, Tail, Webhook,
+    Acknowledgement, Campaign, ClaimedDelivery, ClaimedMail, Contact, DeliveryLogEntry, MailLogEntry, NewMail, Outcome,
+    Post, Principal, PrincipalKind, Receipt, Result, StoreError, Tail, Webhook,
 };
 
 /// One row of a backend's result, read column by column in domain types. A backend says how
@@ -40,6 +40,78 @@ pub trait Columns {
     fn time(&self, column: &str) -> Result<DateTime<Utc>> {
         self.opt_time(column)?.ok_or_else(|| null(column))
     }
+}
+
+/// A reader of one row: [`principal`], [`post`], [`outcome`] and the others below.
+pub type Read<T> = fn(&dyn Columns) -> Result<T>;
+
+/// How a backend's database keeps ids and times, the two kinds of column whose types differ
+/// between the backends; its rows are read through [`Encoding::decode`] and its kin.
+pub trait Encoding: Sized {
+    type Row: sqlx::Row;
+
+    fn opt_uuid(row: &Self::Row, column: &str) -> Result<Option<Uuid>>;
+    fn opt_time(row: &Self::Row, column: &str) -> Result<Option<DateTime<Utc>>>;
+
+    fn decode<T>(row: &Self::Row, read: Read<T>) -> Result<T>
+    where
+        for<'r> Cols<'r, Self>: Columns,
+    {
+        read(&Cols(row))
+    }
+
+    fn decode_optional<T>(row: Option<Self::Row>, read: Read<T>) -> Result<Option<T>>
+    where
+        for<'r> Cols<'r, Self>: Columns,
+    {
+        row.as_ref().map(|row| read(&Cols(row))).transpose()
+    }
+
+    fn decode_all<T>(rows: &[Self::Row], read: Read<T>) -> Result<Vec<T>>
+    where
+        for<'r> Cols<'r, Self>: Columns,
+    {
+        rows.iter().map(|row| read(&Cols(row))).collect()
+    }
+}
+
+/// A row of a backend whose ids and times are read as its [`Encoding`] says.
+pub struct Cols<'r, E: Encoding>(&'r E::Row);
+
+type Database<E> = <<E as Encoding>::Row as sqlx::Row>::Database;
+
+impl<E: Encoding> Columns for Cols<'_, E>
+where
+    for<'c> &'c str: sqlx::ColumnIndex<E::Row>,
+    for<'v> Option<String>: sqlx::Decode<'v, Database<E>> + sqlx::Type<Database<E>>,
+    for<'v> Option<i64>: sqlx::Decode<'v, Database<E>> + sqlx::Type<Database<E>>,
+    for<'v> Option<i32>: sqlx::Decode<'v, Database<E>> + sqlx::Type<Database<E>>,
+{
+    fn opt_text(&self, column: &str) -> Result<Option<String>> {
+        get(self.0, column)
+    }
+    fn opt_int(&self, column: &str) -> Result<Option<i64>> {
+        get(self.0, column)
+    }
+    fn opt_int32(&self, column: &str) -> Result<Option<i32>> {
+        get(self.0, column)
+    }
+    fn opt_uuid(&self, column: &str) -> Result<Option<Uuid>> {
+        E::opt_uuid(self.0, column)
+    }
+    fn opt_time(&self, column: &str) -> Result<Option<DateTime<Utc>>> {
+        E::opt_time(self.0, column)
+    }
+}
+
+/// One column of a row, as sqlx decodes it.
+pub fn get<'r, R, T>(row: &'r R, column: &str) -> Result<T>
+where
+    R: sqlx::Row,
+    for<'c> &'c str: sqlx::ColumnIndex<R>,
+    T: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    row.try_get(column).map_err(|e| bad_column(column, e))
 }
 
 fn null(column: &str) -> StoreError {
@@ -204,4 +276,46 @@ pub fn delivery_log_entry(row: &dyn Columns) -> Result<DeliveryLogEntry> {
         error: row.opt_text("error")?,
         duration_ms: row.int("duration_ms")?,
     })
+}
+
+/// A row of `mail_outbox` as claimed: `attempts` counts this one.
+pub fn claimed_mail(row: &dyn Columns) -> Result<ClaimedMail> {
+    Ok(ClaimedMail {
+        mail: NewMail {
+            key: row.text("key")?,
+            campaign_id: row.uuid("campaign_id")?,
+            principal_id: row.uuid("principal_id")?,
+            to: row.text("to_addr")?,
+            subject: row.text("subject")?,
+            body: row.text("body")?,
+            about: row.text("about")?,
+            due_at: row.time("due_at")?,
+        },
+        attempts: row.int32("attempts")?,
+    })
+}
+
+/// A row of `mail_outbox` for the log.
+pub fn mail_log_entry(row: &dyn Columns) -> Result<MailLogEntry> {
+    Ok(MailLogEntry {
+        key: row.text("key")?,
+        principal_id: row.uuid("principal_id")?,
+        to: row.text("to_addr")?,
+        subject: row.text("subject")?,
+        due_at: row.time("due_at")?,
+        attempts: row.int32("attempts")?,
+        sent_at: row.opt_time("sent_at")?,
+        skipped: row.opt_text("skipped")?,
+        last_error: row.opt_text("last_error")?,
+    })
+}
+
+/// A row of `player_contacts`, with the principal it is for.
+pub fn contact(row: &dyn Columns) -> Result<(Uuid, Contact)> {
+    let contact = Contact {
+        forum_handle: row.opt_text("forum_handle")?,
+        discord_user_id: row.opt_text("discord_user_id")?,
+        email: row.opt_text("email")?,
+    };
+    Ok((row.uuid("principal_id")?, contact))
 }

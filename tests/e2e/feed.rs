@@ -48,15 +48,7 @@ async fn feed_and_acks(backend: Backend) {
     assert!(bbcode.contains("[b]"), "{bbcode}");
 
     // A campaign bot sees its campaign's outcomes until it acknowledges them.
-    let bot = app
-        .request(
-            Method::POST,
-            &format!("/v1/campaigns/{campaign}/bots"),
-            Some(&moderator),
-            Some(json!({"name": "bot"})),
-        )
-        .await;
-    let bot = bot.ok(201)["token"].as_str().unwrap().to_owned();
+    let bot = app.bot(&moderator, &campaign, "bot").await;
     let feed = app.request(Method::GET, "/v1/bot/feed?limit=10", Some(&bot), None).await;
     assert_eq!(feed.ok(200)["outcomes"].as_array().unwrap().len(), 5);
 

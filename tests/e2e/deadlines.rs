@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{on_both_backends, Backend, TestApp};
+use adjutant_e2e::{on_both_backends, scripted, Backend, Game, TestApp};
 use chrono::{DateTime, TimeDelta, Utc};
 
 on_both_backends! {
@@ -19,16 +19,6 @@ on_both_backends! {
     deadline_settings_are_checked_and_a_time_of_day_deadline_falls_at_that_time => settings;
 }
 
-const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
-
-struct Game {
-    app: TestApp,
-    moderator: String,
-    campaign: String,
-    union: String,
-    confederate: String,
-}
-
 /// The server looks at its clock every 10 ms in these tests.
 fn quick(config: &mut adjutant_server::config::Config) {
     config.deadline_poll_ms = 10;
@@ -36,38 +26,33 @@ fn quick(config: &mut adjutant_server::config::Config) {
 }
 
 async fn game(backend: Backend, settings: Value) -> Game {
-    let app = TestApp::spawn_with(backend, quick).await;
-    let moderator = app.moderator().await;
-    let campaign = app
-        .campaign(
-            &moderator,
-            json!({"name": "By the clock", "mode": "managed", "scenario": "short-acw", "settings": settings}),
-        )
-        .await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let confederate = app.player(&moderator, &campaign, "confederate").await;
-    Game { app, moderator, campaign, union, confederate }
+    Game::start(TestApp::spawn_with(backend, quick).await, "By the clock", settings).await
 }
 
 fn at(text: &str) -> DateTime<Utc> {
     text.parse().unwrap()
 }
 
-impl Game {
-    fn script(i: usize) -> Value {
-        let script: Vec<Value> = serde_json::from_str(SCRIPT).unwrap();
-        json!({"kind": script[i]["kind"], "body": script[i]["body"]})
-    }
+/// What these tests do to a game and read of it, by the clock.
+trait ByTheClock {
+    async fn deploy(&self, start: DateTime<Utc>);
+    async fn state_and_clock(&self) -> Value;
+    async fn head(&self) -> i64;
+    async fn await_post(&self, seq: i64) -> Value;
+    async fn wait_of(&self, side: &str) -> Value;
+}
 
-    /// Both sides deploy as the scripted campaign does, an hour apart from `start`.
+impl ByTheClock for Game {
+    /// Both sides deploy as the scripted campaign does, half an hour apart from `start`.
     async fn deploy(&self, start: DateTime<Utc>) {
         self.app.clock.set(start);
-        self.app.post(&self.union, &self.campaign, Self::script(0)).await.ok(201);
+        self.app.post(&self.union, &self.campaign, scripted(0)).await.ok(201);
         self.app.clock.set(start + TimeDelta::minutes(30));
-        self.app.post(&self.confederate, &self.campaign, Self::script(1)).await.ok(201);
+        self.app.post(&self.confederate, &self.campaign, scripted(1)).await.ok(201);
     }
 
-    async fn state(&self) -> Value {
+    /// The state answer: the game, its clock and what each side may post.
+    async fn state_and_clock(&self) -> Value {
         self.app.get(&format!("/v1/campaigns/{}/state", self.campaign)).await.ok(200).clone()
     }
 
@@ -95,12 +80,12 @@ impl Game {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        panic!("post {seq} was never made; the state: {}", self.state().await);
+        panic!("post {seq} was never made; the state: {}", self.state_and_clock().await);
     }
 
     /// The running wait of `side`.
     async fn wait_of(&self, side: &str) -> Value {
-        let state = self.state().await;
+        let state = self.state_and_clock().await;
         state["clock"]["waits"]
             .as_array()
             .unwrap()
@@ -124,7 +109,7 @@ async fn absent_rebel(backend: Backend) {
 
     let mut deadlines = 0;
     loop {
-        let state = g.state().await;
+        let state = g.state_and_clock().await;
         if !state["state"]["result"].is_null() {
             break;
         }
@@ -173,7 +158,7 @@ async fn absent_rebel(backend: Backend) {
         assert!(deadlines <= 12, "more Rebel turns than the scenario has");
     }
     assert_eq!(deadlines, 12, "the Rebel's twelve turns each end at their deadline");
-    let state = g.state().await;
+    let state = g.state_and_clock().await;
     assert_eq!(state["clock"]["status"], "finished", "{state}");
     assert!(state["state"]["result"]["condition"].is_string(), "{state}");
 
@@ -207,14 +192,14 @@ async fn moderator_policy(backend: Backend) {
     g.app.clock.set(start + TimeDelta::hours(1));
     let ended = g.app.post(&g.union, &g.campaign, json!({"kind": "end_turn", "body": {}})).await;
     let seq = ended.ok(201)["seq"].as_i64().unwrap() + 1;
-    let before = g.state().await;
+    let before = g.state_and_clock().await;
     let due = at(g.wait_of("confederate").await["due"].as_str().unwrap());
     g.app.clock.set(due + TimeDelta::seconds(5));
     let post = g.await_post(seq).await;
     assert_eq!(post["outcomes"].as_array().unwrap().len(), 1, "{post}");
     assert_eq!(post["outcomes"][0]["kind"], "deadline_passed", "{post}");
     // Nothing was decided: the same turn, the same side, the same units; the campaign is overdue.
-    let after = g.state().await;
+    let after = g.state_and_clock().await;
     assert_eq!(after["state"]["units"], before["state"]["units"]);
     assert_eq!(after["state"]["side_to_act"], "confederate");
     assert_eq!(after["clock"]["status"], "overdue", "{after}");
@@ -241,7 +226,7 @@ async fn moderator_policy(backend: Backend) {
         .await
         .problem(409, "body.body.kind");
     g.app.post(&g.moderator, &g.campaign, umpire("end_turn", json!({}))).await.ok(201);
-    let state = g.state().await;
+    let state = g.state_and_clock().await;
     assert_eq!(state["state"]["side_to_act"], "union", "{state}");
     assert_eq!(state["clock"]["status"], "waiting", "{state}");
     let audit = g.app.get(&format!("/v1/campaigns/{}/audit?fresh=true", g.campaign)).await;
@@ -263,7 +248,7 @@ async fn pause_and_extend(backend: Backend) {
     let paused = g.app.post(&g.moderator, &g.campaign, pause.clone()).await;
     let seq = paused.ok(201)["seq"].as_i64().unwrap();
     g.app.post(&g.moderator, &g.campaign, pause).await.problem(409, "body.kind");
-    let state = g.state().await;
+    let state = g.state_and_clock().await;
     assert_eq!(state["clock"]["status"], "paused", "{state}");
     assert_eq!(state["may_post"], json!({"union": [], "confederate": []}), "{state}");
     let union = state["clock"]["waits"].as_array().unwrap().iter().find(|w| w["side"] == "union").unwrap().clone();
@@ -462,4 +447,62 @@ async fn settings(backend: Backend) {
     let wait = view.ok(200)["clock"]["waits"][0].clone();
     assert_eq!(wait["due"], "2026-11-22T01:00:00.000Z", "{wait}");
     assert_eq!(wait["due_local"], "Sat 21 Nov 2026 20:00 EST", "{wait}");
+}
+
+/// Two servers on one PostgreSQL, each stamping by the machine's own clock, and one-minute
+/// deadlines: both deployments run out at the same moment on both servers, and each gets exactly
+/// one deadline post. It waits a minute of real time, while the binary's other tests run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_one_postgresql_with_the_real_clock_post_each_deadline_once() {
+    if adjutant_e2e::postgres_admin_url().is_none() {
+        return;
+    }
+    let db = adjutant_e2e::TestDb::new(Backend::Postgres).await;
+    let first = TestApp::spawn_on_system_clock(db.clone(), quick).await;
+    let second = TestApp::spawn_on_system_clock(db, quick).await;
+    let moderator = first.moderator().await;
+    let settings = json!({"turn_deadline": "PT1M"});
+    let campaign = first
+        .campaign(
+            &moderator,
+            json!({"name": "Real time", "mode": "managed", "scenario": "short-acw", "settings": settings}),
+        )
+        .await;
+    // Nobody posts: both deployments run out a minute after the campaign's creation.
+    let path = format!("/v1/campaigns/{campaign}/posts?after=0&limit=100");
+    let deadlines = |page: Value| -> Vec<Value> {
+        page["posts"].as_array().unwrap().iter().filter(|p| p["kind"] == "deadline").cloned().collect()
+    };
+    let started = std::time::Instant::now();
+    loop {
+        let made = deadlines(second.get(&path).await.ok(200).clone());
+        if made.len() >= 2 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(90), "only {} deadline posts: {made:?}", made.len());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // A moment more for a second replica's duplicate, were there one.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let made = deadlines(first.get(&path).await.ok(200).clone());
+    let waits: Vec<(String, String)> = made
+        .iter()
+        .map(|p| (p["body"]["side"].as_str().unwrap().to_owned(), p["body"]["stage"].as_str().unwrap().to_owned()))
+        .collect();
+    let mut unique = waits.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), waits.len(), "a wait with two deadline posts: {waits:?}");
+    assert_eq!(unique, [("confederate".into(), "deployment".into()), ("union".into(), "deployment".into())]);
+    // The Union's first turn runs from the second of them.
+    let state = second.get(&format!("/v1/campaigns/{campaign}/state")).await;
+    assert_eq!(state.ok(200)["clock"]["waits"][0]["stage"], "turn 1", "{}", state.text);
+    for post in &made {
+        let stamp = post["stamp"].as_str().unwrap().parse::<chrono::DateTime<chrono::Utc>>().unwrap();
+        let due =
+            post["outcomes"][0]["data"]["due"].as_str().unwrap().parse::<chrono::DateTime<chrono::Utc>>().unwrap();
+        assert!(stamp >= due && stamp - due < chrono::TimeDelta::seconds(5), "stamped {stamp}, due {due}");
+    }
+    let audit = first.get(&format!("/v1/campaigns/{campaign}/audit?fresh=true")).await;
+    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
 }

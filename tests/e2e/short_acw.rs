@@ -3,7 +3,7 @@
 
 use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{on_both_backends, Backend, TestApp};
+use adjutant_e2e::{on_both_backends, Backend, Game, TestApp};
 
 on_both_backends! {
     the_seeds_worked_example_over_http => worked_example;
@@ -295,61 +295,14 @@ async fn umpire(backend: Backend) {
     assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
 }
 
-const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
-
-struct Game {
-    app: TestApp,
-    moderator: String,
-    campaign: String,
-    union: String,
-    confederate: String,
-    script: Vec<Value>,
-}
-
 async fn game(backend: Backend) -> Game {
-    let app = TestApp::spawn(backend).await;
-    let moderator = app.moderator().await;
-    let campaign =
-        app.campaign(&moderator, json!({"name": "Short ACW", "mode": "managed", "scenario": "short-acw"})).await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let confederate = app.player(&moderator, &campaign, "confederate").await;
-    let script: Vec<Value> = serde_json::from_str(SCRIPT).unwrap();
-    Game { app, moderator, campaign, union, confederate, script }
+    Game::start(TestApp::spawn(backend).await, "Short ACW", json!({})).await
 }
 
-impl Game {
-    fn token(&self, side: &str) -> &str {
-        match side {
-            "union" => &self.union,
-            _ => &self.confederate,
-        }
-    }
-
-    /// Posts script step `i` (0-based) at its stamp and returns the stored post.
-    async fn step(&self, i: usize) -> Value {
-        let step = &self.script[i];
-        let stamp: chrono::DateTime<chrono::Utc> = step["stamp"].as_str().unwrap().parse().unwrap();
-        self.app.clock.set(stamp);
-        let answer = self
-            .app
-            .post(
-                self.token(step["side"].as_str().unwrap()),
-                &self.campaign,
-                json!({"kind": step["kind"], "body": step["body"]}),
-            )
-            .await;
-        assert_eq!(answer.status.as_u16(), 201, "step {}: {}", i + 1, answer.text);
-        answer.body
-    }
-
-    async fn state(&self) -> Value {
-        self.app.get(&format!("/v1/campaigns/{}/state", self.campaign)).await.ok(200)["state"].clone()
-    }
-
-    async fn factors(&self, unit: &str) -> u64 {
-        let state = self.state().await;
-        state["units"].as_array().unwrap().iter().find(|u| u["id"] == unit).unwrap()["factors"].as_u64().unwrap()
-    }
+/// The factors `unit` has now.
+async fn factors(g: &Game, unit: &str) -> u64 {
+    let state = g.state().await;
+    state["units"].as_array().unwrap().iter().find(|u| u["id"] == unit).unwrap()["factors"].as_u64().unwrap()
 }
 
 fn outcome<'a>(post: &'a Value, kind: &str) -> &'a Value {
@@ -428,9 +381,9 @@ async fn worked_example(backend: Backend) {
     assert_eq!(spread["casualties"], 3);
     assert_eq!(spread["units"][0]["taken"], 2);
     assert_eq!(spread["units"][1]["taken"], 1);
-    assert_eq!(g.factors("us-12th-inf").await, 3);
-    assert_eq!(g.factors("cs-52nd-inf").await, 1);
-    assert_eq!(g.factors("cs-51st-inf").await, 2);
+    assert_eq!(factors(&g, "us-12th-inf").await, 3);
+    assert_eq!(factors(&g, "cs-52nd-inf").await, 1);
+    assert_eq!(factors(&g, "cs-51st-inf").await, 2);
     // The Rebels must retreat.
     let state = g.state().await;
     assert_eq!(state["awaiting"][0]["kind"], "retreat");

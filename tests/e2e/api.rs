@@ -2,7 +2,7 @@
 
 use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
+use adjutant_e2e::{on_both_backends, seed_morning, Backend, Game, Table, TestApp};
 
 on_both_backends! {
     the_stamp_comes_from_the_server => stamp_comes_from_the_server;
@@ -19,37 +19,21 @@ on_both_backends! {
     tokens_are_issued_by_the_right_people => tokens_issued_by_the_right_people;
 }
 
-struct Game {
-    app: TestApp,
-    moderator: String,
-    campaign: String,
-    union: String,
-    confederate: String,
-}
-
 async fn game(backend: Backend) -> Game {
-    let app = TestApp::spawn(backend).await;
-    let moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": "Test campaign", "scenario": "short-acw"})).await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let confederate = app.player(&moderator, &campaign, "confederate").await;
-    Game { app, moderator, campaign, union, confederate }
+    Game::start(TestApp::spawn(backend).await, "Test campaign", json!({})).await
 }
 
 fn note(text: &str) -> Value {
     json!({"kind": "note", "body": {"text": text}})
 }
 
-/// A resolver campaign of `app` with `notes` notes posted by its Union player: (its id, the
-/// player's token).
-async fn campaign_of_notes(app: &TestApp, name: &str, notes: usize) -> (String, String) {
-    let moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": name, "mode": "resolver", "ruleset": "acw-25mm"})).await;
-    let player = app.player(&moderator, &campaign, "union").await;
+/// A resolver table on `app` whose Union player has posted `notes` notes.
+async fn table_of_notes(app: TestApp, name: &str, notes: usize) -> Table {
+    let t = Table::open(app, name, "acw-25mm").await;
     for i in 0..notes {
-        app.post(&player, &campaign, note(&format!("note {i}"))).await.ok(201);
+        t.app.post(&t.union, &t.campaign, note(&format!("note {i}"))).await.ok(201);
     }
-    (campaign, player)
+    t
 }
 
 async fn post_count(g: &Game) -> usize {
@@ -428,8 +412,7 @@ async fn tamper(app: &TestApp, backend: Backend, seq: i64) {
 }
 
 async fn repeat_audit_is_incremental(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let (campaign, player) = campaign_of_notes(&app, "Audit", 20).await;
+    let Table { app, campaign, union: player, .. } = table_of_notes(TestApp::spawn(backend).await, "Audit", 20).await;
     let audit = |fresh: bool| {
         let path = format!("/v1/campaigns/{campaign}/audit{}", if fresh { "?fresh=true" } else { "" });
         let app = &app;
@@ -491,8 +474,7 @@ async fn repeat_audit_is_incremental(backend: Backend) {
 }
 
 async fn post_audit_is_incremental(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let (campaign, _) = campaign_of_notes(&app, "Audit", 30).await;
+    let Table { app, campaign, .. } = table_of_notes(TestApp::spawn(backend).await, "Audit", 30).await;
     let audit = |seq: i64, fresh: bool| {
         let path = format!("/v1/campaigns/{campaign}/posts/{seq}/audit{}", if fresh { "?fresh=true" } else { "" });
         let app = &app;
@@ -538,8 +520,7 @@ async fn post_audit_is_incremental(backend: Backend) {
 /// page's receipts together: a changed post and a receipt moved onto another post are named,
 /// wherever they are in the walk.
 async fn long_walk_is_paged(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let (campaign, _) = campaign_of_notes(&app, "Walk", 150).await;
+    let Table { app, campaign, .. } = table_of_notes(TestApp::spawn(backend).await, "Walk", 150).await;
     let audit = |seq: i64| {
         let path = format!("/v1/campaigns/{campaign}/posts/{seq}/audit?fresh=true");
         let app = &app;
@@ -572,7 +553,7 @@ async fn long_walk_is_paged(backend: Backend) {
 /// limit: here a cold audit waiting for the permit another cold audit holds.
 async fn time_limit_is_a_problem(backend: Backend) {
     let app = TestApp::spawn_with(backend, |config| config.request_timeout_secs = 1).await;
-    let (campaign, _) = campaign_of_notes(&app, "Slow", 1).await;
+    let Table { app, campaign, .. } = table_of_notes(app, "Slow", 1).await;
     let path = format!("/v1/campaigns/{campaign}/audit");
 
     let held = app.state.caches.cold_audit_turn().await;

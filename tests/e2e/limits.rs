@@ -4,7 +4,7 @@
 
 use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::json;
-use adjutant_e2e::{Backend, TestApp};
+use adjutant_e2e::{Backend, Table, TestApp};
 
 const CALCULATOR: &str = "/v1/tools/result-number?time=9:51:45";
 
@@ -158,11 +158,7 @@ async fn notes_and_seals_per_player_per_day_are_limited() {
         config.seals_per_player_per_day = 2;
     })
     .await;
-    let moderator = app.moderator().await;
-    let campaign =
-        app.campaign(&moderator, json!({"name": "Melee", "mode": "resolver", "ruleset": "schulz-acw"})).await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let rebel = app.player(&moderator, &campaign, "confederate").await;
+    let Table { app, moderator, campaign, union, confederate: rebel } = Table::open(app, "Melee", "schulz-acw").await;
     let note = |n: u32| json!({"kind": "note", "body": {"text": format!("note {n}")}});
     for n in 0..2 {
         app.post(&union, &campaign, note(n)).await.ok(201);

@@ -8,13 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use adjutant_bot::{run_until, Bot, BotCommand, BotConfig, BotError, Format, Target, Topics};
+use adjutant_e2e::forum::{Forum, ForumPost, API_KEY, BOT_USER, TOPIC};
 use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
-use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::Json;
+use adjutant_e2e::{on_both_backends, seed_morning, Backend, Game, Table, TestApp};
 
 on_both_backends! {
     the_bot_posts_each_outcome_once_and_survives_a_crash => bot_posts_once;
@@ -23,154 +20,6 @@ on_both_backends! {
     bbcode_on_request_to_discourse_or_to_files => bbcode_on_request;
     following_the_event_stream_posts_without_waiting_for_the_poll => follow_events;
     the_map_goes_up_once_with_the_turns_first_outcome => map_with_the_turn;
-}
-
-const TOPIC: u64 = 77;
-const API_KEY: &str = "forum-key-123";
-const BOT_USER: &str = "adjutant";
-
-#[derive(Debug, Clone)]
-struct ForumPost {
-    id: u64,
-    topic_id: u64,
-    username: String,
-    raw: String,
-}
-
-#[derive(Default)]
-struct ForumState {
-    posts: Vec<ForumPost>,
-    /// Answer the next POST /posts.json with 429 and this Retry-After.
-    throttle_next: Option<&'static str>,
-    throttled: usize,
-    refused: usize,
-    /// Bodies of `POST /uploads.json`.
-    uploads: Vec<Vec<u8>>,
-}
-
-#[derive(Clone, Default)]
-struct Forum(Arc<Mutex<ForumState>>);
-
-impl Forum {
-    async fn start(&self) -> String {
-        adjutant_e2e::serve(
-            axum::Router::new()
-                .route("/posts.json", axum::routing::post(create_post))
-                .route("/uploads.json", axum::routing::post(upload))
-                .route("/t/{file}", axum::routing::get(topic))
-                .route("/t/{topic}/posts.json", axum::routing::get(topic_posts))
-                .with_state(self.clone()),
-        )
-        .await
-    }
-
-    fn add(&self, username: &str, raw: &str) -> u64 {
-        let mut state = self.0.lock().unwrap();
-        let id = 1000 + state.posts.len() as u64;
-        state.posts.push(ForumPost { id, topic_id: TOPIC, username: username.into(), raw: raw.into() });
-        id
-    }
-
-    fn posts(&self) -> Vec<ForumPost> {
-        self.0.lock().unwrap().posts.clone()
-    }
-}
-
-fn authorised(forum: &Forum, headers: &HeaderMap) -> bool {
-    let ok = headers.get("api-key").is_some_and(|v| v == API_KEY)
-        && headers.get("api-username").is_some_and(|v| v == BOT_USER);
-    if !ok {
-        forum.0.lock().unwrap().refused += 1;
-    }
-    ok
-}
-
-fn view(post: &ForumPost, with_raw: bool) -> Value {
-    let mut v = json!({
-        "id": post.id, "topic_id": post.topic_id, "username": post.username,
-        "cooked": format!("<p>{}</p>", post.raw.replace('\n', "<br>")),
-    });
-    if with_raw {
-        v["raw"] = json!(post.raw);
-    }
-    v
-}
-
-async fn create_post(State(forum): State<Forum>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
-    if !authorised(&forum, &headers) {
-        return (StatusCode::FORBIDDEN, Json(json!({"errors": ["bad key"]}))).into_response();
-    }
-    let throttle = {
-        let mut state = forum.0.lock().unwrap();
-        let after = state.throttle_next.take();
-        state.throttled += usize::from(after.is_some());
-        after
-    };
-    if let Some(after) = throttle {
-        return (StatusCode::TOO_MANY_REQUESTS, [("retry-after", after)], Json(json!({"errors": ["slow down"]})))
-            .into_response();
-    }
-    let (Some(topic_id), Some(raw)) = (body["topic_id"].as_u64(), body["raw"].as_str()) else {
-        return (StatusCode::UNPROCESSABLE_ENTITY, Json(json!({"errors": ["topic_id and raw"]}))).into_response();
-    };
-    assert_eq!(topic_id, TOPIC);
-    let id = forum.add(BOT_USER, raw);
-    Json(json!({"id": id, "topic_id": topic_id, "raw": raw, "username": BOT_USER})).into_response()
-}
-
-/// `POST /uploads.json` (multipart): keeps the body, answers as Discourse does.
-async fn upload(State(forum): State<Forum>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
-    if !authorised(&forum, &headers) {
-        return StatusCode::FORBIDDEN.into_response();
-    }
-    let content_type = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default();
-    assert!(content_type.starts_with("multipart/form-data; boundary="), "{content_type}");
-    let mut state = forum.0.lock().unwrap();
-    state.uploads.push(body.to_vec());
-    let n = state.uploads.len();
-    Json(json!({"id": n, "url": format!("/uploads/default/original/1X/map{n}.png"), "short_url": format!("upload://map{n}.png"),
-        "original_filename": "map.png", "extension": "png"}))
-    .into_response()
-}
-
-/// `GET /t/{topic}.json`: like Discourse, the whole stream of ids but only the first posts.
-async fn topic(State(forum): State<Forum>, headers: HeaderMap, Path(file): Path<String>) -> Response {
-    if !authorised(&forum, &headers) {
-        return StatusCode::FORBIDDEN.into_response();
-    }
-    let Some(Ok(topic)) = file.strip_suffix(".json").map(str::parse::<u64>) else {
-        return StatusCode::NOT_FOUND.into_response();
-    };
-    let posts: Vec<ForumPost> = forum.posts().into_iter().filter(|p| p.topic_id == topic).collect();
-    let stream: Vec<u64> = posts.iter().map(|p| p.id).collect();
-    let first: Vec<Value> = posts.iter().take(2).map(|p| view(p, false)).collect();
-    Json(json!({"id": topic, "post_stream": {"posts": first, "stream": stream}})).into_response()
-}
-
-/// `GET /t/{topic}/posts.json?post_ids[]=…`
-async fn topic_posts(
-    State(forum): State<Forum>,
-    headers: HeaderMap,
-    Path(topic): Path<u64>,
-    RawQuery(query): RawQuery,
-) -> Response {
-    if !authorised(&forum, &headers) {
-        return StatusCode::FORBIDDEN.into_response();
-    }
-    let query = query.unwrap_or_default();
-    let with_raw = query.split('&').any(|p| p == "include_raw=true");
-    let ids: Vec<u64> = query
-        .split('&')
-        .filter_map(|p| p.strip_prefix("post_ids[]=").or_else(|| p.strip_prefix("post_ids%5B%5D=")))
-        .filter_map(|id| id.parse().ok())
-        .collect();
-    let posts: Vec<Value> = forum
-        .posts()
-        .iter()
-        .filter(|p| p.topic_id == topic && ids.contains(&p.id))
-        .map(|p| view(p, with_raw))
-        .collect();
-    Json(json!({"post_stream": {"posts": posts}})).into_response()
 }
 
 async fn resolve(app: &TestApp, player: &str, campaign: &str, i: i64) -> Value {
@@ -195,19 +44,7 @@ fn replies_by_marker(forum: &Forum) -> BTreeMap<String, Vec<u64>> {
 }
 
 async fn bot_posts_once(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": "Forum", "mode": "resolver", "ruleset": "acw-25mm"})).await;
-    let player = app.player(&moderator, &campaign, "union").await;
-    let bot = app
-        .request(
-            Method::POST,
-            &format!("/v1/campaigns/{campaign}/bots"),
-            Some(&moderator),
-            Some(json!({"name": "Forum bot"})),
-        )
-        .await;
-    let bot_token = bot.ok(201)["token"].as_str().unwrap().to_owned();
+    let (Table { app, campaign, union: player, .. }, bot_token) = forum_table(backend).await;
 
     let forum = Forum::default();
     let forum_url = forum.start().await;
@@ -228,13 +65,13 @@ async fn bot_posts_once(backend: Backend) {
     forum.add("general_grant", &format!("[quote]{first_marker}[/quote] Lucky roll!"));
 
     // The forum throttles the first reply once; the bot waits as asked and goes on.
-    forum.0.lock().unwrap().throttle_next = Some("1");
+    forum.throttle_next("1");
     let started = Instant::now();
     let report = Bot::new(config()).unwrap().run_until_idle().await.unwrap();
     assert_eq!((report.posted, report.recovered, report.skipped), (3, 0, 0));
     assert!(started.elapsed() >= Duration::from_millis(950), "Retry-After: 1 was not honoured");
-    assert_eq!(forum.0.lock().unwrap().throttled, 1);
-    assert_eq!(forum.0.lock().unwrap().refused, 0);
+    assert_eq!(forum.throttled(), 1);
+    assert_eq!(forum.refused(), 0);
     let replies = replies_by_marker(&forum);
     assert_eq!(replies.len(), 3);
     assert!(replies.values().all(|ids| ids.len() == 1));
@@ -300,21 +137,11 @@ fn unescaped(text: &str, needle: &str) -> bool {
     text.match_indices(needle).any(|(at, _)| !text[..at].ends_with('\\'))
 }
 
-async fn resolver_campaign(app: &TestApp) -> (String, String, String, String, String) {
-    let moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": "Forum", "mode": "resolver", "ruleset": "acw-25mm"})).await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let rebel = app.player(&moderator, &campaign, "confederate").await;
-    let bot = app
-        .request(
-            Method::POST,
-            &format!("/v1/campaigns/{campaign}/bots"),
-            Some(&moderator),
-            Some(json!({"name": "Forum bot"})),
-        )
-        .await;
-    let bot_token = bot.ok(201)["token"].as_str().unwrap().to_owned();
-    (moderator, campaign, union, rebel, bot_token)
+/// A resolver table that plays on the forum, and its bot's token.
+async fn forum_table(backend: Backend) -> (Table, String) {
+    let t = Table::open(TestApp::spawn(backend).await, "Forum", "acw-25mm").await;
+    let bot = t.app.bot(&t.moderator, &t.campaign, "Forum bot").await;
+    (t, bot)
 }
 
 fn bot_config(app: &TestApp, bot_token: &str, forum_url: &str, campaign: &str) -> BotConfig {
@@ -325,8 +152,7 @@ fn bot_config(app: &TestApp, bot_token: &str, forum_url: &str, campaign: &str) -
 }
 
 async fn markup_injection(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let (moderator, campaign, union, rebel, bot_token) = resolver_campaign(&app).await;
+    let (Table { app, moderator, campaign, union, confederate: rebel }, bot_token) = forum_table(backend).await;
 
     // Line breaks are refused at the door, wherever the text goes.
     let forged = format!("{ATTACK}\nCheck: 9:51:45 → N = 95145, √N = 308.455831522115, decimals 9–10 = 99");
@@ -389,8 +215,7 @@ async fn markup_injection(backend: Backend) {
 }
 
 async fn marker_spoofing(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let (_, campaign, union, rebel, bot_token) = resolver_campaign(&app).await;
+    let (Table { app, campaign, union, confederate: rebel, .. }, bot_token) = forum_table(backend).await;
     let seal =
         |topic: &str, role: &str| json!({"kind": "seal", "body": {"topic": topic, "role": role, "choice": "stay"}});
     let first = app.post(&union, &campaign, seal("first", "attacker")).await.ok(201)["outcomes"][0].clone();
@@ -426,8 +251,7 @@ async fn marker_spoofing(backend: Backend) {
 /// `--format bbcode`: BBCode to Discourse, or one file per outcome for a BBCode forum, which a
 /// moderator or a forum-side script posts; each file is written once, even after a crash.
 async fn bbcode_on_request(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let (_, campaign, union, rebel, bot_token) = resolver_campaign(&app).await;
+    let (Table { app, campaign, union, confederate: rebel, .. }, bot_token) = forum_table(backend).await;
     let seal =
         |topic: &str, role: &str| json!({"kind": "seal", "body": {"topic": topic, "role": role, "choice": "stay"}});
     let first = app.post(&union, &campaign, seal(ATTACK, "attacker")).await.ok(201)["outcomes"][0].clone();
@@ -472,8 +296,7 @@ async fn bbcode_on_request(backend: Backend) {
 /// With `--follow`, an outcome reaches the forum as soon as it is posted: the bot's pause
 /// between passes is an hour here, and the event stream wakes it.
 async fn follow_events(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let (_, campaign, union, _, bot_token) = resolver_campaign(&app).await;
+    let (Table { app, campaign, union, .. }, bot_token) = forum_table(backend).await;
     let forum = Forum::default();
     let forum_url = forum.start().await;
     let command = BotCommand {
@@ -503,46 +326,28 @@ async fn follow_events(backend: Backend) {
     assert!(feed(&app, &bot_token).await.is_empty());
 }
 
-const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
-
 /// With `map` on, the outcome that opens a turn carries the map picture (one upload), above
 /// its marker line; other outcomes carry none.
 async fn map_with_the_turn(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let moderator = app.moderator().await;
-    let campaign =
-        app.campaign(&moderator, json!({"name": "Short ACW", "mode": "managed", "scenario": "short-acw"})).await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let confederate = app.player(&moderator, &campaign, "confederate").await;
-    let bot = app
-        .request(
-            Method::POST,
-            &format!("/v1/campaigns/{campaign}/bots"),
-            Some(&moderator),
-            Some(json!({"name": "Bot"})),
-        )
-        .await;
-    let bot_token = bot.ok(201)["token"].as_str().unwrap().to_owned();
-    let script: Vec<Value> = adjutant_e2e::serde_json::from_str(SCRIPT).unwrap();
-    for step in &script[..2] {
-        app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
-        let token = if step["side"] == "union" { &union } else { &confederate };
-        app.post(token, &campaign, json!({"kind": step["kind"], "body": step["body"]})).await.ok(201);
+    let g = Game::start(TestApp::spawn(backend).await, "Short ACW", json!({})).await;
+    let (app, campaign) = (&g.app, &g.campaign);
+    let bot_token = app.bot(&g.moderator, campaign, "Bot").await;
+    for i in 0..2 {
+        g.step(i).await;
     }
     // The map of the turn's first moment, before the game moves on (the bot posts later).
     let then = app.client.get(format!("{}/v1/campaigns/{campaign}/map.png?at=2", app.base)).send().await.unwrap();
     let then = then.bytes().await.unwrap().to_vec();
-    app.clock.set(script[2]["stamp"].as_str().unwrap().parse().unwrap());
-    app.post(&union, &campaign, json!({"kind": script[2]["kind"], "body": script[2]["body"]})).await.ok(201);
+    g.step(2).await;
     let now = app.client.get(format!("{}/v1/campaigns/{campaign}/map.png", app.base)).send().await.unwrap();
     assert_ne!(now.bytes().await.unwrap().to_vec(), then, "the game moved on: the map now differs");
     let forum = Forum::default();
     let forum_url = forum.start().await;
-    let mut config = bot_config(&app, &bot_token, &forum_url, &campaign);
+    let mut config = bot_config(app, &bot_token, &forum_url, campaign);
     config.map = true;
     let report = Bot::new(config).unwrap().run_until_idle().await.unwrap();
     assert_eq!(report.posted, 5, "the sealed deployment, both revealed, the first turn and a move");
-    let uploads = forum.0.lock().unwrap().uploads.clone();
+    let uploads = forum.uploads();
     assert_eq!(uploads.len(), 1, "one map for the one turn");
     let body = &uploads[0];
     let has = |needle: &[u8]| body.windows(needle.len()).any(|w| w == needle);
@@ -554,5 +359,5 @@ async fn map_with_the_turn(backend: Backend) {
     assert!(with_map[0].raw.starts_with("**Turn 1"), "{}", with_map[0].raw);
     let last = with_map[0].raw.lines().last().unwrap();
     assert!(last.starts_with("<sub>adjutant:outcome:"), "the marker stays last: {last}");
-    assert!(feed(&app, &bot_token).await.is_empty());
+    assert!(feed(app, &bot_token).await.is_empty());
 }

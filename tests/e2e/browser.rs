@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
-use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{Backend, TestApp};
+use adjutant_e2e::serde_json::json;
+use adjutant_e2e::{Backend, Game, TestApp};
 
 fn chromium() -> Option<PathBuf> {
     let candidates = std::env::var_os("ADJUTANT_CHROMIUM")
@@ -73,18 +73,11 @@ fn visible_text(dom: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_campaign_page_shows_the_map_the_turn_and_the_checked_log() {
     let Some(chromium) = chromium() else { return };
-    let app = TestApp::spawn(Backend::Sqlite).await;
-    let moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": "Valley <Campaign> 1862", "scenario": "short-acw"})).await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let rebel = app.player(&moderator, &campaign, "confederate").await;
-    let script: Vec<Value> =
-        serde_json::from_str(include_str!("../crates/rules/tests/data/short_acw_script.json")).unwrap();
-    for step in &script[..17] {
-        app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
-        let token = if step["side"] == "union" { &union } else { &rebel };
-        app.post(token, &campaign, json!({"kind": step["kind"], "body": step["body"]})).await.ok(201);
+    let g = Game::start(TestApp::spawn(Backend::Sqlite).await, "Valley <Campaign> 1862", json!({})).await;
+    for i in 0..17 {
+        g.step(i).await;
     }
+    let Game { app, campaign, .. } = g;
 
     let url = format!("{}/campaigns/{campaign}", app.base);
     let dom = browse(&chromium, &url, &["--dump-dom"]).await;

@@ -8,31 +8,42 @@
 //! Needs chromium and chromium-driver (the README's test command installs them). Without them
 //! the test is skipped with a note, unless ADJUTANT_REQUIRE_BROWSER=1.
 
+use std::future::Future;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{Backend, TestApp};
-
-const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
+use adjutant_e2e::{scripted, short_acw_script, Backend, Game, Table, TestApp};
 
 // ---------------------------------------------------------------- the server's log, captured
 
-/// Everything the server logs in this test binary, from debug up.
-fn server_log() -> &'static Arc<Mutex<Vec<u8>>> {
-    static LOG: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOG.get_or_init(|| {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let sink = log.clone();
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter("debug,hyper=info,hyper_util=info,h2=info,sqlx=info,reqwest=info,rustls=info")
-            .with_ansi(false)
-            .with_writer(move || Capture(sink.clone()))
-            .try_init();
-        log
-    })
+/// What a test's servers log, from debug up.
+type ServerLog = Arc<Mutex<Vec<u8>>>;
+
+/// Runs `test` on a runtime of its own whose every thread logs into the buffer `test` is given.
+/// Its servers run on those threads, so the buffer holds their log; the binary's other tests run
+/// on threads of their own and log nowhere near it.
+fn with_server_log<F: Future<Output = ()>>(test: impl FnOnce(ServerLog) -> F) {
+    let log = ServerLog::default();
+    let sink = log.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter("debug,hyper=info,hyper_util=info,h2=info,sqlx=info,reqwest=info,rustls=info")
+        .with_ansi(false)
+        .with_writer(move || Capture(sink.clone()))
+        .finish();
+    let dispatch = tracing::Dispatch::new(subscriber);
+    let for_threads = dispatch.clone();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        // A thread's default lasts while its guard does: for the thread's whole life here.
+        .on_thread_start(move || std::mem::forget(tracing::dispatcher::set_default(&for_threads)))
+        .build()
+        .expect("a runtime");
+    let _default = tracing::dispatcher::set_default(&dispatch);
+    runtime.block_on(test(log));
 }
 
 struct Capture(Arc<Mutex<Vec<u8>>>);
@@ -443,14 +454,17 @@ async fn new_unit_refused_as_the_api_refuses(app: &TestApp, page: &Session, toke
     page.type_into("#new-unit-hex", "").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_players_play_the_scripted_campaign_in_their_browsers() {
+#[test]
+fn two_players_play_the_scripted_campaign_in_their_browsers() {
+    with_server_log(two_players_play);
+}
+
+async fn two_players_play(log: ServerLog) {
     let Some((chromium, chromedriver)) = browser() else { return };
-    let log = server_log();
     let app = TestApp::spawn(Backend::Sqlite).await;
     let driver = Driver::start(chromium, chromedriver).await;
     let moderator = app.moderator().await;
-    let script: Vec<Value> = serde_json::from_str(SCRIPT).unwrap();
+    let script = short_acw_script();
 
     // The moderator creates the campaign and the two players in the console.
     let console = driver.session(1280, 1000).await;
@@ -744,7 +758,7 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
     let reference = app.campaign(&moderator, json!({"name": "Reference", "scenario": "short-acw"})).await;
     let ref_union = app.player(&moderator, &reference, "union").await;
     let ref_rebel = app.player(&moderator, &reference, "confederate").await;
-    for step in &script {
+    for step in script {
         app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
         let token = if step["side"] == "union" { &ref_union } else { &ref_rebel };
         app.post(token, &reference, json!({"kind": step["kind"], "body": step["body"]})).await.ok(201);
@@ -788,17 +802,16 @@ async fn two_players_play_the_scripted_campaign_in_their_browsers() {
 
 // ---------------------------------------------------------------- a resolver campaign
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_resolver_campaign_resolves_from_its_forms_and_reveals_sealed_choices_after_both() {
+#[test]
+fn a_resolver_campaign_resolves_from_its_forms_and_reveals_sealed_choices_after_both() {
+    with_server_log(resolver_campaign);
+}
+
+async fn resolver_campaign(log: ServerLog) {
     let Some((chromium, chromedriver)) = browser() else { return };
-    let log = server_log();
-    let app = TestApp::spawn(Backend::Sqlite).await;
+    let Table { app, moderator, campaign, union: union_token, confederate: rebel_token } =
+        Table::open(TestApp::spawn(Backend::Sqlite).await, "Melee", "schulz-acw").await;
     let driver = Driver::start(chromium, chromedriver).await;
-    let moderator = app.moderator().await;
-    let campaign =
-        app.campaign(&moderator, json!({"name": "Melee", "mode": "resolver", "ruleset": "schulz-acw"})).await;
-    let union_token = app.player(&moderator, &campaign, "union").await;
-    let rebel_token = app.player(&moderator, &campaign, "confederate").await;
     // Every page carries its security headers; no script may run inline.
     for path in [format!("/play/{campaign}"), "/console".to_owned(), format!("/campaigns/{campaign}")] {
         let page = app.client.get(format!("{}{path}", app.base)).send().await.unwrap();
@@ -905,24 +918,14 @@ async fn the_deadline_counts_down_on_the_player_page_and_the_console_shows_the_c
         c.deadline_rescan_ms = 20;
     })
     .await;
-    let driver = Driver::start(chromium, chromedriver).await;
-    let moderator = app.moderator().await;
     let settings = json!({"turn_deadline": "PT1H", "missed_turn": "moderator"});
-    let campaign = app
-        .campaign(
-            &moderator,
-            json!({"name": "Clocked", "mode": "managed", "scenario": "short-acw", "settings": settings}),
-        )
-        .await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let rebel = app.player(&moderator, &campaign, "confederate").await;
+    let Game { app, moderator, campaign, union, confederate: rebel, .. } = Game::start(app, "Clocked", settings).await;
+    let driver = Driver::start(chromium, chromedriver).await;
     // A campaign with no deadlines, first by name: the console lists the overdue one first.
     app.campaign(&moderator, json!({"name": "Aardvark", "mode": "managed", "scenario": "short-acw"})).await;
-    let script: Vec<Value> = serde_json::from_str(SCRIPT).unwrap();
     let start = adjutant_e2e::seed_morning();
     for (i, token) in [(0, &union), (1, &rebel)] {
-        let step = json!({"kind": script[i]["kind"], "body": script[i]["body"]});
-        app.post(token, &campaign, step).await.ok(201);
+        app.post(token, &campaign, scripted(i)).await.ok(201);
     }
     app.clock.set(start + chrono::TimeDelta::minutes(10));
     app.post(&union, &campaign, json!({"kind": "end_turn", "body": {}})).await.ok(201);
@@ -988,69 +991,4 @@ async fn the_deadline_counts_down_on_the_player_page_and_the_console_shows_the_c
     assert_eq!(rebel["contact"], json!({"forum_handle": "stonewall"}));
     page.quit().await;
     console.quit().await;
-}
-
-/// Two servers on one PostgreSQL, each stamping by the machine's own clock, and one-minute
-/// deadlines: both deployments run out at the same moment on both servers, and each gets exactly
-/// one deadline post. It waits a minute of real time, so it runs here, beside the browser tests,
-/// rather than alone after them (tests/deadlines.rs has the campaign clock's other tests).
-/// The campaign clock looks every 10 ms.
-fn every_10_ms(config: &mut adjutant_server::config::Config) {
-    config.deadline_poll_ms = 10;
-    config.deadline_rescan_ms = 10;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_replicas_on_one_postgresql_with_the_real_clock_post_each_deadline_once() {
-    if adjutant_e2e::postgres_admin_url().is_none() {
-        return;
-    }
-    let db = adjutant_e2e::TestDb::new(Backend::Postgres).await;
-    let first = TestApp::spawn_on_system_clock(db.clone(), every_10_ms).await;
-    let second = TestApp::spawn_on_system_clock(db, every_10_ms).await;
-    let moderator = first.moderator().await;
-    let settings = json!({"turn_deadline": "PT1M"});
-    let campaign = first
-        .campaign(
-            &moderator,
-            json!({"name": "Real time", "mode": "managed", "scenario": "short-acw", "settings": settings}),
-        )
-        .await;
-    // Nobody posts: both deployments run out a minute after the campaign's creation.
-    let path = format!("/v1/campaigns/{campaign}/posts?after=0&limit=100");
-    let deadlines = |page: Value| -> Vec<Value> {
-        page["posts"].as_array().unwrap().iter().filter(|p| p["kind"] == "deadline").cloned().collect()
-    };
-    let started = std::time::Instant::now();
-    loop {
-        let made = deadlines(second.get(&path).await.ok(200).clone());
-        if made.len() >= 2 {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(90), "only {} deadline posts: {made:?}", made.len());
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    // A moment more for a second replica's duplicate, were there one.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let made = deadlines(first.get(&path).await.ok(200).clone());
-    let waits: Vec<(String, String)> = made
-        .iter()
-        .map(|p| (p["body"]["side"].as_str().unwrap().to_owned(), p["body"]["stage"].as_str().unwrap().to_owned()))
-        .collect();
-    let mut unique = waits.clone();
-    unique.sort();
-    unique.dedup();
-    assert_eq!(unique.len(), waits.len(), "a wait with two deadline posts: {waits:?}");
-    assert_eq!(unique, [("confederate".into(), "deployment".into()), ("union".into(), "deployment".into())]);
-    // The Union's first turn runs from the second of them.
-    let state = second.get(&format!("/v1/campaigns/{campaign}/state")).await;
-    assert_eq!(state.ok(200)["clock"]["waits"][0]["stage"], "turn 1", "{}", state.text);
-    for post in &made {
-        let stamp = post["stamp"].as_str().unwrap().parse::<chrono::DateTime<chrono::Utc>>().unwrap();
-        let due =
-            post["outcomes"][0]["data"]["due"].as_str().unwrap().parse::<chrono::DateTime<chrono::Utc>>().unwrap();
-        assert!(stamp >= due && stamp - due < chrono::TimeDelta::seconds(5), "stamped {stamp}, due {due}");
-    }
-    let audit = first.get(&format!("/v1/campaigns/{campaign}/audit?fresh=true")).await;
-    assert_eq!(audit.ok(200)["ok"], true, "{}", audit.text);
 }

@@ -5,7 +5,7 @@
 //! SHA-256 and an integer square root. The server's clock is the test's (`app.clock`).
 
 use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{on_both_backends, Backend, TestApp};
+use adjutant_e2e::{on_both_backends, Backend, Game, TestApp};
 use adjutant_rules::result_time::walk_down;
 use chrono::{DateTime, Duration, Timelike, Utc};
 use sha2::{Digest, Sha256};
@@ -17,39 +17,8 @@ on_both_backends! {
     a_campaign_stored_before_result_times_plays_and_audits_as_post => stored_before;
 }
 
-const SCRIPT: &str = include_str!("../crates/rules/tests/data/short_acw_script.json");
-
-struct Game {
-    app: TestApp,
-    campaign: String,
-    union: String,
-    confederate: String,
-    moderator: String,
-    script: Vec<Value>,
-}
-
 async fn game(app: TestApp, settings: Value) -> Game {
-    let moderator = app.moderator().await;
-    let campaign =
-        app.campaign(&moderator, json!({"name": "Aim-proof", "scenario": "short-acw", "settings": settings})).await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let confederate = app.player(&moderator, &campaign, "confederate").await;
-    Game { app, campaign, union, confederate, moderator, script: serde_json::from_str(SCRIPT).unwrap() }
-}
-
-impl Game {
-    async fn step(&self, i: usize) -> Value {
-        let step = &self.script[i];
-        self.app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
-        let token = if step["side"] == "union" { &self.union } else { &self.confederate };
-        let answer = self.app.post(token, &self.campaign, json!({"kind": step["kind"], "body": step["body"]})).await;
-        assert_eq!(answer.status.as_u16(), 201, "step {}: {}", i + 1, answer.text);
-        answer.body
-    }
-
-    async fn view(&self) -> Value {
-        self.app.get(&format!("/v1/campaigns/{}", self.campaign)).await.ok(200).clone()
-    }
+    Game::start(app, "Aim-proof", settings).await
 }
 
 fn sha256_hex(text: &str) -> String {

@@ -2,7 +2,7 @@
 //! other's choice before both are in — not in the log, not in the feed, not from the hash.
 
 use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
+use adjutant_e2e::{on_both_backends, seed_morning, Backend, Table, TestApp};
 use adjutant_rules::chain::Link;
 
 on_both_backends! {
@@ -11,11 +11,8 @@ on_both_backends! {
 }
 
 async fn concurrent_seals(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": "Race", "mode": "resolver", "ruleset": "schulz-acw"})).await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let rebel = app.player(&moderator, &campaign, "confederate").await;
+    let Table { app, campaign, union, confederate: rebel, .. } =
+        Table::open(TestApp::spawn(backend).await, "Race", "schulz-acw").await;
     for round in 0..5 {
         let topic = format!("melee-{round}");
         let seal = |token: String| {
@@ -33,12 +30,8 @@ async fn concurrent_seals(backend: Backend) {
 }
 
 async fn sealed_choices(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let moderator = app.moderator().await;
-    let campaign =
-        app.campaign(&moderator, json!({"name": "Melee", "mode": "resolver", "ruleset": "schulz-acw"})).await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let rebel = app.player(&moderator, &campaign, "confederate").await;
+    let Table { app, moderator, campaign, union, confederate: rebel } =
+        Table::open(TestApp::spawn(backend).await, "Melee", "schulz-acw").await;
     let topic = "melee-1-round-2";
 
     // Resolving with the sealed choices before they are in is refused.

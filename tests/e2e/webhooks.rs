@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
+use adjutant_e2e::{on_both_backends, seed_morning, Backend, Table, TestApp};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -143,20 +143,8 @@ fn fast(config: &mut adjutant_server::config::Config) {
     config.webhook_max_attempts = 1000;
 }
 
-struct Setup {
-    app: TestApp,
-    moderator: String,
-    campaign: String,
-    player: String,
-}
-
-async fn setup(backend: Backend) -> Setup {
-    let app = TestApp::spawn_with(backend, fast).await;
-    let moderator = app.moderator().await;
-    let campaign =
-        app.campaign(&moderator, json!({"name": "Webhooks", "mode": "resolver", "ruleset": "acw-25mm"})).await;
-    let player = app.player(&moderator, &campaign, "union").await;
-    Setup { app, moderator, campaign, player }
+async fn setup(backend: Backend) -> Table {
+    Table::open(TestApp::spawn_with(backend, fast).await, "Webhooks", "acw-25mm").await
 }
 
 async fn register(app: &TestApp, moderator: &str, campaign: &str, url: &str) -> Value {
@@ -214,7 +202,7 @@ async fn down_then_up(backend: Backend) {
     let mut ids = BTreeSet::new();
     let mut refused_first = Vec::new();
     for i in 0..3 {
-        refused_first.push(resolve(&s.app, &s.player, &s.campaign, i).await);
+        refused_first.push(resolve(&s.app, &s.union, &s.campaign, i).await);
     }
     ids.extend(refused_first.iter().cloned());
     // Written with the outcomes: one outbox row per outcome and webhook.
@@ -230,7 +218,7 @@ async fn down_then_up(backend: Backend) {
     assert!(flaky.delivered().is_empty());
     flaky.set(Mode::Up);
     for i in 3..5 {
-        ids.insert(resolve(&s.app, &s.player, &s.campaign, i).await);
+        ids.insert(resolve(&s.app, &s.union, &s.campaign, i).await);
     }
     eventually("both receivers have every outcome", async || {
         flaky.delivered().len() == ids.len() && steady.delivered().len() == ids.len()
@@ -303,7 +291,7 @@ async fn gone_stops(backend: Backend) {
     let receiver = Receiver::start(Mode::Gone).await;
     let hook = register(&s.app, &s.moderator, &s.campaign, &receiver.url).await;
     let hook_id = hook["id"].as_str().unwrap();
-    resolve(&s.app, &s.player, &s.campaign, 0).await;
+    resolve(&s.app, &s.union, &s.campaign, 0).await;
     eventually("the endpoint said 410", async || !receiver.seen().is_empty()).await;
     tokio::time::sleep(Duration::from_millis(600)).await;
 
@@ -323,8 +311,8 @@ async fn gone_stops(backend: Backend) {
     receiver.set(Mode::Up);
     let before = s.app.db.count("webhook_outbox").await;
     assert_eq!(before, 1);
-    resolve(&s.app, &s.player, &s.campaign, 1).await;
-    resolve(&s.app, &s.player, &s.campaign, 2).await;
+    resolve(&s.app, &s.union, &s.campaign, 1).await;
+    resolve(&s.app, &s.union, &s.campaign, 2).await;
     assert_eq!(s.app.db.count("webhook_outbox").await, before);
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(receiver.seen().len(), 1);
@@ -347,7 +335,7 @@ async fn restart_delivers(backend: Backend) {
     let hook_id = hook["id"].as_str().unwrap().to_owned();
     let mut ids = BTreeSet::new();
     for i in 0..2 {
-        ids.insert(resolve(&s.app, &s.player, &s.campaign, i).await);
+        ids.insert(resolve(&s.app, &s.union, &s.campaign, i).await);
     }
     eventually("both outcomes failed to connect", async || {
         let log = deliveries(&s.app, &s.moderator, &s.campaign, &hook_id).await;
@@ -361,7 +349,7 @@ async fn restart_delivers(backend: Backend) {
     );
 
     // The server goes away; the endpoint comes up; a new server on the same database delivers.
-    let Setup { app, moderator, campaign, .. } = s;
+    let Table { app, moderator, campaign, .. } = s;
     let db = app.db.clone();
     drop(app);
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -388,7 +376,7 @@ async fn moderator_endpoints(backend: Backend) {
     }
     let extra = s.app.request(Method::POST, &path, Some(&s.moderator), Some(json!({"url": "http://a/", "x": 1}))).await;
     extra.problem(422, "body.x");
-    s.app.request(Method::POST, &path, Some(&s.player), Some(bad("http://a/"))).await.problem(403, "Authorization");
+    s.app.request(Method::POST, &path, Some(&s.union), Some(bad("http://a/"))).await.problem(403, "Authorization");
     s.app.request(Method::POST, &path, None, Some(bad("http://a/"))).await.problem(401, "Authorization");
     let other_moderator = s.app.moderator().await;
     s.app.request(Method::GET, &path, Some(&other_moderator), None).await.problem(403, "Authorization");
@@ -442,7 +430,7 @@ async fn two_replicas(backend: Backend) {
     let hook = register(&s.app, &s.moderator, &s.campaign, &receiver.url).await;
     let mut ids = BTreeSet::new();
     for i in 0..24 {
-        ids.insert(resolve(&s.app, &s.player, &s.campaign, i).await);
+        ids.insert(resolve(&s.app, &s.union, &s.campaign, i).await);
     }
     // Both replicas retry the refused rows for a while, then the endpoint comes up.
     eventually("several refusals", async || receiver.seen().len() >= 30).await;
@@ -515,10 +503,8 @@ async fn no_ssrf(backend: Backend) {
         fast(c);
         c.webhook_allow = "127.0.0.0/8, ::1, localhost".into();
     };
-    let app = TestApp::spawn_with(backend, allowing).await;
-    let moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": "SSRF", "mode": "resolver", "ruleset": "acw-25mm"})).await;
-    let player = app.player(&moderator, &campaign, "union").await;
+    let Table { app, moderator, campaign, union: player, .. } =
+        Table::open(TestApp::spawn_with(backend, allowing).await, "SSRF", "acw-25mm").await;
     let by_address = Receiver::start(Mode::Up).await;
     let by_name = Receiver::start(Mode::Up).await;
     let by_name_url = by_name.url.replace("127.0.0.1", "localhost");
@@ -669,10 +655,7 @@ async fn tarpit_backlog_is_fair(backend: Backend) {
 async fn deliverer_clock(backend: Backend) {
     // The server's own deliverer looks once, before there is anything, then not for a day.
     let app = TestApp::spawn_with(backend, |c| c.webhook_poll_ms = 86_400_000).await;
-    let moderator = app.moderator().await;
-    let campaign =
-        app.campaign(&moderator, json!({"name": "Clocked", "mode": "resolver", "ruleset": "acw-25mm"})).await;
-    let player = app.player(&moderator, &campaign, "union").await;
+    let Table { app, moderator, campaign, union: player, .. } = Table::open(app, "Clocked", "acw-25mm").await;
     let busy = Receiver::start(Mode::Busy).await;
     let hook = register(&app, &moderator, &campaign, &busy.url).await;
     let secret = hook["secret"].as_str().unwrap().to_owned();

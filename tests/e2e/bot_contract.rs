@@ -20,18 +20,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use adjutant_bot::{with_picture, Bot, BotConfig, BotError, Format, Target, Topics};
+use adjutant_e2e::forum::{Forum, ForumPost, API_KEY, BOT_USER, TOPIC};
 use adjutant_e2e::reqwest::{self, Method};
 use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{seed_morning, Backend, TestApp};
+use adjutant_e2e::{scripted, seed_morning, Backend, Table, TestApp};
 use adjutant_forum::{discord_markdown, discord_message, DISCORD_CONTENT_MAX};
 use axum::extract::{Path as UrlPath, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-
-const TOPIC: u64 = 77;
-const API_KEY: &str = "forum-key-123";
-const BOT_USER: &str = "adjutant";
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).join("openapi.json")
@@ -107,29 +104,11 @@ async fn feed(app: &TestApp, bot: &str) -> Vec<Value> {
     answer.ok(200)["outcomes"].as_array().unwrap().clone()
 }
 
-/// A resolver campaign with one player per side and a bot: (campaign, union, rebel, bot token).
-async fn campaign_with_bot(app: &TestApp) -> (String, String, String, String) {
-    let moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": "Forum", "mode": "resolver", "ruleset": "acw-25mm"})).await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let rebel = app.player(&moderator, &campaign, "confederate").await;
-    let bot = app
-        .request(
-            Method::POST,
-            &format!("/v1/campaigns/{campaign}/bots"),
-            Some(&moderator),
-            Some(json!({"name": "Bot"})),
-        )
-        .await;
-    (campaign, union, rebel, bot.ok(201)["token"].as_str().unwrap().to_owned())
-}
-
-/// A bot token for a campaign, issued by its moderator.
-async fn bot_of(app: &TestApp, moderator: &str, campaign: &str) -> String {
-    let bot = app
-        .request(Method::POST, &format!("/v1/campaigns/{campaign}/bots"), Some(moderator), Some(json!({"name": "Bot"})))
-        .await;
-    bot.ok(201)["token"].as_str().unwrap().to_owned()
+/// A resolver table with a bot: the table and the bot's token.
+async fn table_with_bot() -> (Table, String) {
+    let t = Table::open(TestApp::spawn(Backend::Sqlite).await, "Forum", "acw-25mm").await;
+    let bot = t.app.bot(&t.moderator, &t.campaign, "Bot").await;
+    (t, bot)
 }
 
 /// A managed (Short ACW) campaign and a bot token for it.
@@ -137,7 +116,7 @@ async fn managed_campaign_with_bot(app: &TestApp) -> (String, String) {
     let moderator = app.moderator().await;
     let campaign =
         app.campaign(&moderator, json!({"name": "Short ACW", "mode": "managed", "scenario": "short-acw"})).await;
-    let bot = bot_of(app, &moderator, &campaign).await;
+    let bot = app.bot(&moderator, &campaign, "Bot").await;
     (campaign, bot)
 }
 
@@ -164,8 +143,7 @@ async fn the_bot_speaks_discourse_as_discourse_describes_itself() {
     let refused = client.get(format!("{}/t/{TOPIC}.json", mock.url)).send().await.unwrap();
     assert_eq!(refused.status(), 422, "Prism checks requests");
 
-    let app = TestApp::spawn(Backend::Sqlite).await;
-    let (campaign, union, _, bot_token) = campaign_with_bot(&app).await;
+    let (Table { app, campaign, union, .. }, bot_token) = table_with_bot().await;
     resolve(&app, &union, &campaign, 0).await;
     seal(&app, &union, &campaign, ATTACK).await;
     // The description's example posts are by "string": as that user, the bot also reads its
@@ -197,7 +175,7 @@ async fn the_bot_speaks_discourse_as_discourse_describes_itself() {
 
     // The stand-in forum behind `prism proxy --errors`: the crash and 429 paths, with every
     // request and every answer checked against the description.
-    let forum = Forum::new(&spec_json(spec));
+    let forum = Forum::described_by(&spec_json(spec));
     let upstream = forum.start().await;
     let proxy = Prism::start(&prism, &["proxy", "--errors", spec, &upstream]).await;
     let answer = client
@@ -209,7 +187,7 @@ async fn the_bot_speaks_discourse_as_discourse_describes_itself() {
         .unwrap();
     assert_eq!(answer.status(), 200, "the stand-in's topic answers as described: {}", answer.text().await.unwrap());
     // A wrong answer is caught: the proxy turns it into a 500.
-    forum.0.lock().unwrap().break_answers = true;
+    forum.break_answers(true);
     let broken = client
         .get(format!("{}/t/{TOPIC}.json", proxy.url))
         .header("Api-Key", API_KEY)
@@ -218,10 +196,9 @@ async fn the_bot_speaks_discourse_as_discourse_describes_itself() {
         .await
         .unwrap();
     assert_eq!(broken.status(), 500, "Prism checks the stand-in's answers");
-    forum.0.lock().unwrap().break_answers = false;
+    forum.break_answers(false);
 
-    let app = TestApp::spawn(Backend::Sqlite).await;
-    let (campaign, union, _, bot_token) = campaign_with_bot(&app).await;
+    let (Table { app, campaign, union, .. }, bot_token) = table_with_bot().await;
     let config = || {
         let topics = Topics::parse(&format!("{campaign}={TOPIC}")).unwrap();
         let mut config = BotConfig::new(&app.base, &bot_token, &proxy.url, API_KEY, BOT_USER, topics);
@@ -234,12 +211,12 @@ async fn the_bot_speaks_discourse_as_discourse_describes_itself() {
         outcomes.push(resolve(&app, &union, &campaign, i).await);
     }
     forum.add("general_grant", &format!("> adjutant:outcome:{} Lucky!", outcomes[0]["id"].as_str().unwrap()));
-    forum.0.lock().unwrap().throttle_next = Some("1");
+    forum.throttle_next("1");
     let started = Instant::now();
     let report = Bot::new(config()).unwrap().run_until_idle().await.unwrap();
     assert_eq!((report.posted, report.recovered), (3, 0));
     assert!(started.elapsed() >= Duration::from_millis(950), "Retry-After: 1 was not honoured");
-    assert_eq!(forum.0.lock().unwrap().throttled, 1);
+    assert_eq!(forum.throttled(), 1);
 
     // A crash between posting and acknowledging; a fresh bot finds the reply.
     outcomes.push(resolve(&app, &union, &campaign, 3).await);
@@ -256,203 +233,11 @@ async fn the_bot_speaks_discourse_as_discourse_describes_itself() {
     for (post, outcome) in mine.iter().zip(&outcomes) {
         assert_eq!(post.raw, outcome["text"]["markdown"].as_str().unwrap(), "the reply is the outcome's Markdown");
     }
-    assert_eq!(forum.0.lock().unwrap().refused, 0);
+    assert_eq!(forum.refused(), 0);
 }
 
 fn spec_json(path: &str) -> Value {
     adjutant_e2e::serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// The least value a JSON schema (as Discourse's description writes them: no `$ref`) allows:
-/// every required property, with zeros, empty strings, false, empty lists or null.
-fn least(schema: &Value) -> Value {
-    let kind = match &schema["type"] {
-        Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).find(|k| *k != "null").unwrap_or("null"),
-        Value::String(kind) => kind.as_str(),
-        _ if schema["properties"].is_object() => "object",
-        _ => "null",
-    };
-    match kind {
-        "object" => {
-            let mut out = adjutant_e2e::serde_json::Map::new();
-            for name in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-                out.insert(name.to_owned(), least(&schema["properties"][name]));
-            }
-            Value::Object(out)
-        }
-        "array" => json!([]),
-        "string" => json!(""),
-        "integer" | "number" => json!(0),
-        "boolean" => json!(false),
-        _ => Value::Null,
-    }
-}
-
-fn answer_schema<'a>(spec: &'a Value, path: &str, method: &str) -> &'a Value {
-    &spec["paths"][path][method]["responses"]["200"]["content"]["application/json"]["schema"]
-}
-
-#[derive(Debug, Clone)]
-struct ForumPost {
-    id: u64,
-    username: String,
-    raw: String,
-}
-
-struct ForumState {
-    posts: Vec<ForumPost>,
-    throttle_next: Option<&'static str>,
-    throttled: usize,
-    refused: usize,
-    /// Answer the topic without its required fields (to see the proxy catch it).
-    break_answers: bool,
-    /// The least answers Discourse's description allows, filled in per answer.
-    topic: Value,
-    topic_post: Value,
-    posts_post: Value,
-    created: Value,
-}
-
-/// A Discourse-style forum whose answers are built on the least answers Discourse's own
-/// description allows, so that `prism proxy --errors` can check them.
-#[derive(Clone)]
-struct Forum(Arc<Mutex<ForumState>>);
-
-impl Forum {
-    fn new(spec: &Value) -> Self {
-        let topic_schema = answer_schema(spec, "/t/{id}.json", "get");
-        let posts_schema = answer_schema(spec, "/t/{id}/posts.json", "get");
-        Forum(Arc::new(Mutex::new(ForumState {
-            posts: vec![],
-            throttle_next: None,
-            throttled: 0,
-            refused: 0,
-            break_answers: false,
-            topic: least(topic_schema),
-            topic_post: least(&topic_schema["properties"]["post_stream"]["properties"]["posts"]["items"]),
-            posts_post: least(&posts_schema["properties"]["post_stream"]["properties"]["posts"]["items"]),
-            created: least(answer_schema(spec, "/posts.json", "post")),
-        })))
-    }
-
-    async fn start(&self) -> String {
-        adjutant_e2e::serve(
-            axum::Router::new()
-                .route("/posts.json", axum::routing::post(create_post))
-                .route("/t/{file}", axum::routing::get(topic))
-                .route("/t/{topic}/posts.json", axum::routing::get(topic_posts))
-                .with_state(self.clone()),
-        )
-        .await
-    }
-
-    fn add(&self, username: &str, raw: &str) -> u64 {
-        let mut state = self.0.lock().unwrap();
-        let id = 1000 + state.posts.len() as u64;
-        state.posts.push(ForumPost { id, username: username.into(), raw: raw.into() });
-        id
-    }
-
-    fn posts(&self) -> Vec<ForumPost> {
-        self.0.lock().unwrap().posts.clone()
-    }
-}
-
-fn authorised(forum: &Forum, headers: &HeaderMap) -> bool {
-    let ok = headers.get("api-key").is_some_and(|v| v == API_KEY)
-        && headers.get("api-username").is_some_and(|v| v == BOT_USER);
-    if !ok {
-        forum.0.lock().unwrap().refused += 1;
-    }
-    ok
-}
-
-fn view(template: &Value, post: &ForumPost, number: usize) -> Value {
-    let mut v = template.clone();
-    v["id"] = json!(post.id);
-    v["username"] = json!(post.username);
-    v["topic_id"] = json!(TOPIC);
-    v["post_number"] = json!(number + 1);
-    v["cooked"] = json!(format!("<p>{}</p>", post.raw.replace('<', "&lt;").replace('\n', "<br>")));
-    v
-}
-
-async fn create_post(State(forum): State<Forum>, headers: HeaderMap, Json(body): Json<Value>) -> Response {
-    if !authorised(&forum, &headers) {
-        return (StatusCode::FORBIDDEN, Json(json!({"errors": ["bad key"]}))).into_response();
-    }
-    let throttle = {
-        let mut state = forum.0.lock().unwrap();
-        let after = state.throttle_next.take();
-        state.throttled += usize::from(after.is_some());
-        after
-    };
-    if let Some(after) = throttle {
-        return (StatusCode::TOO_MANY_REQUESTS, [("retry-after", after)], Json(json!({"errors": ["slow down"]})))
-            .into_response();
-    }
-    assert_eq!(body["topic_id"], TOPIC);
-    let raw = body["raw"].as_str().unwrap();
-    let id = forum.add(BOT_USER, raw);
-    let state = forum.0.lock().unwrap();
-    let mut answer = view(&state.created, state.posts.last().unwrap(), state.posts.len() - 1);
-    answer["raw"] = json!(raw);
-    assert_eq!(answer["id"], id);
-    Json(answer).into_response()
-}
-
-/// `GET /t/{topic}.json`: like Discourse, the whole stream of ids but only the first posts
-/// (without their raw text: the description allows none).
-async fn topic(State(forum): State<Forum>, headers: HeaderMap, UrlPath(file): UrlPath<String>) -> Response {
-    if !authorised(&forum, &headers) {
-        return StatusCode::FORBIDDEN.into_response();
-    }
-    assert_eq!(file, format!("{TOPIC}.json"));
-    let state = forum.0.lock().unwrap();
-    let mut answer = state.topic.clone();
-    answer["id"] = json!(TOPIC);
-    answer["post_stream"]["stream"] = state.posts.iter().map(|p| json!(p.id)).collect();
-    answer["post_stream"]["posts"] =
-        state.posts.iter().take(2).enumerate().map(|(n, p)| view(&state.topic_post, p, n)).collect();
-    if state.break_answers {
-        answer.as_object_mut().unwrap().remove("title");
-    }
-    Json(answer).into_response()
-}
-
-/// `GET /t/{topic}/posts.json?post_ids[]=…&include_raw=true`
-async fn topic_posts(
-    State(forum): State<Forum>,
-    headers: HeaderMap,
-    UrlPath(topic): UrlPath<u64>,
-    RawQuery(query): RawQuery,
-) -> Response {
-    if !authorised(&forum, &headers) {
-        return StatusCode::FORBIDDEN.into_response();
-    }
-    assert_eq!(topic, TOPIC);
-    let query = query.unwrap_or_default();
-    let with_raw = query.split('&').any(|p| p == "include_raw=true");
-    let ids: Vec<u64> = query
-        .split('&')
-        .filter_map(|p| p.strip_prefix("post_ids[]=").or_else(|| p.strip_prefix("post_ids%5B%5D=")))
-        .filter_map(|id| id.parse().ok())
-        .collect();
-    let state = forum.0.lock().unwrap();
-    let posts: Vec<Value> = state
-        .posts
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| ids.contains(&p.id))
-        .map(|(n, p)| {
-            let mut v = view(&state.posts_post, p, n);
-            if with_raw {
-                v["raw"] = json!(p.raw);
-            }
-            v
-        })
-        .collect();
-    Json(json!({"post_stream": {"posts": posts}, "id": TOPIC})).into_response()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -478,8 +263,7 @@ async fn the_bot_speaks_discord_as_discord_describes_itself() {
         "embeds": message.embeds.iter().map(|d| json!({"description": d})).collect::<Vec<_>>()});
     assert_eq!(client.post(&execute).json(&body).send().await.unwrap().status(), 200);
 
-    let app = TestApp::spawn(Backend::Sqlite).await;
-    let (campaign, union, _, bot_token) = campaign_with_bot(&app).await;
+    let (Table { app, campaign, union, .. }, bot_token) = table_with_bot().await;
     resolve(&app, &union, &campaign, 0).await;
     seal(&app, &union, &campaign, ATTACK).await;
     let journal = tempfile::tempdir().unwrap();
@@ -604,8 +388,7 @@ async fn read_message(
 async fn on_discord_each_outcome_once_after_a_429_and_a_crash() {
     let (channel, base) = Channel::start().await;
 
-    let app = TestApp::spawn(Backend::Sqlite).await;
-    let (campaign, union, _, bot_token) = campaign_with_bot(&app).await;
+    let (Table { app, campaign, union, .. }, bot_token) = table_with_bot().await;
     let journal = tempfile::tempdir().unwrap();
     let config = || {
         let mut config =
@@ -717,13 +500,11 @@ async fn campaign_of_turns(app: &TestApp) -> (String, String) {
     let path =
         format!("/v1/campaigns/{campaign}/players/{}/contact", players.body["players"][0]["id"].as_str().unwrap());
     app.request(Method::PUT, &path, Some(&moderator), Some(bad)).await.problem(422, "body.forum_handle");
-    let script: Vec<Value> =
-        serde_json::from_str(include_str!("../crates/rules/tests/data/short_acw_script.json")).unwrap();
     for (i, token) in tokens.iter().enumerate() {
-        app.post(token, &campaign, json!({"kind": script[i]["kind"], "body": script[i]["body"]})).await.ok(201);
+        app.post(token, &campaign, scripted(i)).await.ok(201);
     }
     app.post(&tokens[0], &campaign, json!({"kind": "end_turn", "body": {}})).await.ok(201);
-    let bot = bot_of(app, &moderator, &campaign).await;
+    let bot = app.bot(&moderator, &campaign, "Bot").await;
     (campaign, bot)
 }
 
@@ -744,7 +525,7 @@ async fn the_player_whose_turn_begins_is_mentioned_and_nobody_else() {
     assert!(mentioned.iter().filter(|(k, _)| k != "turn_begins").all(|(_, m)| m.is_null()), "{mentioned:?}");
 
     // Discourse: each turn's reply starts with its player's @handle; no other reply mentions.
-    let forum = Forum::new(&spec_json(fixture("discourse").to_str().unwrap()));
+    let forum = Forum::described_by(&spec_json(fixture("discourse").to_str().unwrap()));
     let url = forum.start().await;
     let topics = Topics::parse(&format!("{campaign}={TOPIC}")).unwrap();
     let config = BotConfig::new(&app.base, &bot_token, &url, API_KEY, BOT_USER, topics);

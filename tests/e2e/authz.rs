@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{Backend, TestApp};
+use adjutant_e2e::{scripted, Backend, Game, TestApp};
 use adjutant_server::routes::OTHER_ROUTES;
 
 /// The callers, in the order of the columns of `MATRIX`. A token that is not known is refused
@@ -139,7 +139,7 @@ fn fill(path: &str, cast: &Cast) -> String {
         .replace("{bot_id}", &cast.victims.bot)
         .replace("{moderator_id}", &cast.victims.moderator)
         .replace("{*rest}", "swagger-ui.css");
-    assert!(!filled.contains('{'), "{path}: add its placeholder to `fill` in tests/authz.rs");
+    assert!(!filled.contains('{'), "{path}: add its placeholder to `fill` in tests/e2e/authz.rs");
     filled
 }
 
@@ -181,25 +181,14 @@ struct Victims {
 }
 
 async fn cast() -> Cast {
-    let app = TestApp::spawn(Backend::Sqlite).await;
-    let moderator = app.moderator().await;
+    let Game { app, moderator, campaign, union, confederate, .. } =
+        Game::start(TestApp::spawn(Backend::Sqlite).await, "Vicksburg", json!({})).await;
     let other_moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": "Vicksburg"})).await;
     let elsewhere = app.campaign(&other_moderator, json!({"name": "Elsewhere"})).await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let confederate = app.player(&moderator, &campaign, "confederate").await;
     let stranger = app.player(&other_moderator, &elsewhere, "union").await;
-    let bot = app
-        .request(Method::POST, &format!("/v1/campaigns/{campaign}/bots"), Some(&moderator), Some(json!({"name": "b"})))
-        .await
-        .ok(201)["token"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let bot = app.bot(&moderator, &campaign, "b").await;
     // Post 1, the Union's deployment, so the per-post and outcome paths have something to show.
-    let script: Vec<Value> =
-        adjutant_e2e::serde_json::from_str(include_str!("../crates/rules/tests/data/short_acw_script.json")).unwrap();
-    let deploy = app.post(&union, &campaign, json!({"kind": "deploy", "body": script[0]["body"]})).await;
+    let deploy = app.post(&union, &campaign, scripted(0)).await;
     let outcome = deploy.ok(201)["outcomes"][0]["id"].as_str().unwrap().to_owned();
     let webhook = app
         .request(
@@ -321,7 +310,7 @@ async fn every_operation_has_a_row() {
     let stale: Vec<_> = rows.difference(&documented).collect();
     assert!(stale.is_empty(), "rows of MATRIX for operations the document does not list: {stale:?}");
     assert_eq!(operations, MATRIX.len(), "one row per operation");
-    assert!(missing.is_empty(), "operations with no row in tests/authz.rs MATRIX:\n{}", missing.join("\n"));
+    assert!(missing.is_empty(), "operations with no row in tests/e2e/authz.rs MATRIX:\n{}", missing.join("\n"));
 }
 
 /// Every `.route("path", get(…).post(…))` the server's sources declare, as (method, path).
@@ -369,7 +358,7 @@ fn every_route_of_the_router_has_a_row() {
     let declared = declared_routes();
     assert!(declared.len() > 30, "the route scan found too little: {declared:?}");
     let missing: Vec<_> = declared.difference(&rows).collect();
-    assert!(missing.is_empty(), "routes of the router with no row in tests/authz.rs MATRIX: {missing:?}");
+    assert!(missing.is_empty(), "routes of the router with no row in tests/e2e/authz.rs MATRIX: {missing:?}");
     // The scan sees the routes written as `.route(…)`; the docs routes come from SwaggerUi and
     // are listed in OTHER_ROUTES, which the matrix requests one by one.
     for (method, path) in OTHER_ROUTES {

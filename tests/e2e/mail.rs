@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use adjutant_e2e::reqwest::Method;
-use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{Backend, TestApp, TestDb};
+use adjutant_e2e::serde_json::json;
+use adjutant_e2e::{scripted, Backend, TestApp, TestDb};
 use chrono::TimeDelta;
 
 /// The SMTP server's URL and its maildir, or None (the test skips).
@@ -112,12 +112,10 @@ async fn turn_and_reminder_mails_arrive_at_their_times_once_across_a_restart() {
     arrived(&maildir, rebel, 1).await;
 
     // Both deploy; the Union's first turn begins: its player is told, with the deadline.
-    let script: Vec<Value> =
-        serde_json::from_str(include_str!("../crates/rules/tests/data/short_acw_script.json")).unwrap();
     let start = adjutant_e2e::seed_morning();
     for (i, token) in tokens.iter().enumerate() {
         app.clock.set(start + TimeDelta::minutes(i as i64));
-        app.post(token, &campaign, json!({"kind": script[i]["kind"], "body": script[i]["body"]})).await.ok(201);
+        app.post(token, &campaign, scripted(i)).await.ok(201);
     }
     let turn = arrived(&maildir, union, 2).await;
     assert_eq!(turn[1].0, "Your turn in Valley 1862: turn 1", "{turn:?}");

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use adjutant_e2e::serde_json::{json, Value};
-use adjutant_e2e::{on_both_backends, seed_morning, Backend, TestApp};
+use adjutant_e2e::{on_both_backends, seed_morning, Backend, Game, Table, TestApp};
 use adjutant_server::verify::{verify, Options, Report};
 
 on_both_backends! {
@@ -25,28 +25,27 @@ fn formation_test() -> Value {
     json!({"kind": "resolve", "body": {"action": "formation_test", "inputs": {"class": "B"}}})
 }
 
-struct Table {
+/// A resolver table whose record is witnessed: the server's receipt-signing key beside it.
+struct Witnessed {
     app: TestApp,
     moderator: String,
     campaign: String,
     player: String,
+    rebel: String,
     key: String,
 }
 
-async fn table(backend: Backend) -> Table {
-    let app = TestApp::spawn(backend).await;
-    let moderator = app.moderator().await;
-    let campaign =
-        app.campaign(&moderator, json!({"name": "Witnessed", "mode": "resolver", "ruleset": "acw-25mm"})).await;
-    let player = app.player(&moderator, &campaign, "union").await;
+async fn table(backend: Backend) -> Witnessed {
+    let Table { app, moderator, campaign, union, confederate } =
+        Table::open(TestApp::spawn(backend).await, "Witnessed", "acw-25mm").await;
     let keys = app.get("/v1/keys").await;
     let keys = keys.ok(200);
     assert_eq!(keys["keys"][0]["current"], true, "{keys}");
     let key = keys["keys"][0]["public_key"].as_str().unwrap().to_owned();
-    Table { app, moderator, campaign, player, key }
+    Witnessed { app, moderator, campaign, player: union, rebel: confederate, key }
 }
 
-impl Table {
+impl Witnessed {
     async fn post_at(&self, token: &str, ms: i64, body: Value) -> Value {
         self.app.clock.set(seed_morning() + chrono::Duration::milliseconds(ms));
         self.app.post(token, &self.campaign, body).await.ok(201).clone()
@@ -238,7 +237,7 @@ async fn changed_settings(backend: Backend) {
 
 async fn offline(backend: Backend) {
     let t = table(backend).await;
-    let rebel = t.app.player(&t.moderator, &t.campaign, "confederate").await;
+    let rebel = t.rebel.clone();
     t.post_at(&t.player, 0, note("dawn")).await;
     t.post_at(&t.player, 1_001, formation_test()).await;
     t.post_at(&t.player, 2_002, formation_test()).await;
@@ -292,18 +291,12 @@ async fn offline(backend: Backend) {
 /// The scripted Short ACW campaign (the rules crate's test data), played over HTTP, exported
 /// and replayed offline: every battle's result number, every reinforcement roll and every state.
 async fn managed_offline(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let moderator = app.moderator().await;
-    let campaign = app.campaign(&moderator, json!({"name": "Short ACW", "scenario": "short-acw"})).await;
-    let union = app.player(&moderator, &campaign, "union").await;
-    let rebel = app.player(&moderator, &campaign, "confederate").await;
-    let script: Vec<Value> =
-        adjutant_e2e::serde_json::from_str(include_str!("../crates/rules/tests/data/short_acw_script.json")).unwrap();
-    for step in &script {
-        app.clock.set(step["stamp"].as_str().unwrap().parse().unwrap());
-        let token = if step["side"] == "union" { &union } else { &rebel };
-        app.post(token, &campaign, json!({"kind": step["kind"], "body": step["body"]})).await.ok(201);
+    let g = Game::start(TestApp::spawn(backend).await, "Short ACW", json!({})).await;
+    let script = g.script;
+    for i in 0..script.len() {
+        g.step(i).await;
     }
+    let Game { app, campaign, .. } = g;
     let keys = app.get("/v1/keys").await.ok(200).clone();
     let key = keys["keys"][0]["public_key"].as_str().unwrap().to_owned();
     let answer = app.client.get(format!("{}/v1/campaigns/{campaign}/export", app.base)).send().await.unwrap();

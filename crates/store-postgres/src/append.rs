@@ -1,0 +1,251 @@
+//! Appending posts: the steps of [`adjutant_store::append`] in PostgreSQL's SQL.
+
+use adjutant_store::append::{AppendSteps, KnownKey, LastPost};
+use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
+use adjutant_store::{AppendRequest, Outcome, Post, Result, Tail};
+use async_trait::async_trait;
+use sqlx::{PgPool, Postgres, Transaction};
+use uuid::Uuid;
+
+use crate::db::{map_err, Db};
+use crate::log::{self, POST_COLUMNS};
+
+/// The Standard Webhooks body of each outcome of one post, for each active webhook of its campaign.
+const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id, payload)
+     SELECT w.id, o.id, json_build_object(
+         'type', 'outcome.created',
+         'timestamp', $1::text,
+         'data', json_build_object(
+             'id', o.id, 'campaign_id', o.campaign_id, 'position', o.position, 'seq', o.seq,
+             'kind', o.kind, 'headline', o.data::json ->> 'headline', 'data', o.data::json -> 'data',
+             'hash', p.hash,
+             'receipt', CASE WHEN p.receipt_key_id IS NULL THEN NULL
+                        ELSE json_build_object('key_id', p.receipt_key_id, 'signature', p.receipt_signature) END))::text
+     FROM outcomes o JOIN webhooks w ON w.campaign_id = o.campaign_id AND w.disabled_at IS NULL
+     JOIN posts p ON p.campaign_id = o.campaign_id AND p.seq = o.seq
+     WHERE o.campaign_id = $2 AND o.seq = $3
+     ORDER BY o.position, w.created_at, w.id";
+
+/// An append's steps, inside a transaction that holds the campaign's row lock (`FOR UPDATE`):
+/// appends to one campaign take turns, across replicas too.
+pub(crate) struct Append(Transaction<'static, Postgres>);
+
+impl Append {
+    /// Opens a batch's transaction.
+    pub(crate) async fn begin(pool: PgPool) -> Result<Self> {
+        let transaction = pool.begin().await.map_err(map_err)?;
+        Ok(Append(transaction))
+    }
+}
+
+#[async_trait]
+impl AppendSteps for Append {
+    async fn known_key(&mut self, principal_id: Uuid, key: &str) -> Result<Option<KnownKey>> {
+        let row = sqlx::query(
+            "SELECT campaign_id, request_hash, seq FROM idempotency_keys WHERE principal_id = $1 AND key = $2",
+        )
+        .bind(principal_id)
+        .bind(key)
+        .fetch_optional(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        Db::decode_optional(row, row::known_key)
+    }
+
+    async fn post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
+        log::post(&mut *self.0, campaign_id, seq).await
+    }
+
+    async fn outcomes_of_post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
+        log::outcomes_of_posts(&mut *self.0, campaign_id, seq - 1, seq).await
+    }
+
+    async fn last_post(&mut self, campaign_id: Uuid) -> Result<Option<LastPost>> {
+        let row = sqlx::query("SELECT seq, hash, stamp FROM posts WHERE campaign_id = $1 ORDER BY seq DESC LIMIT 1")
+            .bind(campaign_id)
+            .fetch_optional(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        Db::decode_optional(row, row::last_post)
+    }
+
+    async fn snapshot_at(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
+        log::snapshot_at(&mut *self.0, campaign_id, seq).await
+    }
+
+    async fn last_position(&mut self, campaign_id: Uuid) -> Result<i64> {
+        sqlx::query_scalar(
+            "SELECT COALESCE((SELECT position FROM outcomes WHERE campaign_id = $1 ORDER BY position DESC LIMIT 1), 0)::BIGINT",
+        )
+            .bind(campaign_id)
+            .fetch_one(&mut *self.0)
+            .await
+            .map_err(map_err)
+    }
+
+    async fn insert_post(&mut self, _campaign_id: Uuid, post: &Post) -> Result<()> {
+        self.insert_posts(&[post]).await
+    }
+
+    async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()> {
+        self.insert_outcomes(&[outcome]).await
+    }
+
+    async fn any_known_key(&mut self, keys: &[(Uuid, &str)]) -> Result<bool> {
+        let (principals, keys): (Vec<Uuid>, Vec<&str>) = keys.iter().copied().unzip();
+        // Each key looked up by the primary key (a LATERAL subquery with a LIMIT is never made
+        // into a join), whatever the table's size when the statement is planned: as a join, it
+        // can be planned as a hash join over the whole table.
+        sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM UNNEST($1::uuid[], $2::text[]) AS asked (principal_id, key)
+                 CROSS JOIN LATERAL (SELECT 1 FROM idempotency_keys k
+                                     WHERE k.principal_id = asked.principal_id AND k.key = asked.key
+                                     LIMIT 1) AS known)",
+        )
+        .bind(principals)
+        .bind(keys)
+        .fetch_one(&mut *self.0)
+        .await
+        .map_err(map_err)
+    }
+
+    async fn has_webhooks(&mut self, campaign_id: Uuid) -> Result<bool> {
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = $1 AND disabled_at IS NULL)")
+            .bind(campaign_id)
+            .fetch_one(&mut *self.0)
+            .await
+            .map_err(map_err)
+    }
+
+    async fn lock_campaigns(&mut self, campaign_ids: &[Uuid]) -> Result<()> {
+        // Rows are locked in the order sorted (the lock is taken above the sort), so replicas
+        // never wait on each other in a circle.
+        sqlx::query("SELECT id FROM campaigns WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+            .bind(campaign_ids)
+            .fetch_all(&mut *self.0)
+            .await
+            .map_err(map_err)
+            .map(|_| ())
+    }
+
+    async fn tails(&mut self, campaign_ids: &[Uuid]) -> Result<Vec<(Uuid, Tail, bool)>> {
+        let rows = sqlx::query(
+            "SELECT asked.id AS campaign_id, last.seq AS last_seq, last.hash AS last_hash, last.stamp AS last_stamp,
+                    snapshot.seq AS snapshot_seq, snapshot.state AS snapshot_state,
+                    (SELECT position FROM outcomes WHERE campaign_id = asked.id ORDER BY position DESC LIMIT 1)
+                      AS last_position,
+                    CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = asked.id AND disabled_at IS NULL)
+                      THEN 1 ELSE 0 END::INT8 AS webhooks
+             FROM UNNEST($1::uuid[]) AS asked (id)
+             LEFT JOIN LATERAL (SELECT seq, hash, stamp FROM posts WHERE campaign_id = asked.id
+                                ORDER BY seq DESC LIMIT 1) last ON true
+             LEFT JOIN LATERAL (SELECT seq, state FROM snapshots WHERE campaign_id = asked.id AND seq <= last.seq
+                                ORDER BY seq DESC LIMIT 1) snapshot ON true",
+        )
+        .bind(campaign_ids)
+        .fetch_all(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        Db::decode_all(&rows, row::tail)
+    }
+
+    async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
+        sqlx::query(&format!(
+            "INSERT INTO posts ({POST_COLUMNS})
+             SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::timestamptz[], $4::uuid[], $5::text[], $6::text[],
+                                  $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])"
+        ))
+        .bind(posts.iter().map(|p| p.campaign_id).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.seq).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.stamp).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.author_id).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.side.as_deref()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.kind.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.body.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.prev_hash.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.hash.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.key_id.as_str())).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.signature.as_str())).collect::<Vec<_>>())
+        .execute(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn insert_outcomes(&mut self, outcomes: &[&Outcome]) -> Result<()> {
+        sqlx::query(&format!(
+            "INSERT INTO outcomes ({OUTCOME_COLUMNS})
+             SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::text[], $6::text[])"
+        ))
+        .bind(outcomes.iter().map(|o| o.id).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.campaign_id).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.position).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.seq).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.kind.as_str()).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.data.as_str()).collect::<Vec<_>>())
+        .execute(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn enqueue_deliveries(&mut self, campaign_id: Uuid, seq: i64, timestamp: &str) -> Result<()> {
+        sqlx::query(OUTBOX_INSERT)
+            .bind(timestamp)
+            .bind(campaign_id)
+            .bind(seq)
+            .execute(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn insert_snapshot(&mut self, campaign_id: Uuid, seq: i64, state: &str) -> Result<()> {
+        sqlx::query("INSERT INTO snapshots (campaign_id, seq, state) VALUES ($1, $2, $3)")
+            .bind(campaign_id)
+            .bind(seq)
+            .bind(state)
+            .execute(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn remember_key(&mut self, request: &AppendRequest, seq: i64) -> Result<()> {
+        self.remember_keys(&[(request, seq)]).await
+    }
+
+    async fn remember_keys(&mut self, keys: &[(&AppendRequest, i64)]) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq)
+             SELECT * FROM UNNEST($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::bigint[])",
+        )
+        .bind(keys.iter().map(|(r, _)| r.author_id).collect::<Vec<_>>())
+        .bind(keys.iter().map(|(r, _)| r.idempotency_key.as_str()).collect::<Vec<_>>())
+        .bind(keys.iter().map(|(r, _)| r.campaign_id).collect::<Vec<_>>())
+        .bind(keys.iter().map(|(r, _)| r.request_hash.as_str()).collect::<Vec<_>>())
+        .bind(keys.iter().map(|&(_, seq)| seq).collect::<Vec<_>>())
+        .execute(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn lock_campaign(&mut self, campaign_id: Uuid) -> Result<()> {
+        // Other replicas' appends to the campaign wait here until this batch commits.
+        sqlx::query("SELECT id FROM campaigns WHERE id = $1 FOR UPDATE")
+            .bind(campaign_id)
+            .fetch_optional(&mut *self.0)
+            .await
+            .map_err(map_err)
+            .map(|_| ())
+    }
+
+    async fn execute(&mut self, sql: &'static str) -> Result<()> {
+        sqlx::query(sql).execute(&mut *self.0).await.map_err(map_err).map(|_| ())
+    }
+
+    async fn commit(self) -> Result<()> {
+        self.0.commit().await.map_err(map_err)
+    }
+}

@@ -1,0 +1,108 @@
+//! The mail outbox: mails to players, queued once under their key and claimed for sending.
+
+use adjutant_store::row::{self, Encoding};
+use adjutant_store::{ClaimedMail, MailLogEntry, MailVerdict, NewMail, Result, MAIL_MAX_ATTEMPTS};
+use chrono::{DateTime, Utc};
+use sqlx::{PgExecutor, PgPool};
+use uuid::Uuid;
+
+use crate::db::{map_err, Db};
+
+pub(crate) async fn queue_mail(db: impl PgExecutor<'_>, mail: &NewMail) -> Result<bool> {
+    let done = sqlx::query(
+        "INSERT INTO mail_outbox (key, campaign_id, principal_id, to_addr, subject, body, about, due_at, attempts)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0) ON CONFLICT (key) DO NOTHING",
+    )
+    .bind(&mail.key)
+    .bind(mail.campaign_id)
+    .bind(mail.principal_id)
+    .bind(&mail.to)
+    .bind(&mail.subject)
+    .bind(&mail.body)
+    .bind(&mail.about)
+    .bind(mail.due_at)
+    .execute(db)
+    .await
+    .map_err(map_err)?;
+    Ok(done.rows_affected() > 0)
+}
+
+pub(crate) async fn claim_mails(
+    pool: &PgPool,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<ClaimedMail>> {
+    // A look first: polling an empty queue takes no row lock.
+    let any: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM mail_outbox WHERE sent_at IS NULL AND due_at <= $1
+                         AND (claimed_until IS NULL OR claimed_until <= $1))",
+    )
+    .bind(now)
+    .fetch_one(pool)
+    .await
+    .map_err(map_err)?;
+    if !any {
+        return Ok(Vec::new());
+    }
+    let rows = sqlx::query(
+        "UPDATE mail_outbox SET claimed_until = $1, attempts = attempts + 1
+         WHERE key IN (SELECT key FROM mail_outbox
+                       WHERE sent_at IS NULL AND due_at <= $2 AND attempts < $3
+                         AND (claimed_until IS NULL OR claimed_until <= $2)
+                       ORDER BY due_at, key LIMIT $4 FOR UPDATE SKIP LOCKED)
+         RETURNING key, campaign_id, principal_id, to_addr, subject, body, about, due_at, attempts",
+    )
+    .bind(lease_until)
+    .bind(now)
+    .bind(MAIL_MAX_ATTEMPTS)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+    .map_err(map_err)?;
+    let mut claimed = Db::decode_all(&rows, row::claimed_mail)?;
+    claimed.sort_by(|a, b| (a.mail.due_at, &a.mail.key).cmp(&(b.mail.due_at, &b.mail.key)));
+    Ok(claimed)
+}
+
+pub(crate) async fn finish_mail(
+    db: impl PgExecutor<'_>,
+    key: &str,
+    at: DateTime<Utc>,
+    verdict: &MailVerdict,
+) -> Result<()> {
+    let query = match verdict {
+        MailVerdict::Sent => {
+            sqlx::query("UPDATE mail_outbox SET sent_at = $1, claimed_until = NULL, last_error = NULL WHERE key = $2")
+                .bind(at)
+                .bind(key)
+        }
+        MailVerdict::Skipped(why) => {
+            sqlx::query("UPDATE mail_outbox SET sent_at = $1, claimed_until = NULL, skipped = $2 WHERE key = $3")
+                .bind(at)
+                .bind(why)
+                .bind(key)
+        }
+        MailVerdict::Failed { error, retry_at } => {
+            sqlx::query("UPDATE mail_outbox SET claimed_until = $1, last_error = $2 WHERE key = $3")
+                .bind(retry_at)
+                .bind(error)
+                .bind(key)
+        }
+    };
+    query.execute(db).await.map_err(map_err)?;
+    Ok(())
+}
+
+pub(crate) async fn mails(db: impl PgExecutor<'_>, campaign_id: Uuid, limit: i64) -> Result<Vec<MailLogEntry>> {
+    let rows = sqlx::query(
+        "SELECT key, principal_id, to_addr, subject, due_at, attempts, sent_at, skipped, last_error
+         FROM mail_outbox WHERE campaign_id = $1 ORDER BY due_at DESC, key LIMIT $2",
+    )
+    .bind(campaign_id)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+    .map_err(map_err)?;
+    Db::decode_all(&rows, row::mail_log_entry)
+}

@@ -1,0 +1,254 @@
+//! Appending posts: the steps of [`adjutant_store::append`] in SQLite's SQL.
+
+use std::sync::Arc;
+
+use adjutant_store::append::{AppendSteps, KnownKey, LastPost};
+use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
+use adjutant_store::{AppendRequest, Outcome, Post, Result, Tail};
+use async_trait::async_trait;
+use sqlx::{QueryBuilder, Sqlite, SqlitePool, Transaction};
+use uuid::Uuid;
+
+use crate::db::{map_err, Db};
+use crate::log::{self, POST_COLUMNS};
+
+/// The Standard Webhooks body of each outcome of one post, for each active webhook of its campaign.
+// `INDEXED BY`: without statistics SQLite would walk the campaign's outcomes (or posts) in
+// position order to spare a sort, and a post's cost would grow with the campaign.
+const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id, payload)
+     SELECT w.id, o.id, json_object(
+         'type', 'outcome.created',
+         'timestamp', ?1,
+         'data', json_object(
+             'id', o.id, 'campaign_id', o.campaign_id, 'position', o.position, 'seq', o.seq,
+             'kind', o.kind, 'headline', json_extract(o.data, '$.headline'), 'data', json_extract(o.data, '$.data'),
+             'hash', p.hash,
+             'receipt', CASE WHEN p.receipt_key_id IS NULL THEN NULL
+                        ELSE json_object('key_id', p.receipt_key_id, 'signature', p.receipt_signature) END))
+     FROM outcomes o INDEXED BY outcomes_by_post
+     JOIN webhooks w ON w.campaign_id = o.campaign_id AND w.disabled_at IS NULL
+     JOIN posts p ON p.campaign_id = o.campaign_id AND p.seq = o.seq
+     WHERE o.campaign_id = ?2 AND o.seq = ?3
+     ORDER BY o.position, w.created_at, w.id";
+
+/// The most rows one INSERT of a batch carries: SQLite takes at most 32,766 parameters a
+/// statement, and a post's row has 11.
+const ROWS_PER_STATEMENT: usize = 1000;
+
+/// An append's steps, inside a `BEGIN IMMEDIATE` transaction: the single writer holds the
+/// database's write lock from the tail read to the commit.
+pub(crate) struct Append(Transaction<'static, Sqlite>, Arc<tokio::sync::Notify>);
+
+impl Append {
+    /// Opens a batch's transaction on the writer; `commits` is told when it commits.
+    pub(crate) async fn begin(writer: SqlitePool, commits: Arc<tokio::sync::Notify>) -> Result<Self> {
+        let transaction = writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
+        Ok(Append(transaction, commits))
+    }
+}
+
+#[async_trait]
+impl AppendSteps for Append {
+    async fn known_key(&mut self, principal_id: Uuid, key: &str) -> Result<Option<KnownKey>> {
+        let row = sqlx::query(
+            "SELECT campaign_id, request_hash, seq FROM idempotency_keys WHERE principal_id = ? AND key = ?",
+        )
+        .bind(principal_id.to_string())
+        .bind(key)
+        .fetch_optional(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        Db::decode_optional(row, row::known_key)
+    }
+
+    async fn post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
+        log::post(&mut *self.0, campaign_id, seq).await
+    }
+
+    async fn outcomes_of_post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
+        log::outcomes_of_posts(&mut *self.0, campaign_id, seq - 1, seq).await
+    }
+
+    async fn last_post(&mut self, campaign_id: Uuid) -> Result<Option<LastPost>> {
+        let row = sqlx::query(
+            "SELECT seq, hash, stamp_ms AS stamp FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1",
+        )
+        .bind(campaign_id.to_string())
+        .fetch_optional(&mut *self.0)
+        .await
+        .map_err(map_err)?;
+        Db::decode_optional(row, row::last_post)
+    }
+
+    async fn snapshot_at(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
+        log::snapshot_at(&mut *self.0, campaign_id, seq).await
+    }
+
+    async fn last_position(&mut self, campaign_id: Uuid) -> Result<i64> {
+        // The last position straight off the index; `MAX(position)` would read every outcome
+        // of the campaign on SQLite, and a post's cost would grow with the campaign.
+        sqlx::query_scalar(
+            "SELECT COALESCE((SELECT position FROM outcomes WHERE campaign_id = ? ORDER BY position DESC LIMIT 1), 0)",
+        )
+        .bind(campaign_id.to_string())
+        .fetch_one(&mut *self.0)
+        .await
+        .map_err(map_err)
+    }
+
+    async fn insert_post(&mut self, _campaign_id: Uuid, post: &Post) -> Result<()> {
+        self.insert_posts(&[post]).await
+    }
+
+    async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()> {
+        self.insert_outcomes(&[outcome]).await
+    }
+
+    async fn any_known_key(&mut self, keys: &[(Uuid, &str)]) -> Result<bool> {
+        for keys in keys.chunks(ROWS_PER_STATEMENT) {
+            let mut query = QueryBuilder::<Sqlite>::new(
+                "SELECT EXISTS (SELECT 1 FROM idempotency_keys WHERE (principal_id, key) IN (",
+            );
+            query.push_values(keys, |mut row, (principal_id, key)| {
+                row.push_bind(principal_id.to_string()).push_bind(*key);
+            });
+            query.push("))");
+            if query.build_query_scalar().fetch_one(&mut *self.0).await.map_err(map_err)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    async fn has_webhooks(&mut self, campaign_id: Uuid) -> Result<bool> {
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = ? AND disabled_at IS NULL)")
+            .bind(campaign_id.to_string())
+            .fetch_one(&mut *self.0)
+            .await
+            .map_err(map_err)
+    }
+
+    async fn tails(&mut self, campaign_ids: &[Uuid]) -> Result<Vec<(Uuid, Tail, bool)>> {
+        let mut tails = Vec::with_capacity(campaign_ids.len());
+        for campaign_ids in campaign_ids.chunks(ROWS_PER_STATEMENT) {
+            // Each a seek on an index from its end: the cost does not grow with the log.
+            let mut query = QueryBuilder::<Sqlite>::new(
+                "SELECT t.*,
+                    (SELECT seq FROM snapshots WHERE campaign_id = t.campaign_id AND seq <= t.last_seq
+                      ORDER BY seq DESC LIMIT 1) AS snapshot_seq,
+                    (SELECT state FROM snapshots WHERE campaign_id = t.campaign_id AND seq <= t.last_seq
+                      ORDER BY seq DESC LIMIT 1) AS snapshot_state
+                 FROM (SELECT a.column1 AS campaign_id,
+                    (SELECT seq FROM posts WHERE campaign_id = a.column1 ORDER BY seq DESC LIMIT 1) AS last_seq,
+                    (SELECT hash FROM posts WHERE campaign_id = a.column1 ORDER BY seq DESC LIMIT 1) AS last_hash,
+                    (SELECT stamp_ms FROM posts WHERE campaign_id = a.column1 ORDER BY seq DESC LIMIT 1) AS last_stamp,
+                    (SELECT position FROM outcomes WHERE campaign_id = a.column1 ORDER BY position DESC LIMIT 1)
+                      AS last_position,
+                    EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = a.column1 AND disabled_at IS NULL) AS webhooks
+                  FROM (",
+            );
+            query.push_values(campaign_ids, |mut row, id| {
+                row.push_bind(id.to_string());
+            });
+            query.push(") AS a) AS t");
+            let rows = query.build().fetch_all(&mut *self.0).await.map_err(map_err)?;
+            tails.extend(Db::decode_all(&rows, row::tail)?);
+        }
+        Ok(tails)
+    }
+
+    async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
+        for posts in posts.chunks(ROWS_PER_STATEMENT) {
+            let mut query = QueryBuilder::<Sqlite>::new(format!("INSERT INTO posts ({POST_COLUMNS}) "));
+            query.push_values(posts, |mut row, post| {
+                row.push_bind(post.campaign_id.to_string())
+                    .push_bind(post.seq)
+                    .push_bind(post.stamp.timestamp_millis())
+                    .push_bind(post.author_id.to_string())
+                    .push_bind(post.side.as_deref())
+                    .push_bind(post.kind.as_str())
+                    .push_bind(post.body.as_str())
+                    .push_bind(post.prev_hash.as_str())
+                    .push_bind(post.hash.as_str())
+                    .push_bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
+                    .push_bind(post.receipt.as_ref().map(|r| r.signature.as_str()));
+            });
+            query.build().execute(&mut *self.0).await.map_err(map_err)?;
+        }
+        Ok(())
+    }
+
+    async fn insert_outcomes(&mut self, outcomes: &[&Outcome]) -> Result<()> {
+        for outcomes in outcomes.chunks(ROWS_PER_STATEMENT) {
+            let mut query = QueryBuilder::<Sqlite>::new(format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) "));
+            query.push_values(outcomes, |mut row, outcome| {
+                row.push_bind(outcome.id.to_string())
+                    .push_bind(outcome.campaign_id.to_string())
+                    .push_bind(outcome.position)
+                    .push_bind(outcome.seq)
+                    .push_bind(outcome.kind.as_str())
+                    .push_bind(outcome.data.as_str());
+            });
+            query.build().execute(&mut *self.0).await.map_err(map_err)?;
+        }
+        Ok(())
+    }
+
+    async fn enqueue_deliveries(&mut self, campaign_id: Uuid, seq: i64, timestamp: &str) -> Result<()> {
+        sqlx::query(OUTBOX_INSERT)
+            .bind(timestamp)
+            .bind(campaign_id.to_string())
+            .bind(seq)
+            .execute(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn insert_snapshot(&mut self, campaign_id: Uuid, seq: i64, state: &str) -> Result<()> {
+        sqlx::query("INSERT INTO snapshots (campaign_id, seq, state) VALUES (?, ?, ?)")
+            .bind(campaign_id.to_string())
+            .bind(seq)
+            .bind(state)
+            .execute(&mut *self.0)
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn remember_key(&mut self, request: &AppendRequest, seq: i64) -> Result<()> {
+        self.remember_keys(&[(request, seq)]).await
+    }
+
+    async fn remember_keys(&mut self, keys: &[(&AppendRequest, i64)]) -> Result<()> {
+        for keys in keys.chunks(ROWS_PER_STATEMENT) {
+            let mut query = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) ",
+            );
+            query.push_values(keys, |mut row, (request, seq)| {
+                row.push_bind(request.author_id.to_string())
+                    .push_bind(request.idempotency_key.as_str())
+                    .push_bind(request.campaign_id.to_string())
+                    .push_bind(request.request_hash.as_str())
+                    .push_bind(*seq);
+            });
+            query.build().execute(&mut *self.0).await.map_err(map_err)?;
+        }
+        Ok(())
+    }
+
+    async fn lock_campaign(&mut self, _campaign_id: Uuid) -> Result<()> {
+        // `BEGIN IMMEDIATE` took the database's one write lock already.
+        Ok(())
+    }
+
+    async fn execute(&mut self, sql: &'static str) -> Result<()> {
+        sqlx::query(sql).execute(&mut *self.0).await.map_err(map_err).map(|_| ())
+    }
+
+    async fn commit(self) -> Result<()> {
+        self.0.commit().await.map_err(map_err)?;
+        self.1.notify_one();
+        Ok(())
+    }
+}

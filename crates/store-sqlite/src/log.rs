@@ -1,0 +1,204 @@
+//! Reading a campaign's log: its posts, their outcomes and the state snapshots.
+
+use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
+use adjutant_store::{Outcome, Post, Result};
+use chrono::{DateTime, Utc};
+use sqlx::SqliteExecutor;
+use uuid::Uuid;
+
+use crate::db::{map_err, Db};
+
+/// The columns of a post, in the order of an insert.
+pub(crate) const POST_COLUMNS: &str =
+    "campaign_id, seq, stamp_ms, author_id, side, kind, body, prev_hash, hash, receipt_key_id, receipt_signature";
+/// The columns of a post as `row::post` reads them.
+const POST_SELECT: &str = "campaign_id, seq, stamp_ms AS stamp, author_id, side, kind, body, prev_hash, hash, \
+     receipt_key_id, receipt_signature";
+
+pub(crate) async fn posts(db: impl SqliteExecutor<'_>, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>> {
+    let rows =
+        sqlx::query(&format!("SELECT {POST_SELECT} FROM posts WHERE campaign_id = ? AND seq > ? ORDER BY seq LIMIT ?"))
+            .bind(campaign_id.to_string())
+            .bind(after)
+            .bind(limit)
+            .fetch_all(db)
+            .await
+            .map_err(map_err)?;
+    Db::decode_all(&rows, row::post)
+}
+
+pub(crate) async fn post(db: impl SqliteExecutor<'_>, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
+    let row = sqlx::query(&format!("SELECT {POST_SELECT} FROM posts WHERE campaign_id = ? AND seq = ?"))
+        .bind(campaign_id.to_string())
+        .bind(seq)
+        .fetch_optional(db)
+        .await
+        .map_err(map_err)?;
+    Db::decode_optional(row, row::post)
+}
+
+pub(crate) async fn head(db: impl SqliteExecutor<'_>, campaign_id: Uuid) -> Result<Option<Post>> {
+    let row = sqlx::query(&format!("SELECT {POST_SELECT} FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1"))
+        .bind(campaign_id.to_string())
+        .fetch_optional(db)
+        .await
+        .map_err(map_err)?;
+    Db::decode_optional(row, row::post)
+}
+
+pub(crate) async fn posts_of_kind(db: impl SqliteExecutor<'_>, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {POST_SELECT} FROM posts INDEXED BY posts_by_kind WHERE campaign_id = ? AND kind = ? ORDER BY seq"
+    ))
+    .bind(campaign_id.to_string())
+    .bind(kind)
+    .fetch_all(db)
+    .await
+    .map_err(map_err)?;
+    Db::decode_all(&rows, row::post)
+}
+
+pub(crate) async fn count_posts_by_author(
+    db: impl SqliteExecutor<'_>,
+    campaign_id: Uuid,
+    author_id: Uuid,
+    kind: &str,
+    since: DateTime<Utc>,
+) -> Result<i64> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM posts WHERE campaign_id = ? AND author_id = ? AND kind = ? AND stamp_ms >= ?",
+    )
+    .bind(campaign_id.to_string())
+    .bind(author_id.to_string())
+    .bind(kind)
+    .bind(since.timestamp_millis())
+    .fetch_one(db)
+    .await
+    .map_err(map_err)
+}
+
+pub(crate) async fn outcome(db: impl SqliteExecutor<'_>, campaign_id: Uuid, id: Uuid) -> Result<Option<Outcome>> {
+    let row = sqlx::query(&format!("SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? AND id = ?"))
+        .bind(campaign_id.to_string())
+        .bind(id.to_string())
+        .fetch_optional(db)
+        .await
+        .map_err(map_err)?;
+    Db::decode_optional(row, row::outcome)
+}
+
+pub(crate) async fn outcomes(
+    db: impl SqliteExecutor<'_>,
+    campaign_id: Uuid,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<Outcome>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? AND position > ? ORDER BY position LIMIT ?"
+    ))
+    .bind(campaign_id.to_string())
+    .bind(after)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+    .map_err(map_err)?;
+    Db::decode_all(&rows, row::outcome)
+}
+
+pub(crate) async fn latest_outcomes(
+    db: impl SqliteExecutor<'_>,
+    campaign_id: Uuid,
+    limit: i64,
+) -> Result<Vec<Outcome>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? ORDER BY position DESC LIMIT ?"
+    ))
+    .bind(campaign_id.to_string())
+    .bind(limit)
+    .fetch_all(db)
+    .await
+    .map_err(map_err)?;
+    let mut outcomes = Db::decode_all(&rows, row::outcome)?;
+    outcomes.reverse();
+    Ok(outcomes)
+}
+
+/// The outcomes of posts `after < seq <= through`, in position order.
+// `INDEXED BY`: the post range picks the rows; walking the campaign's outcomes in position order
+// instead (to spare the sort) would cost a page as much as the whole campaign.
+pub(crate) async fn outcomes_of_posts(
+    db: impl SqliteExecutor<'_>,
+    campaign_id: Uuid,
+    after: i64,
+    through: i64,
+) -> Result<Vec<Outcome>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {OUTCOME_COLUMNS} FROM outcomes INDEXED BY outcomes_by_post
+         WHERE campaign_id = ? AND seq > ? AND seq <= ? ORDER BY position"
+    ))
+    .bind(campaign_id.to_string())
+    .bind(after)
+    .bind(through)
+    .fetch_all(db)
+    .await
+    .map_err(map_err)?;
+    Db::decode_all(&rows, row::outcome)
+}
+
+pub(crate) async fn outcomes_of_kind(
+    db: impl SqliteExecutor<'_>,
+    campaign_id: Uuid,
+    kind: &str,
+    limit: i64,
+) -> Result<Vec<Outcome>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {OUTCOME_COLUMNS} FROM outcomes INDEXED BY outcomes_by_kind WHERE campaign_id = ? AND kind = ? ORDER BY position LIMIT ?"
+    ))
+    .bind(campaign_id.to_string())
+    .bind(kind)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+    .map_err(map_err)?;
+    Db::decode_all(&rows, row::outcome)
+}
+
+pub(crate) async fn count_outcomes_of_kind(db: impl SqliteExecutor<'_>, campaign_id: Uuid, kind: &str) -> Result<i64> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM outcomes INDEXED BY outcomes_by_kind WHERE campaign_id = ? AND kind = ?")
+        .bind(campaign_id.to_string())
+        .bind(kind)
+        .fetch_one(db)
+        .await
+        .map_err(map_err)
+}
+
+pub(crate) async fn snapshots(
+    db: impl SqliteExecutor<'_>,
+    campaign_id: Uuid,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<(i64, String)>> {
+    let rows = sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = ? AND seq > ? ORDER BY seq LIMIT ?")
+        .bind(campaign_id.to_string())
+        .bind(after)
+        .bind(limit)
+        .fetch_all(db)
+        .await
+        .map_err(map_err)?;
+    Db::decode_all(&rows, row::snapshot)
+}
+
+pub(crate) async fn snapshot_at(
+    db: impl SqliteExecutor<'_>,
+    campaign_id: Uuid,
+    seq: i64,
+) -> Result<Option<(i64, String)>> {
+    let row =
+        sqlx::query("SELECT seq, state FROM snapshots WHERE campaign_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1")
+            .bind(campaign_id.to_string())
+            .bind(seq)
+            .fetch_optional(db)
+            .await
+            .map_err(map_err)?;
+    Db::decode_optional(row, row::snapshot)
+}
