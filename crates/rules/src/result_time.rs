@@ -97,6 +97,20 @@ pub struct ChainSecret {
     pub next_commitment: Option<String>,
 }
 
+impl SealedDelay {
+    /// The chain secret the delay revealed.
+    pub fn chain_secret(&self) -> ChainSecret {
+        ChainSecret {
+            draw: self.draw,
+            chain: self.chain,
+            position: self.position,
+            secret: self.secret.clone(),
+            commitment: self.commitment.clone(),
+            next_commitment: self.next_commitment.clone(),
+        }
+    }
+}
+
 impl ChainSecret {
     /// The secret of draw `draw` from a chain's top secret `s_K` (the chain has `length`
     /// secrets and its `s_0` is `walk_down(top, length)`).

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use adjutant_rules::outcome::{Fought, OutcomeData};
 use adjutant_rules::result_time::{self, is_secret_text, position_of, ChainSecret, ResultTime};
 use adjutant_store::{Outcome, Store};
 use serde_json::Value;
@@ -20,8 +21,16 @@ pub fn applies(campaign: &LoadedCampaign, kind: &str) -> bool {
 }
 
 /// A stored outcome's data (outcomes are stored as `{"headline", "data"}`).
-fn data_of(data: &str) -> Value {
-    serde_json::from_str::<Value>(data).ok().and_then(|mut v| v.get_mut("data").map(Value::take)).unwrap_or(Value::Null)
+/// A stored battle outcome (`{"data": …, "headline": …}`) as its type; `None` for any other.
+fn battle_of(kind: &str, stored: &str) -> Option<Fought> {
+    if OutcomeKind::of(kind) != OutcomeKind::Battle {
+        return None;
+    }
+    let data = serde_json::from_str::<Value>(stored).ok()?.get_mut("data").map(Value::take)?;
+    match OutcomeData::read(kind, &data) {
+        Ok(OutcomeData::Battle(fought)) => Some(fought),
+        _ => None,
+    }
 }
 
 /// The chain secret one post's stored battle outcome revealed, if any.
@@ -31,10 +40,7 @@ pub fn revealed(outcomes: &[Outcome]) -> Option<ChainSecret> {
 
 /// [`revealed`] over outcomes given as (kind, stored data text), as an export holds them.
 pub fn revealed_in<'a>(outcomes: impl IntoIterator<Item = (&'a str, &'a str)>) -> Option<ChainSecret> {
-    outcomes
-        .into_iter()
-        .filter(|(kind, _)| OutcomeKind::of(kind) == OutcomeKind::Battle)
-        .find_map(|(_, data)| serde_json::from_value::<ChainSecret>(data_of(data).get("sealed_delay")?.clone()).ok())
+    outcomes.into_iter().find_map(|(kind, stored)| Some(battle_of(kind, stored)?.sealed_delay?.chain_secret()))
 }
 
 /// Battles among the stored outcomes that reveal no chain secret.
@@ -46,9 +52,8 @@ pub fn unsealed_battles(outcomes: &[Outcome]) -> usize {
 pub fn unsealed_battles_in<'a>(outcomes: impl IntoIterator<Item = (&'a str, &'a str)>) -> usize {
     outcomes
         .into_iter()
-        .filter(|(kind, data)| {
-            OutcomeKind::of(kind) == OutcomeKind::Battle && data_of(data).get("sealed_delay").is_none()
-        })
+        .filter_map(|(kind, stored)| battle_of(kind, stored))
+        .filter(|b| b.sealed_delay.is_none())
         .count()
 }
 

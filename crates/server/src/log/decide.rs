@@ -2,6 +2,7 @@
 //! clock, no HTTP. The live append, the per-post audit, the whole-campaign replay and the
 //! offline verifier all decide a post here, with the context [`Needs`] says it reads.
 
+use adjutant_rules::outcome::{Extended, Outcome, Paused, PlayerReplaced, Resumed};
 use adjutant_rules::resolver;
 use adjutant_rules::result_time::ChainSecret;
 use adjutant_rules::short_acw::{self, GameState, Scenario};
@@ -101,6 +102,11 @@ fn outcome(post: &Post, kind: &str, headline: &str, data: &Value) -> NewOutcome 
     }
 }
 
+/// An outcome the rules made, stored as its typed data writes itself.
+fn made(post: &Post, o: &Outcome) -> NewOutcome {
+    outcome(post, o.kind(), &o.headline, &o.data.to_json())
+}
+
 /// Reads a body stored at `at` in the post (canonical JSON) into `T`, naming the field at fault.
 fn body_of<T: serde::de::DeserializeOwned>(at: &FieldPath, text: &str) -> LogResult<T> {
     let value: Value = serde_json::from_str(text).map_err(|e| LogError::Broken(format!("a stored body: {e}")))?;
@@ -167,7 +173,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
             let applied =
                 short_acw::apply(scenario, &state, &order).map_err(|r| Refusal::of_rules(&FieldPath::root(), r))?;
             Ok(Effects {
-                outcomes: applied.outcomes.iter().map(|o| outcome(post, &o.kind, &o.headline, &o.data)).collect(),
+                outcomes: applied.outcomes.iter().map(|o| made(post, o)).collect(),
                 snapshot: Some(to_json(&applied.state)?),
                 dice: 0,
             })
@@ -199,11 +205,11 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
             let dice = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
             let resolution = resolver::resolve_under(*ruleset, *rules_version, &body.action, &body.inputs, dice)
                 .map_err(|r| Refusal::of_rules(&FieldPath::root(), r))?;
-            let data = serde_json::to_value(&resolution).map_err(|e| LogError::Broken(e.to_string()))?;
+            let dice = resolution.dice.len() as i64;
             Ok(Effects {
-                outcomes: vec![outcome(post, OutcomeKind::Resolution.as_str(), &resolution.headline, &data)],
+                outcomes: vec![made(post, &Outcome::new(resolution.headline.clone(), resolution))],
                 snapshot: None,
-                dice: resolution.dice.len() as i64,
+                dice,
             })
         }
     }
@@ -289,7 +295,7 @@ fn umpire(
         &format!("The moderator posts the {} for the {}: {}", body.kind, body.side, body.reason.trim()),
         &json!({"side": side, "kind": body.kind, "reason": body.reason.trim()}),
     )];
-    outcomes.extend(applied.outcomes.iter().map(|o| outcome(post, &o.kind, &o.headline, &o.data)));
+    outcomes.extend(applied.outcomes.iter().map(|o| made(post, o)));
     Ok(Effects { outcomes, snapshot: Some(to_json(&applied.state)?), dice: 0 })
 }
 
@@ -316,14 +322,14 @@ fn clock_post(
     }
     let rules = |r| LogError::from(Refusal::of_rules(&FieldPath::root(), r));
     let zone = settings.clock.zone;
-    let (state, made) = match kind {
+    let (state, record) = match kind {
         PostKind::Deadline => {
             let body: DeadlineBody = body_of(&FieldPath::post("body"), &post.body)?;
             let side = parse_side(&body.side).ok_or_else(|| {
                 Refusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
             })?;
             let applied = deadline::missed(scenario, state, settings, post.stamp, side, &body.stage).map_err(rules)?;
-            let outcomes = applied.outcomes.iter().map(|o| outcome(post, &o.kind, &o.headline, &o.data)).collect();
+            let outcomes = applied.outcomes.iter().map(|o| made(post, o)).collect();
             return Ok(Effects { outcomes, snapshot: Some(to_json(&applied.state)?), dice: 0 });
         }
         PostKind::Reminder => {
@@ -333,7 +339,7 @@ fn clock_post(
             })?;
             let lead = chrono::TimeDelta::milliseconds(body.lead_ms);
             let applied = deadline::remind(state, settings, post.stamp, side, &body.stage, lead).map_err(rules)?;
-            let outcomes = applied.outcomes.iter().map(|o| outcome(post, &o.kind, &o.headline, &o.data)).collect();
+            let outcomes = applied.outcomes.iter().map(|o| made(post, o)).collect();
             return Ok(Effects { outcomes, snapshot: Some(to_json(&applied.state)?), dice: 0 });
         }
         PostKind::Pause => {
@@ -344,7 +350,7 @@ fn clock_post(
             let headline = format!(
                 "The moderator paused the campaign: {reason}. No post is taken and no deadline runs until it resumes"
             );
-            (next, (OutcomeKind::Paused, headline, json!({"reason": reason})))
+            (next, Outcome::new(headline, Paused { reason: reason.to_owned() }))
         }
         PostKind::Resume => {
             let body: ResumeBody = body_of(&FieldPath::post("body"), &post.body)?;
@@ -361,8 +367,8 @@ fn clock_post(
                     wait.due.map(|d| deadline::in_words(d, zone)).unwrap_or_default()
                 ));
             }
-            let reason = body.reason.as_deref().map(str::trim);
-            (next, (OutcomeKind::Resumed, headline, json!({"reason": reason})))
+            let reason = body.reason.as_deref().map(|r| r.trim().to_owned());
+            (next, Outcome::new(headline, Resumed { reason }))
         }
         _ => {
             let body: ExtendBody = body_of(&FieldPath::post("body"), &post.body)?;
@@ -390,22 +396,11 @@ fn clock_post(
             let (next, moved) = deadline::extend(state, side, by, post.stamp).map_err(rules)?;
             let reason = body.reason.trim();
             let headline = format!("The moderator gives {} more before the deadline: {reason}", body.by);
-            (
-                next,
-                (
-                    OutcomeKind::Extended,
-                    headline,
-                    json!({"by": body.by, "side": side, "reason": reason, "waits": moved}),
-                ),
-            )
+            let data = Extended { by: body.by.clone(), side, reason: reason.to_owned(), waits: moved };
+            (next, Outcome::new(headline, data))
         }
     };
-    let (outcome_kind, headline, data) = made;
-    Ok(Effects {
-        outcomes: vec![outcome(post, outcome_kind.as_str(), &headline, &data)],
-        snapshot: Some(to_json(&state)?),
-        dice: 0,
-    })
+    Ok(Effects { outcomes: vec![made(post, &record)], snapshot: Some(to_json(&state)?), dice: 0 })
 }
 
 /// A side's player replaced: recorded in the log, so the log says who played each post.
@@ -420,13 +415,14 @@ fn replace_player(post: &Post) -> LogResult<Effects> {
         Refusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
     })?;
     let headline = format!("The {side} is now played by {}, who replaces {}", body.name, body.replaced_name);
-    let data = json!({"side": side, "name": body.name, "replaced_name": body.replaced_name,
-                      "player": body.by, "replaced": body.replaced});
-    Ok(Effects {
-        outcomes: vec![outcome(post, OutcomeKind::PlayerReplaced.as_str(), &headline, &data)],
-        snapshot: None,
-        dice: 0,
-    })
+    let data = PlayerReplaced {
+        side,
+        name: body.name,
+        replaced_name: body.replaced_name,
+        player: body.by.to_string(),
+        replaced: body.replaced.to_string(),
+    };
+    Ok(Effects { outcomes: vec![made(post, &Outcome::new(headline, data))], snapshot: None, dice: 0 })
 }
 
 fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<Effects> {

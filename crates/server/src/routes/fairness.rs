@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use adjutant_rules::fairness::{self, Attack};
+use adjutant_rules::outcome::OutcomeData;
 use adjutant_rules::result_time::ResultTime;
 use axum::extract::State;
 use axum::http::header;
@@ -81,17 +82,16 @@ pub async fn fairness_of(state: &AppState, id: Uuid, result_time: ResultTime) ->
         for outcome in page.iter().filter(|o| OutcomeKind::of(&o.kind) == OutcomeKind::Battle && !void.contains(&o.seq))
         {
             let view = OutcomeView::of(outcome, None);
-            let numbers = &view.data["numbers"];
-            let (Some(victory), Some(result)) = (numbers["victory"].as_u64(), numbers["result"].as_u64()) else {
+            let Ok(OutcomeData::Battle(battle)) = OutcomeData::read(&view.kind, &view.data) else {
                 continue;
             };
-            let side = view.data["attacker_side"].as_str().unwrap_or("unknown").to_owned();
-            let entry = by_side.entry(side).or_default();
-            entry.0.push(Attack { victory: victory as u32, result: result as u32 });
+            let (victory, result) = (battle.numbers.victory, battle.numbers.result);
+            let entry = by_side.entry(battle.attacker_side.key().to_owned()).or_default();
+            entry.0.push(Attack { victory, result });
             if let Some(stamp) = stamps.get(&outcome.seq) {
                 entry.1.push(*stamp);
             }
-            results.push(result as u32);
+            results.push(result);
         }
     }
     let players =

@@ -1,5 +1,7 @@
 //! The managed game and the rulesets: state, legal moves, post kinds, rulesets, and the map.
 
+use adjutant_render::MapEntry;
+use adjutant_rules::outcome::OutcomeData;
 use adjutant_rules::resolver::{self, ActionSpec, Ruleset};
 use adjutant_rules::short_acw;
 use axum::extract::State;
@@ -245,19 +247,15 @@ async fn map_of(state: &AppState, id: Uuid, at: Option<i64>) -> ApiResult<(Strin
             (void, state.store.outcomes_of_posts(id, (seq - RECENT_POSTS).max(0), seq).await?)
         }
     };
-    let recent: Vec<short_acw::Outcome> = outcomes
+    let recent: Vec<MapEntry> = outcomes
         .iter()
         .map(|o| {
             let view = crate::views::OutcomeView::of(o, None);
             if void.contains(&o.seq) {
                 // A voided post's outcomes did not happen: listed as void, drawn as nothing.
-                return short_acw::Outcome {
-                    kind: "void".into(),
-                    headline: format!("Void: {}", view.headline),
-                    data: view.data,
-                };
+                return MapEntry { headline: format!("Void: {}", view.headline), data: None };
             }
-            short_acw::Outcome { kind: view.kind, headline: view.headline, data: view.data }
+            MapEntry { data: OutcomeData::read(&view.kind, &view.data).ok(), headline: view.headline }
         })
         .collect();
     // The last turn's moves and battles, not the whole game's.
