@@ -17,6 +17,7 @@ pub mod schema;
 pub mod short_acw;
 pub mod side;
 pub mod vectors;
+pub mod version;
 pub mod words;
 
 pub use dice::{DiceStream, DieRoll};
@@ -24,3 +25,4 @@ pub use post_time::{Clock, ClockFormat, DigitPositions, ResultNumber, TimeOfDay}
 pub use refusal::Refusal;
 pub use reinforcement::ReinforcementRoll;
 pub use side::Side;
+pub use version::RULES_VERSION;

@@ -55,6 +55,9 @@ impl Serialize for Outcome {
 macro_rules! outcome_kinds {
     ($($variant:ident($ty:ty) = $name:literal,)*) => {
         /// The data of every kind of outcome the rules and the campaign clock write.
+        // A battle's numbers make its variant the largest; a post makes a handful of outcomes,
+        // so they are kept inline rather than boxed.
+        #[allow(clippy::large_enum_variant)]
         #[derive(Debug, Clone, PartialEq)]
         pub enum OutcomeData {
             $($variant($ty),)*

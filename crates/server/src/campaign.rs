@@ -314,11 +314,11 @@ impl CampaignSettings {
             rule: "result_number.digit_positions",
             detail: "the result number takes the 9th and 10th decimals (9) or the 8th and 9th (8)".into(),
         })?;
-        if !(1..=short_acw::RULES_VERSION).contains(&self.rules_version()) {
+        if !(1..=adjutant_rules::RULES_VERSION).contains(&self.rules_version()) {
             return Err(SettingRefused {
                 setting: "rules_version",
                 rule: "campaign.rules_version",
-                detail: format!("the rules version is 1 to {}", short_acw::RULES_VERSION),
+                detail: format!("the rules version is 1 to {}", adjutant_rules::RULES_VERSION),
             });
         }
         self.deadlines()?;

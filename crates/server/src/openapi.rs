@@ -312,7 +312,7 @@ mod tests {
             if version.is_null() {
                 continue;
             }
-            assert_eq!(version["maximum"], adjutant_rules::short_acw::RULES_VERSION, "{schema}: {version}");
+            assert_eq!(version["maximum"], adjutant_rules::RULES_VERSION, "{schema}: {version}");
             assert_eq!(version["minimum"], 1, "{schema}: {version}");
         }
         let version = &doc["components"]["schemas"]["CampaignSettings"]["properties"]["rules_version"];

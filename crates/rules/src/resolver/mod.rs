@@ -112,7 +112,7 @@ pub trait Ruleset: Sync {
     /// inputs are checked first.
     fn resolve(&self, action: &str, inputs: &Value, dice: &mut DiceStream) -> Result<Resolved, Refusal>;
     /// Resolves one action under the rules version the campaign was created under
-    /// (`crate::short_acw::RULES_VERSION` is the current one). A ruleset whose rules never
+    /// (`crate::RULES_VERSION` is the current one). A ruleset whose rules never
     /// changed answers as `resolve`.
     fn resolve_under(
         &self,
@@ -128,7 +128,7 @@ pub trait Ruleset: Sync {
 
 /// Resolves `action` with `inputs` on `ruleset` under the current rules, rolling from `dice`.
 pub fn resolve(ruleset: &dyn Ruleset, action: &str, inputs: &Value, dice: DiceStream) -> Result<Resolution, Refusal> {
-    resolve_under(ruleset, crate::short_acw::RULES_VERSION, action, inputs, dice)
+    resolve_under(ruleset, crate::RULES_VERSION, action, inputs, dice)
 }
 
 /// Resolves `action` under the campaign's rules version (old posts are audited by it).

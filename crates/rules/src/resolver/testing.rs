@@ -11,7 +11,7 @@ use crate::{DiceStream, Refusal};
 /// The refusal `ruleset` gives `action` with `inputs`. Fails unless the inputs are refused, with
 /// no die drawn first, and refused alike from another stamp.
 pub(crate) fn refused(ruleset: &dyn Ruleset, action: &str, inputs: Value) -> Refusal {
-    refused_under(ruleset, crate::short_acw::RULES_VERSION, action, inputs)
+    refused_under(ruleset, crate::RULES_VERSION, action, inputs)
 }
 
 /// As [`refused`], under the rules version a campaign was created under.

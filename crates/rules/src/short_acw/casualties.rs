@@ -5,8 +5,15 @@
 //! taken fewest so far in this battle; ties go by the owner's casualty order, or by default to
 //! the largest unit first, then by unit id. A unit at 0 factors is eliminated.
 
+use super::battle::battle_units;
+use super::bodies::CasualtyOrderBody;
+use super::retreat::start_retreat;
+use super::scenario::Scenario;
+use super::settings::Settings;
+use super::state::GameState;
+use crate::outcome::{Casualties, Outcome};
+use crate::{Refusal, Side};
 use serde::{Deserialize, Serialize};
-
 /// A unit's share of a battle's casualties.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CasualtyShare {
@@ -91,6 +98,75 @@ pub fn order_changes_casualties(units: &[(String, u32)], casualties: u32) -> boo
         left = left.into_iter().map(|f| f - 1).filter(|f| *f > 0).collect();
     }
     false
+}
+
+// ---- the orders ----------------------------------------------------------------------------
+
+pub(crate) fn take_casualties(
+    state: &mut GameState,
+    battle: u32,
+    side: Side,
+    shares: &[CasualtyShare],
+    out: &mut Vec<Outcome>,
+) {
+    for s in shares {
+        if let Some(u) = state.unit_mut(&s.unit) {
+            u.factors = s.after;
+            if s.eliminated {
+                u.eliminated = true;
+                u.hex = None;
+            }
+        }
+    }
+    let total: u32 = shares.iter().map(|s| s.taken).sum();
+    let text: Vec<String> = shares
+        .iter()
+        .filter(|s| s.taken > 0)
+        .map(|s| format!("{} −{}{}", s.unit, s.taken, if s.eliminated { " (eliminated)" } else { "" }))
+        .collect();
+    out.push(Outcome::new(
+        format!("Battle {battle}: the {side} loses {total} factors: {}", text.join(", ")),
+        Casualties { battle, side, casualties: total, units: shares.to_vec() },
+    ));
+}
+
+pub(crate) fn casualty_order(
+    scenario: &Scenario,
+    state: &mut GameState,
+    side: Side,
+    body: CasualtyOrderBody,
+    settings: &Settings,
+    out: &mut Vec<Outcome>,
+) -> Result<(), Refusal> {
+    let Some(mut b) = state.battle.clone() else {
+        return Err(Refusal::new("kind", "battle.not_awaited", "no battle is waiting"));
+    };
+    let Some(pos) = b.casualties_due.iter().position(|d| d.side == side) else {
+        return Err(Refusal::new("kind", "battle.not_awaited", "no casualty order is awaited from you"));
+    };
+    let due = b.casualties_due.remove(pos);
+    for (i, id) in body.order.iter().enumerate() {
+        let field = format!("body.order[{i}]");
+        if !due.units.contains(id) {
+            return Err(Refusal::new(
+                field,
+                "casualties.not_in_battle",
+                format!("`{id}` is not one of the {side} units in battle {}: {}", b.number, due.units.join(", ")),
+            ));
+        }
+        if body.order[..i].contains(id) {
+            return Err(Refusal::new(field, "casualties.twice", format!("`{id}` is named twice")));
+        }
+    }
+    let units = battle_units(state, &due.units);
+    let shares = spread(&units, due.casualties, &full_order(&units, &body.order));
+    take_casualties(state, b.number, side, &shares, out);
+    let done = b.casualties_due.is_empty();
+    state.battle = Some(b);
+    if done {
+        start_retreat(scenario, state, settings, out);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,8 +12,9 @@ use chrono::{DateTime, NaiveTime, TimeDelta, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::orders::{self, Applied, Order, Settings};
+use super::orders::{self, Applied, Order};
 use super::scenario::Scenario;
+use super::settings::Settings;
 use super::state::GameState;
 use crate::outcome::{
     AttackCancelled, DeadlineLeftToModerator, DeadlineNear, DeadlinePassed, ExtendedWait, MissedWait, Outcome,

@@ -4,11 +4,16 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::bodies::MoveBody;
 use super::hex::Hex;
+use super::orders::own_unit;
+use super::scenario::Arm;
 use super::scenario::{Scenario, Terrain};
+use super::state::Phase;
 use super::state::{GameState, UnitState};
+use crate::outcome::{Moved, Outcome};
 use crate::Refusal;
-
+use crate::Side;
 /// A hex a unit can reach now, and what it costs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reach {
@@ -174,4 +179,62 @@ pub(crate) fn check_path(
         ));
     }
     Ok(cost)
+}
+
+// ---- the orders ----------------------------------------------------------------------------
+
+pub(crate) fn move_unit(
+    scenario: &Scenario,
+    state: &mut GameState,
+    side: Side,
+    body: MoveBody,
+    out: &mut Vec<Outcome>,
+) -> Result<(), Refusal> {
+    let unit = own_unit(state, side, &body.unit, "body.unit")?;
+    let from = check_may_move(unit, "body.unit")?;
+    let cost = check_path(scenario, state, unit, from, &body.path, "body.path")?;
+    let name = unit.name.clone();
+    let to = body.path[body.path.len() - 1];
+    let halted_by = state.enemy_next_to(scenario, to, side);
+    if let Some(u) = state.unit_mut(&body.unit) {
+        u.hex = Some(to);
+        u.moved = true;
+        u.fortified = false;
+        u.must_fight = halted_by.is_some();
+    }
+    state.phase = Phase::Movement;
+    let mut headline = format!("{name} moves {from} → {to} ({cost} movement points)");
+    if let Some(enemy) = halted_by {
+        headline.push_str(&format!(", halts next to the enemy in {enemy} and must attack"));
+    }
+    let allowance = scenario.movement.allowance(state.unit(&body.unit).map_or(Arm::Infantry, |u| u.arm));
+    out.push(Outcome::new(
+        headline,
+        Moved {
+            unit: body.unit,
+            from,
+            path: body.path,
+            cost,
+            allowance,
+            halted_next_to: halted_by,
+            must_fight: halted_by.is_some(),
+        },
+    ));
+    Ok(())
+}
+
+/// The hexes a unit can legally reach now, with costs.
+pub fn legal_moves(scenario: &Scenario, state: &GameState, unit: &str) -> Result<Vec<Reach>, Refusal> {
+    let u =
+        state.unit(unit).ok_or_else(|| Refusal::new("unit", "unit.unknown", format!("there is no unit `{unit}`")))?;
+    if state.phase == Phase::Over || state.phase == Phase::Deployment {
+        return Ok(vec![]);
+    }
+    if state.side_to_act != Some(u.side) || state.phase == Phase::Combat || state.battle.is_some() {
+        return Ok(vec![]);
+    }
+    if !u.is_on_map() || check_may_move(u, "unit").is_err() {
+        return Ok(vec![]);
+    }
+    Ok(reachable(scenario, state, u))
 }

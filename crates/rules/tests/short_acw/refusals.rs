@@ -853,8 +853,13 @@ fn every_rule_of_the_game_state_is_a_rule_the_game_has() {
     // A rule named in STATE_RULES that no refusal uses would answer nothing 409.
     let sources = [
         include_str!("../../src/short_acw/orders.rs"),
+        include_str!("../../src/short_acw/deployment.rs"),
+        include_str!("../../src/short_acw/turn.rs"),
         include_str!("../../src/short_acw/movement.rs"),
         include_str!("../../src/short_acw/reinforcement.rs"),
+        include_str!("../../src/short_acw/battle.rs"),
+        include_str!("../../src/short_acw/casualties.rs"),
+        include_str!("../../src/short_acw/retreat.rs"),
         include_str!("../../src/short_acw/deadline.rs"),
     ]
     .concat();

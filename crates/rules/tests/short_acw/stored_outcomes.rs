@@ -40,7 +40,7 @@ fn settings(version: u32, variant: u64) -> Settings {
                 at: NaiveTime::from_hms_opt(20, 0, 0).unwrap(),
                 at_least: TimeDelta::hours(12),
             },
-            missed: if variant % 2 == 0 { MissedTurn::Moderator } else { MissedTurn::EndTurn },
+            missed: if variant.is_multiple_of(2) { MissedTurn::Moderator } else { MissedTurn::EndTurn },
         }),
     };
     let victory_rounding = if variant % 4 == 3 { VictoryRounding::OneDecimal } else { VictoryRounding::Exact };
@@ -109,11 +109,11 @@ fn outcomes() -> Vec<String> {
                 break;
             }
             let roll = rng.next();
-            if roll % 9 == 0 && g.settings.deadlines.is_some() {
+            if roll.is_multiple_of(9) && g.settings.deadlines.is_some() {
                 let wait = g.state.clock.as_ref().and_then(|c| c.waits.iter().find(|w| w.due.is_some()).cloned());
                 if let Some(wait) = wait {
                     let (due, side, stage) = (wait.due.unwrap(), wait.side, wait.stage.clone());
-                    let applied = if roll % 2 == 0 {
+                    let applied = if roll.is_multiple_of(2) {
                         deadline::remind(
                             &g.state,
                             &g.settings,

@@ -39,7 +39,7 @@ pub async fn create_campaign(
     let mut settings = req.settings.unwrap_or_default();
     settings.clock_of().map_err(|e| e.at("body.settings.", StatusCode::UNPROCESSABLE_ENTITY))?;
     // A new campaign records the rules it is played under (version 1 only when asked for).
-    settings.rules_version.get_or_insert(adjutant_rules::short_acw::RULES_VERSION);
+    settings.rules_version.get_or_insert(adjutant_rules::RULES_VERSION);
     if settings.result_chain.is_some() {
         return Err(AppError::unprocessable(
             "body.settings.result_chain",

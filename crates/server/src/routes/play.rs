@@ -111,6 +111,6 @@ async fn play_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) ->
 async fn console_page(State(state): State<AppState>) -> ApiResult<Response> {
     let scenarios: Vec<String> = state.scenarios.names().map(str::to_owned).collect();
     let rulesets: Vec<String> = adjutant_rules::resolver::rulesets().iter().map(|r| r.name().to_owned()).collect();
-    let rules_versions: Vec<u32> = (1..=adjutant_rules::short_acw::RULES_VERSION).collect();
+    let rules_versions: Vec<u32> = (1..=adjutant_rules::RULES_VERSION).collect();
     render("console.html", context! { scenarios => scenarios, rulesets => rulesets, rules_versions => rules_versions })
 }

@@ -259,7 +259,7 @@ impl Ruleset for Acw25mm {
     }
 
     fn resolve(&self, action: &str, inputs: &Value, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
-        self.resolve_under(crate::short_acw::RULES_VERSION, action, inputs, dice)
+        self.resolve_under(crate::RULES_VERSION, action, inputs, dice)
     }
 
     /// Version 1: the army's regiments read "Zouave" where the seed writes "Zouarve".

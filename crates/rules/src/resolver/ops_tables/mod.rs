@@ -105,7 +105,7 @@ impl Ruleset for OpsTables {
     }
 
     fn resolve(&self, action: &str, inputs: &Value, dice: &mut DiceStream) -> Result<Resolved, Refusal> {
-        self.resolve_under(crate::short_acw::RULES_VERSION, action, inputs, dice)
+        self.resolve_under(crate::RULES_VERSION, action, inputs, dice)
     }
 
     /// Version 1: melee strength without the Density and Random Modifiers (as first published).
