@@ -9,6 +9,7 @@ use crate::figures::profile::Profile;
 use crate::figures::scale::{SCALE_CAMPAIGNS, SCALE_POSTS};
 use crate::load::{cpu_per_request, Run, CLIENTS};
 use crate::run::Backend;
+use crate::seed::SEED_BATCH;
 
 fn machine() -> (usize, String, String) {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
@@ -150,9 +151,10 @@ pub fn report(
     line(format!(
         "The rows \"{} campaigns × {} posts\": a fresh server on a fresh database (PostgreSQL: the same database, \
          with figure 1's campaign in it), {} resolver campaigns created through its API (one moderator, a player on \
-         each side), then {} earlier `resolve` posts seeded into each straight into the database, with their \
-         outcomes, chained, signed with the server's receipt key and rolled as the server does (each campaign one \
-         transaction: multi-row inserts on SQLite, one insert of column arrays on PostgreSQL); then {CLIENTS} clients post for {} s, each post to a campaign picked \
+         each side), then {} earlier `resolve` posts seeded into each through the store the server uses, on its \
+         database (`adjutant-store`'s appends, {} posts a commit), with their outcomes and idempotency records, \
+         chained, signed with the server's receipt key and rolled as the server does; then {CLIENTS} clients post \
+         for {} s, each post to a campaign picked \
          uniformly at random of the {} (SplitMix64 of the client and its request number), by one of its players. \
          After the run a fresh whole-campaign audit of the first, a middle and the last campaign passes (the server \
          takes the seeded posts as its own).",
@@ -160,6 +162,7 @@ pub fn report(
         thousands(SCALE_POSTS as u64),
         thousands(SCALE_CAMPAIGNS as u64),
         thousands(SCALE_POSTS as u64),
+        thousands(SEED_BATCH as u64),
         o.seconds,
         thousands(SCALE_CAMPAIGNS as u64),
     ));
@@ -181,7 +184,7 @@ pub fn report(
     line(String::new());
     line("One client posting alternately to a campaign with 100 and one with 100,000 earlier posts (seeded".into());
     line(format!(
-        "straight into the database as `resolve` posts with their outcomes, chained and rolled as the server does); {} posts each.",
+        "as `resolve` posts through the store the server uses, with their outcomes, chained and rolled as the server does); {} posts each.",
         history.small.requests
     ));
     line(String::new());

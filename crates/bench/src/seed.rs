@@ -1,14 +1,21 @@
-//! Seeding: earlier posts written straight into the server's database, as the server writes them.
+//! Seeding: earlier posts appended through the store the server uses (`adjutant-store`), on the
+//! server's own database, as the server appends them.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use adjutant_rules::chain::{Link, GENESIS};
+use adjutant_rules::chain::{CreationRecord, Link, GENESIS};
+use adjutant_store::{
+    AppendRequest, Campaign, Decision, Declined, NewOutcome, Post, PrincipalKind, Receipt, SharedDecide, Sign, Store,
+    Tail,
+};
+use adjutant_store_postgres::PostgresStore;
+use adjutant_store_sqlite::SqliteStore;
 use chrono::{DateTime, Utc};
 use serde_json::json;
-use sqlx::{Connection, Executor};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
 
 use crate::campaign::{order, RULESET};
 use crate::child::BENCH_SIGNING_SEED;
@@ -27,76 +34,78 @@ impl Database<'_> {
             Self::Postgres(url) => (*url).to_owned(),
         }
     }
+}
 
-    pub async fn seeder(&self) -> Result<Seeder> {
-        match self {
-            Self::Sqlite(file) => Seeder::sqlite(file).await,
-            Self::Postgres(url) => Seeder::postgres(url).await,
+/// Posts one commit of the seeding store carries, and appends the bench keeps waiting at once
+/// to fill them: a thousand posts are one statement a table on SQLite.
+pub const SEED_BATCH: usize = 1_000;
+
+/// Appends `count` earlier posts to each campaign, in order, through a store of the bench's own
+/// on `db` (the server made the schema and the campaigns; the bench only appends). The stamps
+/// are a millisecond apart and end a minute before the seeding began, so the server's next
+/// stamp is later still.
+///
+/// Seeding is the set-up, not a measured figure: its posts go [`SEED_BATCH`] to a commit, and
+/// on PostgreSQL its session's commits do not wait for the disk (`synchronous_commit=off`; the
+/// server's connections keep their own settings).
+pub async fn seed(db: &Database<'_>, campaigns: &[String], count: i64) -> Result<()> {
+    match db {
+        Database::Sqlite(_) => {
+            let store = Arc::new(SqliteStore::open(&db.url()).await?.with_max_batch(SEED_BATCH));
+            let seeded = append_all(store.clone(), campaigns, count).await;
+            store.close().await;
+            seeded
+        }
+        Database::Postgres(url) => {
+            let separator = if url.contains('?') { '&' } else { '?' };
+            let url = format!("{url}{separator}options[synchronous_commit]=off");
+            let store = Arc::new(PostgresStore::open(&url).await?.with_max_batch(SEED_BATCH));
+            let seeded = append_all(store.clone(), campaigns, count).await;
+            store.close().await;
+            seeded
         }
     }
 }
 
-/// A database the bench seeds posts into, beside the server that owns it (the server made the
-/// schema and the campaigns; the bench only appends posts and their outcomes). Seeding is the
-/// set-up, not a measured figure, so its own commits do not wait for the disk (SQLite
-/// `synchronous=NORMAL` in WAL mode, PostgreSQL `synchronous_commit=off` for its session); the
-/// server's connections keep their own settings.
-pub enum Seeder {
-    Sqlite(sqlx::SqliteConnection),
-    Postgres(sqlx::PgConnection),
-}
-
-/// A campaign's creation record, as the backend stores it: the chain starts from its hash.
-struct CampaignRecord {
-    name: String,
-    moderator_id: String,
-    mode: String,
-    scenario: Option<String>,
-    scenario_text: Option<String>,
-    ruleset: Option<String>,
-    settings: String,
-    created_at: DateTime<Utc>,
-    chain_genesis: String,
-}
-
-impl CampaignRecord {
-    fn from_row<R: sqlx::Row>(row: &R, created_at: DateTime<Utc>) -> Result<Self>
-    where
-        for<'a> &'a str: sqlx::ColumnIndex<R>,
-        for<'a> String: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
-        for<'a> Option<String>: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
-    {
-        Ok(Self {
-            name: row.try_get("name")?,
-            moderator_id: row.try_get("moderator_id")?,
-            mode: row.try_get("mode")?,
-            scenario: row.try_get("scenario")?,
-            scenario_text: row.try_get("scenario_text")?,
-            ruleset: row.try_get("ruleset")?,
-            settings: row.try_get("settings")?,
-            created_at,
-            chain_genesis: row.try_get("chain_genesis")?,
-        })
+/// [`SEED_BATCH`] appenders, each appending the next post of the seeding (campaign after
+/// campaign) until all are written. Each post is decided on the tail the store hands over, so a
+/// batch holds a campaign's posts in order whichever appender asked first.
+async fn append_all<S: Store>(store: Arc<S>, campaigns: &[String], count: i64) -> Result<()> {
+    let first: DateTime<Utc> = Utc::now() - chrono::Duration::milliseconds(count + 60_000);
+    let sign = signer();
+    let mut starts = Vec::with_capacity(campaigns.len());
+    for (order, campaign) in campaigns.iter().enumerate() {
+        starts.push(Arc::new(chain_start(&*store, order as u64, campaign, count, first).await?));
     }
-
-    /// The hash the campaign's first post links to, as the server's does.
-    fn genesis(&self, campaign: &str) -> String {
-        if self.chain_genesis == "legacy" {
-            return GENESIS.to_owned();
-        }
-        adjutant_rules::chain::CreationRecord {
-            campaign_id: campaign,
-            name: &self.name,
-            moderator_id: &self.moderator_id,
-            mode: &self.mode,
-            scenario: self.scenario.as_deref(),
-            scenario_text: self.scenario_text.as_deref(),
-            ruleset: self.ruleset.as_deref(),
-            settings: &self.settings,
-            created_at: self.created_at,
-        }
-        .genesis()
+    let starts = Arc::new(starts);
+    let total = starts.len() as u64 * count.max(0) as u64;
+    let next = Arc::new(AtomicU64::new(0));
+    let mut appenders = tokio::task::JoinSet::new();
+    for _ in 0..SEED_BATCH {
+        let (store, starts, next, sign) = (store.clone(), starts.clone(), next.clone(), sign.clone());
+        appenders.spawn(async move {
+            loop {
+                let n = next.fetch_add(1, Ordering::Relaxed);
+                if n >= total {
+                    return Ok::<(), Error>(());
+                }
+                let start = starts[(n / count as u64) as usize].clone();
+                let request = start.request(n % count as u64 + 1);
+                let decide: SharedDecide = {
+                    let (start, sign) = (start.clone(), sign.clone());
+                    Arc::new(move |tail: &Tail| start.decide(tail, &sign))
+                };
+                store
+                    .append_post(request, decide)
+                    .await
+                    .map_err(|e| format!("seeding a post of campaign {}: {e}", start.campaign))?;
+            }
+        });
     }
+    while let Some(appended) = appenders.join_next().await {
+        appended??;
+    }
+    Ok(())
 }
 
 /// Where a campaign's seeded posts start: the campaign, the player who writes them, and the
@@ -104,31 +113,124 @@ impl CampaignRecord {
 struct ChainStart {
     /// The campaign's place among those seeded together, which orders its outcomes' ids.
     order: u64,
-    campaign: String,
-    author: String,
+    campaign: Uuid,
+    author: Uuid,
     side: Option<String>,
     genesis: String,
+    /// The posts seeded into each campaign, and the stamp the first one follows.
+    count: i64,
+    first: DateTime<Utc>,
 }
 
-/// One seeded post and its outcome, as the server would have written them.
-struct SeededPost {
-    seq: i64,
-    stamp: DateTime<Utc>,
-    body: String,
-    prev_hash: String,
-    hash: String,
-    signature: String,
-    outcome_id: uuid::Uuid,
-    outcome: String,
+/// The campaign's creation record and the player whose posts are seeded (the first side by
+/// name), as the store reads them.
+async fn chain_start(
+    store: &dyn Store,
+    order: u64,
+    campaign: &str,
+    count: i64,
+    first: DateTime<Utc>,
+) -> Result<ChainStart> {
+    let id = Uuid::parse_str(campaign)?;
+    let record = store.campaign(id).await?.ok_or_else(|| format!("no campaign {campaign}"))?;
+    let players = store.campaign_principals(id, PrincipalKind::Player, 100).await?;
+    let (author, _) = players.into_iter().min_by(|(a, _), (b, _)| a.side.cmp(&b.side)).ok_or("no player")?;
+    Ok(ChainStart {
+        order,
+        campaign: id,
+        author: author.id,
+        side: author.side,
+        genesis: genesis(&record),
+        count,
+        first,
+    })
 }
 
-/// Rows per multi-row INSERT on SQLite: within its 32,766 bound parameters. (PostgreSQL takes a
-/// campaign's posts in one statement, each column an array.)
-const SEED_ROWS_PER_INSERT: usize = 500;
+/// The hash a campaign's first post links to, as the server's does.
+fn genesis(campaign: &Campaign) -> String {
+    if campaign.chain_genesis == "legacy" {
+        return GENESIS.to_owned();
+    }
+    CreationRecord {
+        campaign_id: &campaign.id.to_string(),
+        name: &campaign.name,
+        moderator_id: &campaign.moderator_id.to_string(),
+        mode: &campaign.mode,
+        scenario: campaign.scenario.as_deref(),
+        scenario_text: campaign.scenario_text.as_deref(),
+        ruleset: campaign.ruleset.as_deref(),
+        settings: &campaign.settings,
+        created_at: campaign.created_at,
+    }
+    .genesis()
+}
 
-/// Campaigns whose posts are computed at once (hashes, signatures, dice), while the database
-/// writes the ones before.
-const SEED_WORKERS: usize = 2;
+impl ChainStart {
+    /// The `seq`th post's request: its author's key and what was asked, hashed as the server
+    /// hashes a request.
+    fn request(&self, seq: u64) -> AppendRequest {
+        let asked = self.body(seq as i64);
+        let side = self.side.as_deref().unwrap_or("-");
+        AppendRequest {
+            campaign_id: self.campaign,
+            author_id: self.author,
+            idempotency_key: format!("seed-{seq}"),
+            request_hash: hex::encode(Sha256::digest(format!("{}\nresolve\n{side}\n{asked}", self.campaign))),
+        }
+    }
+
+    /// The body of the `seq`th post, canonical JSON.
+    fn body(&self, seq: i64) -> String {
+        order(seq as usize, seq as u64)["body"].to_string()
+    }
+
+    /// The `resolve` post after `tail`, a millisecond after the one before, hashed and chained,
+    /// and its outcome rolled from its own dice stream exactly as the server does, so the audit
+    /// verifies it; `sign` makes its receipt with the server's key.
+    fn decide(&self, tail: &Tail, sign: &Sign) -> std::result::Result<Decision, Declined> {
+        use adjutant_rules::{resolver, DiceStream};
+        let seq = tail.next_seq;
+        let stamp = self.first + chrono::Duration::milliseconds(seq);
+        let order = order(seq as usize, seq as u64);
+        let body = order["body"].to_string();
+        let prev_hash = tail.prev_hash.clone().unwrap_or_else(|| self.genesis.clone());
+        let (campaign, author) = (self.campaign.to_string(), self.author.to_string());
+        let hash = Link {
+            prev_hash: &prev_hash,
+            campaign_id: &campaign,
+            seq,
+            stamp,
+            author_id: &author,
+            side: self.side.as_deref(),
+            kind: "resolve",
+            body: &body,
+        }
+        .hash();
+        let ruleset = resolver::ruleset(RULESET).ok_or(Declined)?;
+        let dice = DiceStream::new(&campaign, seq as u64, stamp);
+        let resolution =
+            resolver::resolve(ruleset, "formation_test", &order["body"]["inputs"], dice).map_err(|_| Declined)?;
+        let data = serde_json::to_value(&resolution).map_err(|_| Declined)?;
+        let outcome = NewOutcome {
+            id: outcome_id(self.first, self.order * self.count as u64 + seq as u64),
+            kind: "resolution".to_owned(),
+            data: json!({"headline": resolution.headline, "data": data}).to_string(),
+        };
+        let post = Post {
+            campaign_id: self.campaign,
+            seq,
+            stamp,
+            author_id: self.author,
+            side: self.side.clone(),
+            kind: "resolve".to_owned(),
+            body,
+            prev_hash,
+            hash,
+            receipt: None,
+        };
+        Ok(Decision { post, outcomes: vec![outcome], snapshot: None, sign: Some(sign.clone()) })
+    }
+}
 
 fn signing_key() -> ed25519_dalek::SigningKey {
     ed25519_dalek::SigningKey::from_bytes(&BENCH_SIGNING_SEED)
@@ -136,287 +238,109 @@ fn signing_key() -> ed25519_dalek::SigningKey {
 
 /// The receipts' key id, as the server names its key.
 fn receipt_key_id() -> String {
-    use sha2::Digest;
-    format!("ed25519:{}", &hex::encode(sha2::Sha256::digest(signing_key().verifying_key().as_bytes()))[..16])
+    format!("ed25519:{}", &hex::encode(Sha256::digest(signing_key().verifying_key().as_bytes()))[..16])
 }
 
-/// `count` `resolve` posts after `start`, a millisecond apart from `first`, each hashed and
-/// chained, its receipt signed with the server's key, and its outcome rolled from its own dice
-/// stream exactly as the server does, so the audit verifies them.
-fn seeded_posts(start: &ChainStart, count: i64, first: DateTime<Utc>) -> Result<Vec<SeededPost>> {
-    use adjutant_rules::resolver;
-    use adjutant_rules::DiceStream;
+/// A post's receipt, signed with the server's key.
+fn signer() -> Sign {
     use ed25519_dalek::Signer;
-    let ruleset = resolver::ruleset(RULESET).ok_or("no ruleset")?;
-    let signer = signing_key();
-    let mut prev_hash = start.genesis.clone();
-    let mut posts = Vec::with_capacity(usize::try_from(count)?);
-    for seq in 1..=count {
-        let stamp = first + chrono::Duration::milliseconds(seq);
-        let order = order(seq as usize, seq as u64);
-        let body = serde_json::to_string(&order["body"])?;
-        let hash = Link {
-            prev_hash: &prev_hash,
-            campaign_id: &start.campaign,
-            seq,
-            stamp,
-            author_id: &start.author,
-            side: start.side.as_deref(),
-            kind: "resolve",
-            body: &body,
-        }
-        .hash();
-        let message = adjutant_rules::chain::receipt_message(&start.campaign, seq, stamp, &hash);
-        let signature = hex::encode(signer.sign(message.as_bytes()).to_bytes());
-        let dice = DiceStream::new(&start.campaign, seq as u64, stamp);
-        let resolution = resolver::resolve(ruleset, "formation_test", &order["body"]["inputs"], dice)
-            .map_err(|r| format!("seeding post {seq}: {r}"))?;
-        let outcome = json!({"headline": resolution.headline, "data": serde_json::to_value(&resolution)?}).to_string();
-        let prev = std::mem::replace(&mut prev_hash, hash.clone());
-        posts.push(SeededPost {
-            seq,
-            stamp,
-            body,
-            prev_hash: prev,
-            hash,
-            signature,
-            outcome_id: outcome_id(first, start.order * count as u64 + seq as u64),
-            outcome,
-        });
-    }
-    Ok(posts)
+    let (key, key_id) = (signing_key(), receipt_key_id());
+    Arc::new(move |post: &Post| {
+        let campaign = post.campaign_id.to_string();
+        let message = adjutant_rules::chain::receipt_message(&campaign, post.seq, post.stamp, &post.hash);
+        Receipt { key_id: key_id.clone(), signature: hex::encode(key.sign(message.as_bytes()).to_bytes()) }
+    })
 }
 
 /// The id of the `n`th outcome seeded: time-ordered (UUIDv7, the seeding's first stamp and then
 /// `n`), so the seeded outcomes are appended to the end of the id index instead of all over it.
-fn outcome_id(first: DateTime<Utc>, n: u64) -> uuid::Uuid {
+fn outcome_id(first: DateTime<Utc>, n: u64) -> Uuid {
     let mut counter = [0u8; 10];
     counter[2..].copy_from_slice(&n.to_be_bytes());
     uuid::Builder::from_unix_timestamp_millis(first.timestamp_millis() as u64, &counter).into_uuid()
 }
 
-impl Seeder {
-    pub async fn sqlite(db_file: &Path) -> Result<Self> {
-        use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
-        let options = SqliteConnectOptions::new()
-            .filename(db_file)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
-            .pragma("cache_size", "-262144")
-            .busy_timeout(Duration::from_secs(30));
-        Ok(Self::Sqlite(sqlx::SqliteConnection::connect_with(&options).await?))
-    }
-
-    pub async fn postgres(url: &str) -> Result<Self> {
-        let mut conn = sqlx::PgConnection::connect(url).await?;
-        conn.execute("SET synchronous_commit = off").await?;
-        Ok(Self::Postgres(conn))
-    }
-
-    /// The campaign's creation record and the player whose posts are seeded (the first side).
-    async fn chain_start(&mut self, order: u64, campaign: &str) -> Result<ChainStart> {
-        const PLAYER: &str =
-            "SELECT id, side FROM principals WHERE kind = 'player' AND campaign_id = $1 ORDER BY side LIMIT 1";
-        const RECORD: &str =
-            "SELECT name, moderator_id, mode, scenario, scenario_text, ruleset, settings, created_at, chain_genesis
-             FROM campaigns WHERE id = $1";
-        let (author, side, record) = match self {
-            Self::Sqlite(conn) => {
-                let (author, side): (String, Option<String>) =
-                    sqlx::query_as(PLAYER).bind(campaign).fetch_one(&mut *conn).await?;
-                let row = sqlx::query(RECORD).bind(campaign).fetch_one(&mut *conn).await?;
-                let created_at: i64 = sqlx::Row::try_get(&row, "created_at")?;
-                let created_at = DateTime::from_timestamp_millis(created_at).ok_or("bad created_at")?;
-                (author, side, CampaignRecord::from_row(&row, created_at)?)
-            }
-            Self::Postgres(conn) => {
-                let id = uuid::Uuid::parse_str(campaign)?;
-                let (author, side): (uuid::Uuid, Option<String>) =
-                    sqlx::query_as(PLAYER).bind(id).fetch_one(&mut *conn).await?;
-                let record = RECORD.replace("moderator_id,", "moderator_id::text AS moderator_id,");
-                let row = sqlx::query(&record).bind(id).fetch_one(&mut *conn).await?;
-                let created_at: DateTime<Utc> = sqlx::Row::try_get(&row, "created_at")?;
-                (author.to_string(), side, CampaignRecord::from_row(&row, created_at)?)
-            }
-        };
-        let genesis = record.genesis(campaign);
-        Ok(ChainStart { order, campaign: campaign.to_owned(), author, side, genesis })
-    }
-
-    /// Appends the posts and their outcomes in one transaction, many rows to a statement.
-    async fn insert(&mut self, start: &ChainStart, key_id: &str, posts: &[SeededPost]) -> Result<()> {
-        const POSTS: &str =
-            "INSERT INTO posts (campaign_id, seq, {stamp}, author_id, side, kind, body, prev_hash, hash,
-                                                receipt_key_id, receipt_signature) ";
-        const OUTCOMES: &str = "INSERT INTO outcomes (id, campaign_id, position, seq, kind, data) ";
-        match self {
-            Self::Sqlite(conn) => {
-                let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-                for chunk in posts.chunks(SEED_ROWS_PER_INSERT) {
-                    let mut insert = sqlx::QueryBuilder::<sqlx::Sqlite>::new(POSTS.replace("{stamp}", "stamp_ms"));
-                    insert.push_values(chunk, |mut row, post| {
-                        row.push_bind(&start.campaign)
-                            .push_bind(post.seq)
-                            .push_bind(post.stamp.timestamp_millis())
-                            .push_bind(&start.author)
-                            .push_bind(&start.side)
-                            .push_bind("resolve")
-                            .push_bind(&post.body)
-                            .push_bind(&post.prev_hash)
-                            .push_bind(&post.hash)
-                            .push_bind(key_id)
-                            .push_bind(&post.signature);
-                    });
-                    insert.build().execute(&mut *tx).await?;
-                    let mut insert = sqlx::QueryBuilder::<sqlx::Sqlite>::new(OUTCOMES);
-                    insert.push_values(chunk, |mut row, post| {
-                        row.push_bind(post.outcome_id.to_string())
-                            .push_bind(&start.campaign)
-                            .push_bind(post.seq)
-                            .push_bind(post.seq)
-                            .push_bind("resolution")
-                            .push_bind(&post.outcome);
-                    });
-                    insert.build().execute(&mut *tx).await?;
-                }
-                tx.commit().await?;
-            }
-            Self::Postgres(conn) => {
-                // One statement for the posts and one for the outcomes, each column an array.
-                let campaign = uuid::Uuid::parse_str(&start.campaign)?;
-                let author = uuid::Uuid::parse_str(&start.author)?;
-                let column = |f: fn(&SeededPost) -> &String| posts.iter().map(f).cloned().collect::<Vec<_>>();
-                let seqs: Vec<i64> = posts.iter().map(|p| p.seq).collect();
-                let mut tx = conn.begin().await?;
-                sqlx::query(
-                    "INSERT INTO posts (campaign_id, seq, stamp, author_id, side, kind, body, prev_hash, hash,
-                                        receipt_key_id, receipt_signature)
-                     SELECT $1, p.seq, p.stamp, $2, $3, 'resolve', p.body, p.prev_hash, p.hash, $4, p.signature
-                     FROM UNNEST($5::bigint[], $6::timestamptz[], $7::text[], $8::text[], $9::text[], $10::text[])
-                          AS p (seq, stamp, body, prev_hash, hash, signature)",
-                )
-                .bind(campaign)
-                .bind(author)
-                .bind(&start.side)
-                .bind(key_id)
-                .bind(&seqs)
-                .bind(posts.iter().map(|p| p.stamp).collect::<Vec<_>>())
-                .bind(column(|p| &p.body))
-                .bind(column(|p| &p.prev_hash))
-                .bind(column(|p| &p.hash))
-                .bind(column(|p| &p.signature))
-                .execute(&mut *tx)
-                .await?;
-                sqlx::query(
-                    "INSERT INTO outcomes (id, campaign_id, position, seq, kind, data)
-                     SELECT o.id, $1, o.seq, o.seq, 'resolution', o.data
-                     FROM UNNEST($2::uuid[], $3::bigint[], $4::text[]) AS o (id, seq, data)",
-                )
-                .bind(campaign)
-                .bind(posts.iter().map(|p| p.outcome_id).collect::<Vec<_>>())
-                .bind(&seqs)
-                .bind(column(|p| &p.outcome))
-                .execute(&mut *tx)
-                .await?;
-                tx.commit().await?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Appends `count` earlier posts to each campaign straight into the database, each campaign in
-/// one transaction: a few campaigns' posts are computed on blocking threads while the database
-/// writes the ones before. The stamps are a millisecond apart and end a minute before the
-/// seeding began, so the server's next stamp is later still.
-pub async fn seed(mut db: Seeder, campaigns: &[String], count: i64) -> Result<()> {
-    let first: DateTime<Utc> = Utc::now() - chrono::Duration::milliseconds(count + 60_000);
-    let mut starts = Vec::with_capacity(campaigns.len());
-    for (order, campaign) in campaigns.iter().enumerate() {
-        starts.push(Arc::new(db.chain_start(order as u64, campaign).await?));
-    }
-    let starts = Arc::new(starts);
-    let next = Arc::new(AtomicUsize::new(0));
-    let (send, mut computed) = tokio::sync::mpsc::channel::<(usize, Vec<SeededPost>)>(SEED_WORKERS);
-    let mut workers = Vec::new();
-    for _ in 0..SEED_WORKERS {
-        let (starts, next, send) = (starts.clone(), next.clone(), send.clone());
-        workers.push(tokio::spawn(async move {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(start) = starts.get(i).cloned() else { return Ok::<(), Error>(()) };
-                let posts = tokio::task::spawn_blocking(move || seeded_posts(&start, count, first)).await??;
-                if send.send((i, posts)).await.is_err() {
-                    return Ok(());
-                }
-            }
-        }));
-    }
-    drop(send);
-    let key_id = receipt_key_id();
-    while let Some((i, posts)) = computed.recv().await {
-        db.insert(&starts[i], &key_id, &posts).await?;
-    }
-    for worker in workers {
-        worker.await??;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
+    use adjutant_rules::DiceStream;
+    use ed25519_dalek::Verifier;
     use serde_json::Value;
 
     use super::*;
 
+    /// The posts `start` decides one after another, each on the tail the one before left.
+    fn decided(start: &ChainStart) -> Vec<Decision> {
+        let sign = signer();
+        let mut tail = Tail { next_seq: 1, prev_hash: None, prev_stamp: None, snapshot: None, next_position: 1 };
+        let mut decisions = Vec::new();
+        for _ in 0..start.count {
+            let decision = start.decide(&tail, &sign).unwrap();
+            tail.next_seq += 1;
+            tail.prev_hash = Some(decision.post.hash.clone());
+            tail.prev_stamp = Some(decision.post.stamp);
+            tail.next_position += 1;
+            decisions.push(decision);
+        }
+        decisions
+    }
+
     #[test]
     fn seeded_posts_chain_from_the_genesis_with_receipts_the_server_s_key_verifies() {
-        use adjutant_rules::DiceStream;
-        use ed25519_dalek::Verifier;
+        let first = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();
         let start = ChainStart {
             order: 0,
-            campaign: uuid::Uuid::new_v4().to_string(),
-            author: uuid::Uuid::new_v4().to_string(),
+            campaign: Uuid::new_v4(),
+            author: Uuid::new_v4(),
             side: Some("confederate".into()),
             genesis: "ab".repeat(32),
+            count: 40,
+            first,
         };
-        let first = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();
-        let posts = seeded_posts(&start, 40, first).unwrap();
+        let posts = decided(&start);
         assert_eq!(posts.len(), 40);
         let key = signing_key().verifying_key();
+        let campaign = start.campaign.to_string();
         let mut prev_hash = start.genesis.clone();
-        for (n, post) in posts.iter().enumerate() {
+        for (n, decision) in posts.iter().enumerate() {
+            let post = &decision.post;
             assert_eq!(post.seq, n as i64 + 1);
             assert_eq!(post.stamp, first + chrono::Duration::milliseconds(post.seq));
             assert_eq!(post.prev_hash, prev_hash);
             let link = Link {
                 prev_hash: &prev_hash,
-                campaign_id: &start.campaign,
+                campaign_id: &campaign,
                 seq: post.seq,
                 stamp: post.stamp,
-                author_id: &start.author,
+                author_id: &start.author.to_string(),
                 side: Some("confederate"),
                 kind: "resolve",
                 body: &post.body,
             };
             assert_eq!(post.hash, link.hash());
-            let message = adjutant_rules::chain::receipt_message(&start.campaign, post.seq, post.stamp, &post.hash);
-            let signature: [u8; 64] = hex::decode(&post.signature).unwrap().try_into().unwrap();
+            let receipt = (decision.sign.as_ref().unwrap())(post);
+            assert_eq!(receipt.key_id, receipt_key_id());
+            let message = adjutant_rules::chain::receipt_message(&campaign, post.seq, post.stamp, &post.hash);
+            let signature: [u8; 64] = hex::decode(&receipt.signature).unwrap().try_into().unwrap();
             key.verify(message.as_bytes(), &ed25519_dalek::Signature::from_bytes(&signature)).unwrap();
             // The outcome is the one the post's own dice give.
             let ruleset = adjutant_rules::resolver::ruleset(RULESET).unwrap();
             let inputs: Value = serde_json::from_str::<Value>(&post.body).unwrap()["inputs"].clone();
-            let dice = DiceStream::new(&start.campaign, post.seq as u64, post.stamp);
+            let dice = DiceStream::new(&campaign, post.seq as u64, post.stamp);
             let again = adjutant_rules::resolver::resolve(ruleset, "formation_test", &inputs, dice).unwrap();
-            let stored: Value = serde_json::from_str(&post.outcome).unwrap();
+            let stored: Value = serde_json::from_str(&decision.outcomes[0].data).unwrap();
             assert_eq!(stored["data"], serde_json::to_value(&again).unwrap());
+            // The request is hashed as the server hashes it: campaign, kind, side, body.
+            let request = start.request(post.seq as u64);
+            let asked = format!("{campaign}\nresolve\nconfederate\n{}", post.body);
+            assert_eq!(request.request_hash, hex::encode(Sha256::digest(asked)));
             prev_hash = post.hash.clone();
         }
         assert!(receipt_key_id().starts_with("ed25519:") && receipt_key_id().len() == 24);
         // The outcomes' ids rise with the post and with the campaign's place in the seeding.
-        assert!(posts.windows(2).all(|w| w[0].outcome_id < w[1].outcome_id));
-        let next_campaign = seeded_posts(&ChainStart { order: 1, ..start }, 40, first).unwrap();
-        assert!(posts[39].outcome_id < next_campaign[0].outcome_id);
-        assert_eq!(next_campaign[0].outcome_id.get_version_num(), 7);
+        let ids: Vec<Uuid> = posts.iter().map(|d| d.outcomes[0].id).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        let next_campaign = decided(&ChainStart { order: 1, ..start });
+        assert!(ids[39] < next_campaign[0].outcomes[0].id);
+        assert_eq!(next_campaign[0].outcomes[0].id.get_version_num(), 7);
     }
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::campaign::{game, order};
 use crate::child::start_server;
 use crate::load::{client, Run};
-use crate::seed::{seed, Seeder};
+use crate::seed::{seed, Database};
 use crate::Result;
 
 pub struct History {
@@ -24,8 +24,8 @@ pub async fn history(base: &str, admin: &str, db_file: &Path) -> Result<History>
     const POSTS: usize = 300;
     let small = game(base, admin, "A hundred posts").await?;
     let large = game(base, admin, "A hundred thousand posts").await?;
-    seed(Seeder::sqlite(db_file).await?, std::slice::from_ref(&small.campaign), 100).await?;
-    seed(Seeder::sqlite(db_file).await?, std::slice::from_ref(&large.campaign), 100_000).await?;
+    seed(&Database::Sqlite(db_file), std::slice::from_ref(&small.campaign), 100).await?;
+    seed(&Database::Sqlite(db_file), std::slice::from_ref(&large.campaign), 100_000).await?;
     let client = client()?;
     let mut runs = [Run::default(), Run::default()];
     let start = Instant::now();

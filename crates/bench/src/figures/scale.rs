@@ -41,7 +41,7 @@ pub async fn scale(binary: &Path, db: Database<'_>, admin: &str, seconds: u64) -
     let create_seconds = at.elapsed().as_secs_f64();
     let at = Instant::now();
     let ids: Vec<String> = games.iter().map(|g| g.campaign.clone()).collect();
-    seed(db.seeder().await?, &ids, SCALE_POSTS).await?;
+    seed(&db, &ids, SCALE_POSTS).await?;
     let seed_seconds = at.elapsed().as_secs_f64();
     eprintln!("   campaigns created in {create_seconds:.1} s, their posts seeded in {seed_seconds:.1} s; posting");
     let service = post_throughput(&server, Arc::new(games), seconds).await?;
