@@ -6,6 +6,8 @@
 //!   witness and marker lines (`adjutant_forum`) that the forum bot and `adjutant verify` read.
 
 pub mod charts;
+mod doc;
+pub mod escape;
 pub mod forum;
 pub mod map;
 pub mod png;
