@@ -10,6 +10,7 @@
 //! Discourse forum for the bot (`forum`).
 
 mod campaigns;
+mod env;
 pub mod forum;
 
 use std::sync::{Arc, Once};
@@ -24,6 +25,7 @@ use serde_json::{json, Value};
 use sqlx::Connection;
 
 pub use campaigns::{scripted, short_acw_script, Game, Table};
+pub use env::{postgres_admin_url, require_postgres};
 pub use reqwest;
 
 /// Serves a stand-in (a forum, a receiver) on a free loopback port; its base URL.
@@ -72,20 +74,6 @@ fn init_tracing() {
             let _ = tracing_subscriber::fmt().with_env_filter("info,adjutant=debug").with_test_writer().try_init();
         }
     });
-}
-
-/// The PostgreSQL server tests may use, or `None` (skip) when there is none and none is required.
-pub fn postgres_admin_url() -> Option<String> {
-    match std::env::var("ADJUTANT_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            if std::env::var("ADJUTANT_REQUIRE_POSTGRES").as_deref() == Ok("1") {
-                panic!("ADJUTANT_REQUIRE_POSTGRES=1 but ADJUTANT_TEST_POSTGRES_URL is not set");
-            }
-            eprintln!("note: ADJUTANT_TEST_POSTGRES_URL is not set; skipping the PostgreSQL half of this test");
-            None
-        }
-    }
 }
 
 /// A database of its own for one test. Clones share it (a restarted server opens it again).

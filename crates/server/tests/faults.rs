@@ -27,20 +27,9 @@ async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
     SERIAL.lock().await
 }
 
-fn require_postgres() -> bool {
-    std::env::var("ADJUTANT_REQUIRE_POSTGRES").as_deref() == Ok("1")
-}
-
-fn postgres_admin_url() -> Option<String> {
-    match std::env::var("ADJUTANT_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(!require_postgres(), "ADJUTANT_REQUIRE_POSTGRES=1 but ADJUTANT_TEST_POSTGRES_URL is not set");
-            eprintln!("note: ADJUTANT_TEST_POSTGRES_URL is not set; skipping the PostgreSQL half of this test");
-            None
-        }
-    }
-}
+#[path = "../../../tests/support/env.rs"]
+mod env;
+use env::{postgres_admin_url, require_postgres};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Backend {

@@ -1,5 +1,5 @@
 //! Discourse: a reply to the campaign's topic. API (as Discourse publishes it, and as
-//! `tests/bot_contract.rs` checks against that description): `POST /posts.json`
+//! `tests/e2e/bot_contract.rs` checks against that description): `POST /posts.json`
 //! `{topic_id, raw}` → `{id, …}`; `GET /t/{topic}.json` → `post_stream.stream` (every post id)
 //! and `post_stream.posts`; `GET /t/{topic}/posts.json?post_ids[]=…` → `post_stream.posts`;
 //! posts have `id`, `username` and `raw` or `cooked`; `POST /uploads.json` for the map.
