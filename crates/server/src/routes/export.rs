@@ -10,6 +10,8 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::{ApiResult, AppError};
@@ -19,8 +21,14 @@ use crate::export::{
 };
 use crate::extract::ApiPath;
 use crate::routes::shared::load_campaign;
-use crate::views::KeyList;
+use crate::signing::PublicKey;
 use crate::AppState;
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct KeyList {
+    /// The key signing new receipts first, then retired keys (they verify older receipts).
+    pub keys: Vec<PublicKey>,
+}
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/v1/keys", get(list_keys)).route("/v1/campaigns/{id}/export", get(export_campaign))

@@ -18,9 +18,10 @@ pub mod webhooks;
 
 use axum::routing::get;
 use axum::{Json, Router};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::error::ApiResult;
-use crate::views::Health;
 use crate::AppState;
 
 /// The routes the OpenAPI document does not list: the campaign page, its stylesheet, the API
@@ -63,6 +64,22 @@ pub fn router() -> Router<AppState> {
         .merge(reports::router())
         .merge(fairness::router())
         .merge(export::router())
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    /// `ok` when the database answers.
+    pub status: String,
+    /// `sqlite` or `postgres`.
+    pub backend: String,
+    /// The most posts one commit of this server has carried since it started (group commit:
+    /// posts waiting for the writer are written in one transaction).
+    #[schema(minimum = 0)]
+    pub largest_batch: u64,
+    /// How many batches were written one post at a time rather than together (a key seen
+    /// before, or a statement that failed; their posts still answered each on its own).
+    #[schema(minimum = 0)]
+    pub batches_one_by_one: u64,
 }
 
 /// Liveness and database reachability.

@@ -17,9 +17,10 @@ use uuid::Uuid;
 
 use crate::error::{ApiResult, AppError};
 use crate::extract::ApiPath;
+use crate::routes::fairness::FairnessReport;
 use crate::routes::play::render;
 use crate::routes::shared::{load_campaign, load_post};
-use crate::views::{FairnessReport, OutcomeView, ReceiptView};
+use crate::views::{OutcomeView, ReceiptView};
 use crate::AppState;
 
 pub fn router() -> Router<AppState> {
