@@ -3,9 +3,10 @@
 use adjutant_rules::dice::{stamp_text, DiceStream};
 use adjutant_store::Post;
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
@@ -18,10 +19,8 @@ use crate::sealed_delay;
 use crate::views::{stamp_numbers, CampaignAudit, ChainAudit, DiceStreamAudit, PostAudit, SealedDelayAudit};
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/campaigns/{id}/posts/{seq}/audit", get(audit_post))
-        .route("/v1/campaigns/{id}/audit", get(audit_campaign))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(audit_post)).routes(routes!(audit_campaign))
 }
 
 /// The longest start of the chain this server verified before: by a whole-campaign audit or

@@ -5,11 +5,12 @@ use adjutant_rules::result_time::{self, ResultTime};
 use adjutant_store::Campaign;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::auth::Caller;
@@ -179,10 +180,8 @@ pub struct CampaignList {
     pub next_after: Option<Uuid>,
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/campaigns", get(list_campaigns).post(create_campaign))
-        .route("/v1/campaigns/{id}", get(get_campaign))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_campaigns, create_campaign)).routes(routes!(get_campaign))
 }
 
 /// Creates a campaign (moderators).

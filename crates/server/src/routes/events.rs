@@ -13,11 +13,11 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
@@ -56,8 +56,8 @@ pub fn stream_permits() -> Arc<Semaphore> {
     Arc::new(Semaphore::new(MAX_STREAMS))
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/campaigns/{id}/events", get(campaign_events))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(campaign_events))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

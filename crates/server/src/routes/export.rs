@@ -8,10 +8,11 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::error::{ApiResult, AppError};
@@ -30,8 +31,8 @@ pub struct KeyList {
     pub keys: Vec<PublicKey>,
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/keys", get(list_keys)).route("/v1/campaigns/{id}/export", get(export_campaign))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_keys)).routes(routes!(export_campaign))
 }
 
 /// The server's public keys: every post's receipt is an Ed25519 signature by one of them.

@@ -12,11 +12,11 @@ use adjutant_rules::result_time::ResultTime;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
@@ -52,8 +52,8 @@ pub struct FairnessReport {
     pub method: String,
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/campaigns/{id}/fairness", get(fairness_report))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(fairness_report))
 }
 
 /// The campaign's fairness report.

@@ -3,10 +3,11 @@
 use adjutant_store::{Acknowledgement, Principal, PrincipalKind};
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::auth::{new_token, token_hash, Caller};
@@ -49,12 +50,12 @@ pub struct AcknowledgementView {
     pub acked_at: String,
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/campaigns/{id}/outcomes", get(campaign_outcomes))
-        .route("/v1/campaigns/{id}/outcomes/{outcome_id}/ack", post(acknowledge))
-        .route("/v1/bot/feed", get(bot_feed))
-        .route("/v1/bots", post(create_moderator_bot))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(campaign_outcomes))
+        .routes(routes!(acknowledge))
+        .routes(routes!(bot_feed))
+        .routes(routes!(create_moderator_bot))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

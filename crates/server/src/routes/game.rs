@@ -5,11 +5,12 @@ use adjutant_rules::short_acw;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
@@ -103,15 +104,15 @@ pub struct RulesetView {
     pub actions: Vec<ActionView>,
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/campaigns/{id}/state", get(campaign_state))
-        .route("/v1/campaigns/{id}/units/{unit}/moves", get(unit_moves))
-        .route("/v1/post-kinds", get(post_kinds))
-        .route("/v1/rulesets", get(list_rulesets))
-        .route("/v1/rulesets/{name}", get(get_ruleset))
-        .route("/v1/campaigns/{id}/map.svg", get(map_svg))
-        .route("/v1/campaigns/{id}/map.png", get(map_png))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(campaign_state))
+        .routes(routes!(unit_moves))
+        .routes(routes!(post_kinds))
+        .routes(routes!(list_rulesets))
+        .routes(routes!(get_ruleset))
+        .routes(routes!(map_svg))
+        .routes(routes!(map_png))
 }
 
 fn managed(campaign: &LoadedCampaign) -> ApiResult<&short_acw::Scenario> {

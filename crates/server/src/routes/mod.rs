@@ -16,10 +16,11 @@ pub mod tokens;
 pub mod tools;
 pub mod webhooks;
 
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Serialize;
-use utoipa::ToSchema;
+use utoipa::{OpenApi, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::error::ApiResult;
 use crate::AppState;
@@ -47,9 +48,12 @@ pub const OTHER_ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/openapi.json"),
 ];
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/healthz", get(healthz))
+/// Every route of the service but the API docs. An API route is registered with `routes!`, which
+/// adds its operation to the description as it adds it to the router; the pages and assets, which
+/// the description does not list, are the `OTHER_ROUTES`.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(crate::openapi::ApiDoc::openapi())
+        .routes(routes!(healthz))
         .merge(tokens::router())
         .merge(campaigns::router())
         .merge(posts::router())

@@ -7,9 +7,10 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::Router;
 use serde_json::Value;
 use uuid::Uuid;
+
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::campaign::Game;
 use crate::error::ApiResult;
@@ -22,8 +23,8 @@ use crate::AppState;
 /// Escapes text for HTML (the same rules as the map's SVG text).
 pub use adjutant_render::map::escape;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
         .route("/campaigns/{id}", get(campaign_page))
         .route("/assets/page.css", get(stylesheet))
         .route("/assets/page.js", get(script))

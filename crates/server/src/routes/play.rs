@@ -7,9 +7,10 @@ use axum::extract::State;
 use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::Router;
 use minijinja::{context, Environment};
 use uuid::Uuid;
+
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::campaign::Game;
 use crate::error::{ApiResult, AppError};
@@ -17,8 +18,8 @@ use crate::extract::ApiPath;
 use crate::routes::shared::load_campaign;
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
         .route("/play/{id}", get(play_page))
         .route("/console", get(console_page))
         .route("/assets/app.css", get(|| asset("text/css; charset=utf-8", APP_CSS)))

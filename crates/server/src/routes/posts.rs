@@ -6,12 +6,13 @@ use adjutant_rules::Side;
 use adjutant_store::{Appended, Outcome, Post, Principal, PrincipalKind};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tracing::Instrument;
 use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::auth::Caller;
@@ -151,10 +152,8 @@ pub struct PostPage {
     pub next_after: Option<i64>,
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/campaigns/{id}/posts", get(list_posts).post(create_post))
-        .route("/v1/campaigns/{id}/posts/{seq}", get(get_post))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_posts, create_post)).routes(routes!(get_post))
 }
 
 /// The header that makes a post safe to send again.

@@ -8,11 +8,12 @@
 use adjutant_store::{NewPrincipal, Principal, PrincipalKind};
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{delete, get, post};
-use axum::{Json, Router};
+use axum::Json;
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::auth::{new_token, token_hash, Caller};
@@ -90,19 +91,19 @@ pub struct WhoAmI {
     pub side: Option<String>,
 }
 
-pub fn router() -> axum::Router<AppState> {
-    Router::new()
-        .route("/v1/whoami", get(whoami))
-        .route("/v1/moderators", post(create_moderator))
-        .route("/v1/campaigns/{id}/players", get(list_players).post(create_player))
-        .route("/v1/campaigns/{id}/bots", post(create_bot))
-        .route("/v1/moderators/{moderator_id}", delete(revoke_moderator))
-        .route("/v1/campaigns/{id}/players/{player_id}", delete(revoke_player))
-        .route("/v1/campaigns/{id}/players/{player_id}/rotate", post(rotate_player))
-        .route("/v1/campaigns/{id}/players/{player_id}/contact", axum::routing::put(set_contact))
-        .route("/v1/campaigns/{id}/mails", get(list_mails))
-        .route("/v1/campaigns/{id}/players/{player_id}/replace", post(replace_player))
-        .route("/v1/bots/{bot_id}", delete(revoke_bot))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(whoami))
+        .routes(routes!(create_moderator))
+        .routes(routes!(list_players, create_player))
+        .routes(routes!(create_bot))
+        .routes(routes!(revoke_moderator))
+        .routes(routes!(revoke_player))
+        .routes(routes!(rotate_player))
+        .routes(routes!(set_contact))
+        .routes(routes!(list_mails))
+        .routes(routes!(replace_player))
+        .routes(routes!(revoke_bot))
 }
 
 async fn issue(state: &AppState, principal: Principal) -> ApiResult<(StatusCode, Json<IssuedToken>)> {

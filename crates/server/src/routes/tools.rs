@@ -4,11 +4,13 @@
 
 use adjutant_rules::short_acw::{self, Defence, VictoryRounding};
 use adjutant_rules::{DigitPositions, ReinforcementRoll, ResultNumber, TimeOfDay};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
+
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::campaign::ClockSetting;
 use crate::error::{ApiResult, AppError};
@@ -66,12 +68,12 @@ pub struct SealedDelayAnswer {
     pub commands: Vec<String>,
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/tools/result-number", get(result_number))
-        .route("/v1/tools/reinforcement", get(reinforcement))
-        .route("/v1/tools/sealed-delay", get(sealed_delay))
-        .route("/v1/tools/combat", get(combat))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(result_number))
+        .routes(routes!(reinforcement))
+        .routes(routes!(sealed_delay))
+        .routes(routes!(combat))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

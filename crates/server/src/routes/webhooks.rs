@@ -5,11 +5,12 @@
 use adjutant_store::{DeliveryLogEntry, Webhook};
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::auth::Caller;
@@ -98,12 +99,12 @@ pub struct DeliveryPage {
     pub next_after: Option<i64>,
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/campaigns/{id}/webhooks", get(list_webhooks).post(create_webhook))
-        .route("/v1/campaigns/{id}/webhooks/{webhook_id}/deliveries", get(list_deliveries))
-        .route("/v1/campaigns/{id}/webhooks/{webhook_id}", axum::routing::delete(delete_webhook))
-        .route("/v1/campaigns/{id}/webhooks/{webhook_id}/rotate-secret", post(rotate_webhook_secret))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_webhooks, create_webhook))
+        .routes(routes!(list_deliveries))
+        .routes(routes!(delete_webhook))
+        .routes(routes!(rotate_webhook_secret))
 }
 
 /// Why a webhook the moderator deleted is disabled.
