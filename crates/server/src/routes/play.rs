@@ -56,6 +56,7 @@ fn templates() -> &'static Environment<'static> {
         let mut env = Environment::new();
         // `.html` names escape every value by default.
         for (name, text) in [
+            ("campaign.html", include_str!("../../assets/campaign.html")),
             ("play.html", include_str!("../../assets/play.html")),
             ("console.html", include_str!("../../assets/console.html")),
             ("report.html", include_str!("../../assets/report.html")),
