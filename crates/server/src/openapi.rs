@@ -31,15 +31,14 @@ use crate::AppState;
 )]
 pub struct ApiDoc;
 
-/// The description of the routes `routes::router` registers: what the derive above gives, each
-/// operation as its route added it, and then the bearer scheme, the post examples and the common
-/// problems, which read the operations.
-pub fn description(routes: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
-    let mut openapi = routes;
+/// The description of the API. `registered` is what `routes::router` built: the derive above,
+/// with each operation added by its route. The bearer scheme, the post examples and the common
+/// problems come last, as they read the operations.
+pub fn description(mut registered: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
     for modifier in [&BearerAuth as &dyn Modify, &PostExamples, &CommonProblems] {
-        modifier.modify(&mut openapi);
+        modifier.modify(&mut registered);
     }
-    openapi
+    registered
 }
 
 struct BearerAuth;
@@ -164,10 +163,11 @@ impl Modify for PostExamples {
     }
 }
 
-/// The docs page and the served description of `routes`, the API as `routes::router` registered it.
-pub fn router(scenarios: &crate::campaign::Scenarios, routes: utoipa::openapi::OpenApi) -> Router<AppState> {
+/// The docs page and the description it reads, from `registered`: the API as `routes::router`
+/// built it.
+pub fn router(scenarios: &crate::campaign::Scenarios, registered: utoipa::openapi::OpenApi) -> Router<AppState> {
     Router::new()
-        .merge(SwaggerUi::new("/docs").external_url_unchecked("/v1/openapi.json", served(scenarios, routes)))
+        .merge(SwaggerUi::new("/docs").external_url_unchecked("/v1/openapi.json", served(scenarios, registered)))
         .layer(axum::middleware::map_response(docs_headers))
 }
 
@@ -191,9 +191,9 @@ async fn docs_headers(mut response: axum::response::Response) -> axum::response:
 /// links to the reads of what it made, so a client (or a stateful test) can follow real ids.
 ///
 /// It is JSON, not utoipa's types: those would write a link's `operationId` as `operation_id`.
-pub fn served(scenarios: &crate::campaign::Scenarios, routes: utoipa::openapi::OpenApi) -> serde_json::Value {
+pub fn served(scenarios: &crate::campaign::Scenarios, registered: utoipa::openapi::OpenApi) -> serde_json::Value {
     use serde_json::json;
-    let mut value = serde_json::to_value(description(routes))
+    let mut value = serde_json::to_value(description(registered))
         .unwrap_or_else(|e| panic!("the OpenAPI description does not serialize: {e}"));
     if let Some(scenario) = value.pointer_mut("/components/schemas/NewCampaign/oneOf/0/properties/scenario") {
         scenario["enum"] = json!(scenarios.names().collect::<Vec<_>>());
