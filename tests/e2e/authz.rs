@@ -96,7 +96,6 @@ const MATRIX: &[Row] = &[
     row("GET",  "/campaigns/{id}/audit",               "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/campaigns/{id}/posts/{seq}/audit",   "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/campaigns/{id}/fairness",            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
-    row("GET",  "/assets/page.css",                    "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/play/{id}",                        "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/console",                          "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/assets/page.js",                   "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
@@ -356,7 +355,9 @@ fn every_route_of_the_router_has_a_row() {
     let rows: BTreeSet<(String, String)> =
         MATRIX.iter().map(|r| (r.method.to_ascii_lowercase(), shape(r.path))).collect();
     let declared = declared_routes();
-    assert!(declared.len() > 30, "the route scan found too little: {declared:?}");
+    // The API's routes are registered with `routes!`, which documents each one, so the scan sees
+    // the pages and assets.
+    assert!(declared.len() > 10, "the route scan found too little: {declared:?}");
     let missing: Vec<_> = declared.difference(&rows).collect();
     assert!(missing.is_empty(), "routes of the router with no row in tests/e2e/authz.rs MATRIX: {missing:?}");
     // The scan sees the routes written as `.route(…)`; the docs routes come from SwaggerUi and

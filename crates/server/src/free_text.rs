@@ -199,8 +199,7 @@ mod tests {
 
     #[test]
     fn the_openapi_description_carries_the_rule() {
-        use utoipa::OpenApi;
-        let doc = serde_json::to_value(crate::openapi::ApiDoc::openapi()).unwrap();
+        let doc = serde_json::to_value(crate::openapi::description(crate::routes::router().into_openapi())).unwrap();
         let schemas = &doc["components"]["schemas"];
         for (schema, field) in [("NewModerator", "name"), ("NewPlayer", "name"), ("NewBot", "name")] {
             let reference = schemas[schema]["properties"][field]["$ref"].as_str().unwrap_or_default();

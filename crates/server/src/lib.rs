@@ -152,8 +152,8 @@ pub fn app(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::guard));
-    routes::router()
-        .merge(openapi::router(&state.scenarios))
+    let (api, description) = routes::router().split_for_parts();
+    api.merge(openapi::router(&state.scenarios, description))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(layers)

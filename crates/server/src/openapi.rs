@@ -7,7 +7,6 @@ use utoipa::{Modify, OpenApi};
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::openapi_problems::CommonProblems;
-use crate::routes;
 use crate::AppState;
 
 #[derive(OpenApi)]
@@ -16,55 +15,7 @@ use crate::AppState;
         title = "Adjutant",
         description = "Adjudicates play-by-forum wargame campaigns. The server stamps every post with its own clock and derives every random outcome from that stamp, so anyone can recompute it.",
     ),
-    paths(
-        routes::healthz,
-        routes::tokens::whoami,
-        routes::tokens::create_moderator,
-        routes::tokens::list_players,
-        routes::tokens::create_player,
-        routes::tokens::create_bot,
-        routes::tokens::revoke_moderator,
-        routes::tokens::revoke_player,
-        routes::tokens::rotate_player,
-        routes::tokens::set_contact,
-        routes::tokens::list_mails,
-        routes::tokens::replace_player,
-        routes::tokens::revoke_bot,
-        routes::campaigns::create_campaign,
-        routes::campaigns::list_campaigns,
-        routes::campaigns::get_campaign,
-        routes::posts::create_post,
-        routes::posts::list_posts,
-        routes::posts::get_post,
-        routes::events::campaign_events,
-        routes::audit::audit_post,
-        routes::audit::audit_campaign,
-        routes::export::list_keys,
-        routes::export::export_campaign,
-        routes::fairness::fairness_report,
-        routes::tools::result_number,
-        routes::tools::reinforcement,
-        routes::tools::sealed_delay,
-        routes::tools::combat,
-        routes::game::campaign_state,
-        routes::game::unit_moves,
-        routes::game::post_kinds,
-        routes::game::list_rulesets,
-        routes::game::get_ruleset,
-        routes::webhooks::create_webhook,
-        routes::webhooks::list_webhooks,
-        routes::webhooks::list_deliveries,
-        routes::webhooks::rotate_webhook_secret,
-        routes::webhooks::delete_webhook,
-        routes::game::map_svg,
-        routes::game::map_png,
-        routes::feed::campaign_outcomes,
-        routes::feed::bot_feed,
-        routes::feed::acknowledge,
-        routes::feed::create_moderator_bot,
-    ),
     components(schemas(crate::error::Problem)),
-    modifiers(&BearerAuth, &PostExamples, &CommonProblems),
     tags(
         (name = "tokens", description = "Moderators, player and bot tokens"),
         (name = "campaigns", description = "Campaigns"),
@@ -79,6 +30,16 @@ use crate::AppState;
     )
 )]
 pub struct ApiDoc;
+
+/// The description of the API. `registered` is what `routes::router` built: the derive above,
+/// with each operation added by its route. The bearer scheme, the post examples and the common
+/// problems come last, as they read the operations.
+pub fn description(mut registered: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+    for modifier in [&BearerAuth as &dyn Modify, &PostExamples, &CommonProblems] {
+        modifier.modify(&mut registered);
+    }
+    registered
+}
 
 struct BearerAuth;
 
@@ -202,9 +163,11 @@ impl Modify for PostExamples {
     }
 }
 
-pub fn router(scenarios: &crate::campaign::Scenarios) -> Router<AppState> {
+/// The docs page and the description it reads, from `registered`: the API as `routes::router`
+/// built it.
+pub fn router(scenarios: &crate::campaign::Scenarios, registered: utoipa::openapi::OpenApi) -> Router<AppState> {
     Router::new()
-        .merge(SwaggerUi::new("/docs").external_url_unchecked("/v1/openapi.json", served(scenarios)))
+        .merge(SwaggerUi::new("/docs").external_url_unchecked("/v1/openapi.json", served(scenarios, registered)))
         .layer(axum::middleware::map_response(docs_headers))
 }
 
@@ -228,9 +191,9 @@ async fn docs_headers(mut response: axum::response::Response) -> axum::response:
 /// links to the reads of what it made, so a client (or a stateful test) can follow real ids.
 ///
 /// It is JSON, not utoipa's types: those would write a link's `operationId` as `operation_id`.
-pub fn served(scenarios: &crate::campaign::Scenarios) -> serde_json::Value {
+pub fn served(scenarios: &crate::campaign::Scenarios, registered: utoipa::openapi::OpenApi) -> serde_json::Value {
     use serde_json::json;
-    let mut value = serde_json::to_value(ApiDoc::openapi())
+    let mut value = serde_json::to_value(description(registered))
         .unwrap_or_else(|e| panic!("the OpenAPI description does not serialize: {e}"));
     if let Some(scenario) = value.pointer_mut("/components/schemas/NewCampaign/oneOf/0/properties/scenario") {
         scenario["enum"] = json!(scenarios.names().collect::<Vec<_>>());
@@ -300,7 +263,7 @@ mod tests {
 
     fn served_json() -> serde_json::Value {
         let scenarios = crate::campaign::Scenarios::load(std::path::Path::new("no such folder")).unwrap();
-        served(&scenarios)
+        served(&scenarios, crate::routes::router().into_openapi())
     }
 
     #[test]

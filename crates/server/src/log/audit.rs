@@ -4,17 +4,20 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use adjutant_rules::dice::{stamp_text, DiceStream};
 use adjutant_store::{Outcome, Post, Store};
 
 use super::chain::{link_hash, ChainCheck};
 use super::decide::Needs;
 use super::error::{LogError, LogResult};
 use super::read::ReadContext;
-use super::replay::{Finding, Replay, Stored, Verdict};
+use super::replay::{Check, Finding, Replay, Stored, Verdict};
 use crate::campaign::LoadedCampaign;
 use crate::sealed_delay;
 use crate::signing::Keyring;
-use crate::views::{CampaignAudit, Difference};
+use crate::views::{
+    stamp_numbers, CampaignAudit, ChainAudit, DiceStreamAudit, Difference, PostAudit, SealedDelayAudit,
+};
 
 /// Replays one stored post through the rules against the log before it, as it stood when the
 /// post was written, and compares the outcomes and the state snapshot with what was stored.
@@ -37,6 +40,162 @@ pub async fn replay_post(
         snapshot: snapshot.as_ref().map(|(_, text)| text.as_str()),
     };
     Ok(Replay::at(read.view, before).post(campaign, post, &stored, read.rollback_snapshot.as_ref()))
+}
+
+/// Everything `post` gave, recomputed from the stored log with the working: the result number
+/// from its stamp step by step (or, for a battle of a `sealed_delay` campaign, the delay from the
+/// chain secret its outcome revealed), its dice stream, the hash chain up to it (going on from
+/// `prefix`, [`chain_up_to`]) and its outcomes replayed through the rules.
+pub async fn post_audit(
+    store: &dyn Store,
+    keys: &Arc<Keyring>,
+    campaign: &LoadedCampaign,
+    post: &Post,
+    stored_outcomes: &[Outcome],
+    prefix: Option<Prefix>,
+) -> LogResult<PostAudit> {
+    let numbers = stamp_numbers(campaign, post.stamp);
+    let r = &numbers.result_number;
+    let first = r.first_digit as usize;
+    let decimals = r.sqrt.split('.').nth(1).unwrap_or_default();
+    let taken = decimals.get(first - 1..first + 1).unwrap_or_default();
+    let mut steps = vec![
+        format!(
+            "stamp {} is {} on the campaign clock ({}, {})",
+            stamp_text(post.stamp),
+            numbers.time_of_day,
+            campaign.settings.time_zone,
+            campaign.settings.clock
+        ),
+        format!("N = {} (hours, minutes and seconds counted as one number)", r.n),
+        format!("√{} = {}…", r.n, r.sqrt),
+        format!("decimals {} and {} are \"{taken}\": result number {}", first, first + 1, r.result),
+        format!("exactly: ⌊√({} × 10^{})⌋ mod 100 = {}", r.n, 2 * (first + 1), r.result),
+        format!("check with: {}", r.bc),
+        format!("milliseconds {} mod 6 = {}", numbers.milliseconds, numbers.milliseconds_mod_6),
+    ];
+
+    let mut problems = Vec::new();
+    let sealed_delay = if sealed_delay::applies(campaign, &post.kind) {
+        sealed_audit(campaign, post, stored_outcomes, &mut steps, &mut problems)
+    } else {
+        None
+    };
+
+    let stream = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
+    let block_0 = hex::encode(DiceStream::block_of(stream.text(), 0));
+    let dice_stream = DiceStreamAudit {
+        command: format!("printf '%s' '{}/0' | sha256sum", stream.text()),
+        text: stream.text().to_owned(),
+        block_0,
+    };
+
+    let walk = chain_up_to(store, keys, &campaign.campaign, post, prefix).await?;
+    let chain_ok = walk.problems.is_empty();
+    problems.splice(0..0, walk.problems);
+    let recomputed_hash = walk.last_recomputed.unwrap_or_default();
+
+    let found = replay_post(store, campaign, post, stored_outcomes).await?;
+    // A battle that reveals no secret is the sealed delay's problem, told above.
+    let outcomes_match = !found.iter().any(|f| f.check != Check::SealedDelay);
+    if !outcomes_match {
+        problems.push(format!(
+            "post {}: the stored outcomes or state differ from what the rules give when the post is replayed",
+            post.seq
+        ));
+    }
+    Ok(PostAudit {
+        campaign_id: post.campaign_id,
+        seq: post.seq,
+        stamp: stamp_text(post.stamp),
+        time_zone: campaign.settings.time_zone.clone(),
+        clock: campaign.settings.clock.to_string(),
+        numbers,
+        steps,
+        dice_stream,
+        chain: ChainAudit {
+            checked_through: post.seq,
+            stored_hash: post.hash.clone(),
+            recomputed_hash,
+            ok: chain_ok,
+            checked_now: walk.checked,
+        },
+        sealed_delay,
+        outcomes_match,
+        ok: problems.is_empty(),
+        problems,
+    })
+}
+
+/// A sealed-delay battle's working, from the secret its stored outcome revealed: each step
+/// added to `steps`, each failed check to `problems`.
+fn sealed_audit(
+    campaign: &LoadedCampaign,
+    post: &Post,
+    stored: &[Outcome],
+    steps: &mut Vec<String>,
+    problems: &mut Vec<String>,
+) -> Option<SealedDelayAudit> {
+    if sealed_delay::unsealed_battles(stored) > 0 {
+        problems.push(format!("post {}: a battle of this sealed-delay campaign reveals no chain secret", post.seq));
+    }
+    let secret = sealed_delay::revealed(stored)?;
+    let published = campaign.settings.result_chain.as_ref();
+    let length = published.map_or(1, |c| c.length);
+    // Chain 0's s_0 is in the campaign's settings; a later chain's was published by the draw
+    // that used the chain before's last secret, which the campaign audit follows.
+    let known =
+        if secret.chain == 0 { published.map(|c| c.commitment.as_str()) } else { Some(secret.commitment.as_str()) };
+    let found = sealed_delay::check_secret(&secret, length, known);
+    let links_to_published = found.is_empty();
+    problems.extend(found.into_iter().map(|p| format!("post {}: {p}", post.seq)));
+    let working = secret.delay(&post.hash, post.stamp);
+    let result_time = working.result_time().unwrap_or(post.stamp);
+    let numbers = stamp_numbers(campaign, result_time);
+    let r = &numbers.result_number;
+    let commands = working.commands();
+    // The stamp's own result number is not this battle's: the steps are the sealed delay's.
+    steps.clear();
+    steps.extend([
+        format!(
+            "sealed delay: this is the campaign's draw {} (chain {}, secret {} of {length}); it reveals s_k = {}",
+            working.draw, working.chain, working.position, working.secret
+        ),
+        format!(
+            "SHA-256 of the 64 characters of s_k is {} (s_(k-1)); applied {} times it gives the chain's s_0 {}",
+            working.previous, working.position, working.commitment
+        ),
+        format!("check with: {}", commands[0]),
+        format!("SHA-256 of s_k followed by the post's hash {} is {}", working.post_hash, working.digest),
+        format!("check with: {}", commands[1]),
+        format!(
+            "its first 8 bytes {} are {}; mod 60000 that is a delay of {} ms",
+            working.first_8_bytes, working.first_8_bytes_decimal, working.delay_ms
+        ),
+        format!("check with: {} and {}", commands[2], commands[3]),
+        format!(
+            "stamp {} + {} ms = result time {}, which is {} on the campaign clock ({}, {})",
+            working.stamp,
+            working.delay_ms,
+            working.result_time,
+            numbers.time_of_day,
+            campaign.settings.time_zone,
+            campaign.settings.clock
+        ),
+        format!("N = {}, √{} = {}…", r.n, r.n, r.sqrt),
+        format!(
+            "exactly: ⌊√({} × 10^{})⌋ mod 100 = {}: result number {}",
+            r.n,
+            2 * (r.first_digit + 1),
+            r.result,
+            r.result
+        ),
+        format!("check with: {}", r.bc),
+    ]);
+    if let Some(next) = &working.next_commitment {
+        steps.push(format!("this draw used its chain's last secret and publishes the next chain's s_0: {next}"));
+    }
+    Some(SealedDelayAudit { working, result_time_numbers: numbers, commands, links_to_published })
 }
 
 /// What the audit works out for a post before folding it in: its recomputed hash, what is

@@ -1,27 +1,24 @@
-//! The audit: every number a post gave, recomputed from the stored log, with the working.
+//! The audits over HTTP: a post's numbers recomputed with the working, and the whole campaign
+//! replayed (`log::audit` works them out; this module adds the server's memory of what it verified).
 
-use adjutant_rules::dice::{stamp_text, DiceStream};
 use adjutant_store::Post;
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
 use crate::error::ApiResult;
 use crate::extract::ApiPath;
-use crate::log::audit::{chain_up_to, replay_from, replay_post, Prefix};
-use crate::log::replay::Check;
+use crate::log::audit::{post_audit, replay_from, Prefix};
 use crate::routes::shared::{load_campaign, load_post};
-use crate::sealed_delay;
-use crate::views::{stamp_numbers, CampaignAudit, ChainAudit, DiceStreamAudit, PostAudit, SealedDelayAudit};
+use crate::views::{CampaignAudit, PostAudit};
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/campaigns/{id}/posts/{seq}/audit", get(audit_post))
-        .route("/v1/campaigns/{id}/audit", get(audit_campaign))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(audit_post)).routes(routes!(audit_campaign))
 }
 
 /// The longest start of the chain this server verified before: by a whole-campaign audit or
@@ -59,6 +56,9 @@ pub async fn audit_post(
     Ok(Json(audit_of(&state, &campaign, &post, &stored_outcomes, q.fresh == Some(true)).await?))
 }
 
+/// The per-post audit with this server's memory of the chain: it goes on from the prefix
+/// verified before (none when `fresh`), waits its turn for a long walk from post 1, and
+/// remembers a chain it walked and found whole.
 pub async fn audit_of(
     state: &AppState,
     campaign: &LoadedCampaign,
@@ -66,42 +66,6 @@ pub async fn audit_of(
     stored_outcomes: &[adjutant_store::Outcome],
     fresh: bool,
 ) -> ApiResult<PostAudit> {
-    let numbers = stamp_numbers(campaign, post.stamp);
-    let r = &numbers.result_number;
-    let first = r.first_digit as usize;
-    let decimals = r.sqrt.split('.').nth(1).unwrap_or_default();
-    let taken = decimals.get(first - 1..first + 1).unwrap_or_default();
-    let mut steps = vec![
-        format!(
-            "stamp {} is {} on the campaign clock ({}, {})",
-            stamp_text(post.stamp),
-            numbers.time_of_day,
-            campaign.settings.time_zone,
-            campaign.settings.clock
-        ),
-        format!("N = {} (hours, minutes and seconds counted as one number)", r.n),
-        format!("√{} = {}…", r.n, r.sqrt),
-        format!("decimals {} and {} are \"{taken}\": result number {}", first, first + 1, r.result),
-        format!("exactly: ⌊√({} × 10^{})⌋ mod 100 = {}", r.n, 2 * (first + 1), r.result),
-        format!("check with: {}", r.bc),
-        format!("milliseconds {} mod 6 = {}", numbers.milliseconds, numbers.milliseconds_mod_6),
-    ];
-
-    let mut problems = Vec::new();
-    let sealed_delay = if sealed_delay::applies(campaign, &post.kind) {
-        sealed_audit(campaign, post, stored_outcomes, &mut steps, &mut problems)
-    } else {
-        None
-    };
-
-    let stream = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
-    let block_0 = hex::encode(DiceStream::block_of(stream.text(), 0));
-    let dice_stream = DiceStreamAudit {
-        command: format!("printf '%s' '{}/0' | sha256sum", stream.text()),
-        text: stream.text().to_owned(),
-        block_0,
-    };
-
     let mut prefix = if fresh { None } else { verified_prefix(state, post.campaign_id) };
     // A walk from post 1 through many posts is a replay's worth of work: one at a time, with the
     // whole-campaign audits; one that waited goes on from what was verified meanwhile.
@@ -111,115 +75,11 @@ pub async fn audit_of(
         None
     };
     let walked = prefix.as_ref().is_none_or(|p| p.seq < post.seq);
-    let walk = chain_up_to(&*state.store, &state.keys, &campaign.campaign, post, prefix).await?;
-    if walked && walk.problems.is_empty() && walk.last_recomputed.as_deref() == Some(post.hash.as_str()) {
+    let audit = post_audit(&*state.store, &state.keys, campaign, post, stored_outcomes, prefix).await?;
+    if walked && audit.chain.ok && audit.chain.recomputed_hash == post.hash {
         state.caches.remember_chain(post.campaign_id, post.seq, post.hash.clone());
     }
-    let chain_ok = walk.problems.is_empty();
-    problems.splice(0..0, walk.problems);
-    let recomputed_hash = walk.last_recomputed.unwrap_or_default();
-
-    let found = replay_post(&*state.store, campaign, post, stored_outcomes).await?;
-    // A battle that reveals no secret is the sealed delay's problem, told above.
-    let outcomes_match = !found.iter().any(|f| f.check != Check::SealedDelay);
-    if !outcomes_match {
-        problems.push(format!(
-            "post {}: the stored outcomes or state differ from what the rules give when the post is replayed",
-            post.seq
-        ));
-    }
-    Ok(PostAudit {
-        campaign_id: post.campaign_id,
-        seq: post.seq,
-        stamp: stamp_text(post.stamp),
-        time_zone: campaign.settings.time_zone.clone(),
-        clock: campaign.settings.clock.to_string(),
-        numbers,
-        steps,
-        dice_stream,
-        chain: ChainAudit {
-            checked_through: post.seq,
-            stored_hash: post.hash.clone(),
-            recomputed_hash,
-            ok: chain_ok,
-            checked_now: walk.checked,
-        },
-        sealed_delay,
-        outcomes_match,
-        ok: problems.is_empty(),
-        problems,
-    })
-}
-
-/// A sealed-delay battle's working, from the secret its stored outcome revealed: each step
-/// added to `steps`, each failed check to `problems`.
-fn sealed_audit(
-    campaign: &LoadedCampaign,
-    post: &Post,
-    stored: &[adjutant_store::Outcome],
-    steps: &mut Vec<String>,
-    problems: &mut Vec<String>,
-) -> Option<SealedDelayAudit> {
-    if sealed_delay::unsealed_battles(stored) > 0 {
-        problems.push(format!("post {}: a battle of this sealed-delay campaign reveals no chain secret", post.seq));
-    }
-    let secret = sealed_delay::revealed(stored)?;
-    let published = campaign.settings.result_chain.as_ref();
-    let length = published.map_or(1, |c| c.length);
-    // Chain 0's s_0 is in the campaign's settings; a later chain's was published by the draw
-    // that used the chain before's last secret, which the campaign audit follows.
-    let known =
-        if secret.chain == 0 { published.map(|c| c.commitment.as_str()) } else { Some(secret.commitment.as_str()) };
-    let found = sealed_delay::check_secret(&secret, length, known);
-    let links_to_published = found.is_empty();
-    problems.extend(found.into_iter().map(|p| format!("post {}: {p}", post.seq)));
-    let working = secret.delay(&post.hash, post.stamp);
-    let result_time = working.result_time().unwrap_or(post.stamp);
-    let numbers = stamp_numbers(campaign, result_time);
-    let r = &numbers.result_number;
-    let commands = working.commands();
-    // The stamp's own result number is not this battle's: the steps are the sealed delay's.
-    steps.clear();
-    steps.extend([
-        format!(
-            "sealed delay: this is the campaign's draw {} (chain {}, secret {} of {length}); it reveals s_k = {}",
-            working.draw, working.chain, working.position, working.secret
-        ),
-        format!(
-            "SHA-256 of the 64 characters of s_k is {} (s_(k-1)); applied {} times it gives the chain's s_0 {}",
-            working.previous, working.position, working.commitment
-        ),
-        format!("check with: {}", commands[0]),
-        format!("SHA-256 of s_k followed by the post's hash {} is {}", working.post_hash, working.digest),
-        format!("check with: {}", commands[1]),
-        format!(
-            "its first 8 bytes {} are {}; mod 60000 that is a delay of {} ms",
-            working.first_8_bytes, working.first_8_bytes_decimal, working.delay_ms
-        ),
-        format!("check with: {} and {}", commands[2], commands[3]),
-        format!(
-            "stamp {} + {} ms = result time {}, which is {} on the campaign clock ({}, {})",
-            working.stamp,
-            working.delay_ms,
-            working.result_time,
-            numbers.time_of_day,
-            campaign.settings.time_zone,
-            campaign.settings.clock
-        ),
-        format!("N = {}, √{} = {}…", r.n, r.n, r.sqrt),
-        format!(
-            "exactly: ⌊√({} × 10^{})⌋ mod 100 = {}: result number {}",
-            r.n,
-            2 * (r.first_digit + 1),
-            r.result,
-            r.result
-        ),
-        format!("check with: {}", r.bc),
-    ]);
-    if let Some(next) = &working.next_commitment {
-        steps.push(format!("this draw used its chain's last secret and publishes the next chain's s_0: {next}"));
-    }
-    Some(SealedDelayAudit { working, result_time_numbers: numbers, commands, links_to_published })
+    Ok(audit)
 }
 
 /// `?fresh=true`: replay the whole log from post 1, trusting nothing remembered.

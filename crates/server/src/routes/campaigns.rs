@@ -1,28 +1,187 @@
 //! Campaigns: created by moderators from a scenario (managed) or a ruleset (resolver); read by anyone.
 
+use adjutant_rules::dice::stamp_text;
+use adjutant_rules::result_time::{self, ResultTime};
 use adjutant_store::Campaign;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
-use serde::Deserialize;
-use utoipa::IntoParams;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::auth::Caller;
-use crate::campaign::{LoadedCampaign, ResultChain};
+use crate::campaign::{CampaignSettings, LoadedCampaign, ResultChain, SIDES};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::free_text::check_name;
 use crate::routes::shared::{load_campaign, page_limit};
-use crate::views::{CampaignList, CampaignView, NewCampaign};
+use crate::views::ClockView;
 use crate::AppState;
-use adjutant_rules::result_time::{self, ResultTime};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/campaigns", get(list_campaigns).post(create_campaign))
-        .route("/v1/campaigns/{id}", get(get_campaign))
+/// A new campaign. Its mode follows from what it names: a `scenario` (or neither) makes a managed
+/// campaign, a `ruleset` a resolver campaign; `mode` may be given too, and must agree.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewCampaign {
+    pub name: String,
+    #[serde(default, deserialize_with = "present_string")]
+    pub mode: Option<String>,
+    #[serde(default, deserialize_with = "present_string")]
+    pub scenario: Option<String>,
+    #[serde(default, deserialize_with = "present_string")]
+    pub ruleset: Option<String>,
+    #[serde(default, deserialize_with = "crate::extract::optional_object")]
+    pub settings: Option<CampaignSettings>,
+}
+
+/// A field that may be left out but, when given, is a string: `null` is refused, as the schema
+/// says.
+fn present_string<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    String::deserialize(deserializer).map(Some)
+}
+
+/// The schema says exactly what `create_campaign` accepts: one of the two modes, each with only
+/// its own fields, the rulesets by name.
+impl utoipa::PartialSchema for NewCampaign {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use serde_json::json;
+        let rulesets: Vec<&str> = adjutant_rules::resolver::rulesets().iter().map(|r| r.name()).collect();
+        let name = json!({"$ref": "#/components/schemas/Name"});
+        // `null` reads as not given: the defaults.
+        // A client never sends `result_chain`: the server draws it. Sealed delays are a managed
+        // campaign's.
+        let settings = json!({"anyOf": [{"$ref": "#/components/schemas/NewCampaignSettings"}, {"type": "null"}]});
+        let resolver_settings =
+            json!({"anyOf": [{"$ref": "#/components/schemas/NewResolverCampaignSettings"}, {"type": "null"}]});
+        let schema = json!({
+            "description": "A new campaign. Its mode follows from what it names: a `scenario` (or neither) makes a managed campaign, a `ruleset` a resolver campaign; `mode` may be given too, and must agree.",
+            "oneOf": [
+                {
+                    "title": "Managed campaign",
+                    "type": "object",
+                    "required": ["name"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "name": name,
+                        "mode": {"type": "string", "enum": ["managed"], "description": "`managed`: the server holds the whole game."},
+                        "scenario": {"type": "string", "example": "short-acw",
+                            "description": "A scenario file of the server's (`config/scenarios/<name>.toml`); `short-acw` when not given. The served description lists the server's scenarios as the enum."},
+                        "settings": settings,
+                    }
+                },
+                {
+                    "title": "Resolver campaign",
+                    "type": "object",
+                    "required": ["name", "ruleset"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "name": name,
+                        "mode": {"type": "string", "enum": ["resolver"], "description": "`resolver`: dice and tables only."},
+                        "ruleset": {"type": "string", "enum": rulesets, "example": "acw-25mm"},
+                        "settings": resolver_settings,
+                    }
+                }
+            ],
+            "example": {"name": "Shenandoah, spring 1862", "scenario": "short-acw"}
+        });
+        serde_json::from_value(schema).unwrap_or_else(|e| panic!("the NewCampaign schema is not a schema: {e}"))
+    }
+}
+
+impl utoipa::ToSchema for NewCampaign {
+    fn schemas(schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
+        use utoipa::PartialSchema;
+        schemas.push(("Name".into(), crate::free_text::Name::schema()));
+        schemas.push(("CampaignSettings".into(), CampaignSettings::schema()));
+        schemas.push(("NewCampaignSettings".into(), new_campaign_settings_schema(false)));
+        schemas.push(("NewResolverCampaignSettings".into(), new_campaign_settings_schema(true)));
+        <CampaignSettings as utoipa::ToSchema>::schemas(schemas);
+    }
+}
+
+/// The settings a client may send: the stored ones without the server's `result_chain`.
+/// A resolver campaign's dice come from each post's own stamp: its `result_time` is `post`.
+fn new_campaign_settings_schema(resolver: bool) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::PartialSchema;
+    let mut schema = serde_json::to_value(CampaignSettings::schema()).unwrap_or_default();
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.remove("result_chain");
+        if resolver {
+            properties.insert(
+                "result_time".into(),
+                serde_json::json!({"type": "string", "enum": ["post"],
+                    "description": "`post`: a resolver campaign's dice come from each post's own stamp (`sealed_delay` is for managed campaigns)."}),
+            );
+        }
+    }
+    schema["additionalProperties"] = Value::Bool(false);
+    schema["description"] = Value::String(
+        "How the campaign's clock reads a post's stamp, how it rounds, and when a battle's result time is. \
+         The server draws a sealed-delay campaign's `result_chain` itself; a client that sends one is refused."
+            .into(),
+    );
+    serde_json::from_value(schema).unwrap_or_else(|e| panic!("the NewCampaignSettings schema is not a schema: {e}"))
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct CampaignView {
+    pub id: Uuid,
+    pub name: String,
+    pub mode: String,
+    pub scenario: Option<String>,
+    pub ruleset: Option<String>,
+    pub moderator_id: Uuid,
+    pub settings: CampaignSettings,
+    pub sides: Vec<String>,
+    pub created_at: String,
+    /// How the log's hash chain starts: `creation_record` (the first post's `prev_hash` is the
+    /// hash of the campaign's creation record: id, name, moderator, mode, scenario or ruleset
+    /// and the scenario's text, every setting, created_at) or `legacy` (64 zeros, campaigns
+    /// created before that).
+    #[schema(pattern = "^(legacy|creation_record)$")]
+    pub chain_genesis: String,
+    /// The first post's `prev_hash`.
+    #[schema(pattern = "^[0-9a-f]{64}$")]
+    pub genesis_hash: String,
+    /// `GET /v1/campaigns/{id}` only: the campaign clock, as in `GET …/state`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub clock: Option<ClockView>,
+}
+
+impl CampaignView {
+    pub fn of(loaded: &LoadedCampaign) -> Self {
+        let c: &Campaign = &loaded.campaign;
+        Self {
+            id: c.id,
+            name: c.name.clone(),
+            mode: c.mode.clone(),
+            scenario: c.scenario.clone(),
+            ruleset: c.ruleset.clone(),
+            moderator_id: c.moderator_id,
+            settings: loaded.settings.clone(),
+            sides: SIDES.iter().map(|s| (*s).to_owned()).collect(),
+            created_at: stamp_text(c.created_at),
+            chain_genesis: c.chain_genesis.clone(),
+            genesis_hash: crate::campaign::genesis(c),
+            clock: None,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct CampaignList {
+    pub campaigns: Vec<CampaignView>,
+    /// Pass as `after` for the next page; absent on the last page.
+    pub next_after: Option<Uuid>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_campaigns, create_campaign)).routes(routes!(get_campaign))
 }
 
 /// Creates a campaign (moderators).
@@ -160,7 +319,7 @@ pub async fn get_campaign(State(state): State<AppState>, ApiPath(id): ApiPath<Uu
     let mut view = CampaignView::of(&campaign);
     if campaign.scenario().is_some() {
         let (_, game) = crate::log::read::state_now(&*state.store, &campaign).await?;
-        view.clock = crate::views::ClockView::of(&campaign, &game, state.clock.now());
+        view.clock = ClockView::of(&campaign, &game, state.clock.now());
     }
     Ok(Json(view))
 }

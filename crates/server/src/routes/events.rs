@@ -13,19 +13,34 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiPath, ApiQuery};
+use crate::routes::posts::PostView;
 use crate::routes::shared::load_campaign;
-use crate::views::{PostEvent, PostView};
 use crate::AppState;
+
+/// One event of the stream, as a client's event-stream parser reads it.
+#[derive(Debug, Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct PostEvent {
+    /// Always `post`.
+    #[schema(pattern = "^post$")]
+    pub event: String,
+    /// The post's sequence number: send it back as `Last-Event-ID` to resume after it.
+    #[schema(pattern = "^[0-9]+$")]
+    pub id: String,
+    /// The post as JSON, as `GET /v1/campaigns/{id}/posts/{seq}` shows it (`PostView`).
+    #[schema(content_media_type = "application/json")]
+    pub data: String,
+}
 
 /// At most this many streams are open at once, over all campaigns.
 pub const MAX_STREAMS: usize = 256;
@@ -41,8 +56,8 @@ pub fn stream_permits() -> Arc<Semaphore> {
     Arc::new(Semaphore::new(MAX_STREAMS))
 }
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/campaigns/{id}/events", get(campaign_events))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(campaign_events))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -8,8 +8,11 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::error::{ApiResult, AppError};
@@ -19,11 +22,17 @@ use crate::export::{
 };
 use crate::extract::ApiPath;
 use crate::routes::shared::load_campaign;
-use crate::views::KeyList;
+use crate::signing::PublicKey;
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/keys", get(list_keys)).route("/v1/campaigns/{id}/export", get(export_campaign))
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct KeyList {
+    /// The key signing new receipts first, then retired keys (they verify older receipts).
+    pub keys: Vec<PublicKey>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_keys)).routes(routes!(export_campaign))
 }
 
 /// The server's public keys: every post's receipt is an Ed25519 signature by one of them.

@@ -7,15 +7,17 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use adjutant_rules::fairness::{self, Attack};
+use adjutant_rules::fairness::{self, Attack, PlayerFairness, PostTiming, ResultSpread};
 use adjutant_rules::outcome::OutcomeData;
 use adjutant_rules::result_time::ResultTime;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
@@ -23,11 +25,36 @@ use crate::error::{ApiResult, AppError};
 use crate::extract::ApiPath;
 use crate::log::kinds::OutcomeKind;
 use crate::routes::shared::load_campaign;
-use crate::views::{FairnessReport, OutcomeView};
+use crate::views::OutcomeView;
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/v1/campaigns/{id}/fairness", get(fairness_report))
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct FairnessReport {
+    pub campaign_id: Uuid,
+    /// The campaign's `result_time`: `post` (a battle's result number is its attack's stamp, so
+    /// wins above expectation or bunched seconds may be aimed) or `sealed_delay` (the stamp plus a
+    /// delay the poster could not know: post seconds no longer choose result numbers).
+    #[schema(example = "post")]
+    pub result_time: String,
+    /// Battles counted (void posts left out).
+    pub battles: usize,
+    /// One report per side: attacker wins observed against expected (Σ (victory+1)/100, exact
+    /// Poisson-binomial p-value), the spread of its result numbers against uniform, and the
+    /// seconds its result-fixing posts were sent at.
+    #[schema(value_type = Vec<Object>)]
+    pub players: Vec<PlayerFairness>,
+    /// All result numbers of the campaign against uniform 0–99.
+    #[schema(value_type = Object)]
+    pub result_spread: ResultSpread,
+    /// Every post's second-of-minute and millisecond mod 6 against uniform.
+    #[schema(value_type = Object)]
+    pub post_timing: PostTiming,
+    /// How to read it.
+    pub method: String,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(fairness_report))
 }
 
 /// The campaign's fairness report.

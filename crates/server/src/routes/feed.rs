@@ -4,10 +4,11 @@ use adjutant_rules::outcome::OutcomeData;
 use adjutant_store::{Acknowledgement, Principal, PrincipalKind};
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde::Deserialize;
-use utoipa::IntoParams;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::auth::{new_token, token_hash, Caller};
@@ -15,15 +16,47 @@ use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::free_text::check_name;
 use crate::routes::shared::{load_campaign, page_limit};
-use crate::views::{AcknowledgementView, BotFeed, IssuedToken, NewAcknowledgement, NewBot, OutcomePage, OutcomeView};
+use crate::routes::tokens::{IssuedToken, NewBot};
+use crate::views::OutcomeView;
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/campaigns/{id}/outcomes", get(campaign_outcomes))
-        .route("/v1/campaigns/{id}/outcomes/{outcome_id}/ack", post(acknowledge))
-        .route("/v1/bot/feed", get(bot_feed))
-        .route("/v1/bots", post(create_moderator_bot))
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct OutcomePage {
+    pub outcomes: Vec<OutcomeView>,
+    /// Pass as `after` for the next page; absent at the end of the feed so far.
+    pub next_after: Option<i64>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct BotFeed {
+    /// Outcomes this bot has not acknowledged yet, oldest first. They are served again until
+    /// acknowledged.
+    pub outcomes: Vec<OutcomeView>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewAcknowledgement {
+    /// The forum's id of the post that carried the outcome.
+    #[schema(example = "48213")]
+    pub forum_post_id: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct AcknowledgementView {
+    pub bot_id: Uuid,
+    pub outcome_id: Uuid,
+    pub campaign_id: Uuid,
+    pub forum_post_id: String,
+    pub acked_at: String,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(campaign_outcomes))
+        .routes(routes!(acknowledge))
+        .routes(routes!(bot_feed))
+        .routes(routes!(create_moderator_bot))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -7,27 +7,114 @@ use adjutant_rules::short_acw;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::campaign::LoadedCampaign;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiPath, ApiQuery};
 use crate::routes::shared::load_campaign;
-use crate::views::{ActionView, MovesView, PostKind, RulesetSummary, RulesetView, StateView};
+use crate::views::ClockView;
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/campaigns/{id}/state", get(campaign_state))
-        .route("/v1/campaigns/{id}/units/{unit}/moves", get(unit_moves))
-        .route("/v1/post-kinds", get(post_kinds))
-        .route("/v1/rulesets", get(list_rulesets))
-        .route("/v1/rulesets/{name}", get(get_ruleset))
-        .route("/v1/campaigns/{id}/map.svg", get(map_svg))
-        .route("/v1/campaigns/{id}/map.png", get(map_png))
+/// Where a managed campaign stands.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct StateView {
+    pub campaign_id: Uuid,
+    /// The state follows this post (0: nothing posted yet).
+    pub after_seq: i64,
+    /// Turn, phase, side to act, units with positions and factors, hex and city control,
+    /// stored reinforcement points, the pending battle, what is awaited from whom, and the
+    /// result once the game is over.
+    #[schema(value_type = Object)]
+    pub state: Value,
+    /// Present when the scenario's map is a stand-in (the seed publishes no map): the line
+    /// that says so, e.g. "Stand-in map: the seed publishes no map".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stand_in_map: Option<String>,
+    /// What each side may post now (`union`, `confederate`), in the order of play: the kinds
+    /// the turn and the pending battle allow. A kind not listed is refused whatever its body.
+    #[schema(value_type = Object, example = json!({"union": ["move", "attack", "end_turn"], "confederate": []}))]
+    pub may_post: std::collections::BTreeMap<String, Vec<String>>,
+    /// During deployment: the hexes each side may deploy in (within 1 hex of its deployment
+    /// cities), for the page to highlight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub deployment_zones: Option<std::collections::BTreeMap<String, Vec<String>>>,
+    /// The campaign clock: deadlines, a pause, who holds the game up (campaigns with deadlines,
+    /// and campaigns that have been paused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub clock: Option<ClockView>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct MovesView {
+    pub unit: String,
+    /// Every hex the unit can legally reach now, with its cost, the cheapest path and whether
+    /// the unit would halt there next to the enemy.
+    #[schema(value_type = Vec<Object>)]
+    pub moves: Vec<Value>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PostKind {
+    pub kind: String,
+    pub summary: String,
+    /// JSON Schema of the post's `body`.
+    #[schema(value_type = Object)]
+    pub body_schema: Value,
+    #[schema(value_type = Object)]
+    pub example: Value,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RulesetSummary {
+    pub name: String,
+    pub title: String,
+    /// The rules document it implements.
+    pub seed: String,
+    pub actions: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ActionView {
+    pub name: String,
+    pub summary: String,
+    /// The section of the rules it implements.
+    pub rule: String,
+    /// JSON Schema of the action's `inputs`.
+    #[schema(value_type = Object)]
+    pub input_schema: Value,
+    #[schema(value_type = Object)]
+    pub example: Value,
+    /// Earlier names of the action, still accepted (a campaign's old posts keep theirs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_accepted: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RulesetView {
+    pub name: String,
+    pub title: String,
+    pub seed: String,
+    pub actions: Vec<ActionView>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(campaign_state))
+        .routes(routes!(unit_moves))
+        .routes(routes!(post_kinds))
+        .routes(routes!(list_rulesets))
+        .routes(routes!(get_ruleset))
+        .routes(routes!(map_svg))
+        .routes(routes!(map_png))
 }
 
 fn managed(campaign: &LoadedCampaign) -> ApiResult<&short_acw::Scenario> {
@@ -70,7 +157,7 @@ pub async fn campaign_state(
         .collect();
     // A past point's clock is not a countdown: it is shown only as the log stands now.
     let clock = match past {
-        None => crate::views::ClockView::of(&campaign, &game, state.clock.now()),
+        None => ClockView::of(&campaign, &game, state.clock.now()),
         Some(_) => None,
     };
     let view = Json(StateView {

@@ -16,14 +16,16 @@ pub mod tokens;
 pub mod tools;
 pub mod webhooks;
 
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
+use serde::Serialize;
+use utoipa::{OpenApi, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::error::ApiResult;
-use crate::views::Health;
 use crate::AppState;
 
-/// The routes the OpenAPI document does not list: the campaign page, its stylesheet, the API
+/// The routes the OpenAPI document does not list: the pages, their stylesheet and scripts, the API
 /// docs page and the document itself, as (method, path) the way the router writes them. The
 /// authorization matrix (tests/authz.rs) holds a row for each of these and for each operation of
 /// the document, and checks the router's sources declare no other route.
@@ -34,7 +36,6 @@ pub const OTHER_ROUTES: &[(&str, &str)] = &[
     ("GET", "/campaigns/{id}/audit"),
     ("GET", "/campaigns/{id}/posts/{seq}/audit"),
     ("GET", "/campaigns/{id}/fairness"),
-    ("GET", "/assets/page.css"),
     ("GET", "/assets/page.js"),
     ("GET", "/assets/app.css"),
     ("GET", "/assets/common.js"),
@@ -46,9 +47,12 @@ pub const OTHER_ROUTES: &[(&str, &str)] = &[
     ("GET", "/v1/openapi.json"),
 ];
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/healthz", get(healthz))
+/// Every route of the service but the API docs. An API route is registered with `routes!`, which
+/// adds its operation to the description as it adds it to the router; the pages and assets, which
+/// the description does not list, are the `OTHER_ROUTES`.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(crate::openapi::ApiDoc::openapi())
+        .routes(routes!(healthz))
         .merge(tokens::router())
         .merge(campaigns::router())
         .merge(posts::router())
@@ -63,6 +67,22 @@ pub fn router() -> Router<AppState> {
         .merge(reports::router())
         .merge(fairness::router())
         .merge(export::router())
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    /// `ok` when the database answers.
+    pub status: String,
+    /// `sqlite` or `postgres`.
+    pub backend: String,
+    /// The most posts one commit of this server has carried since it started (group commit:
+    /// posts waiting for the writer are written in one transaction).
+    #[schema(minimum = 0)]
+    pub largest_batch: u64,
+    /// How many batches were written one post at a time rather than together (a key seen
+    /// before, or a statement that failed; their posts still answered each on its own).
+    #[schema(minimum = 0)]
+    pub batches_one_by_one: u64,
 }
 
 /// Liveness and database reachability.

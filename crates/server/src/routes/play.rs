@@ -7,9 +7,10 @@ use axum::extract::State;
 use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::Router;
 use minijinja::{context, Environment};
 use uuid::Uuid;
+
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::campaign::Game;
 use crate::error::{ApiResult, AppError};
@@ -17,8 +18,8 @@ use crate::extract::ApiPath;
 use crate::routes::shared::load_campaign;
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
         .route("/play/{id}", get(play_page))
         .route("/console", get(console_page))
         .route("/assets/app.css", get(|| asset("text/css; charset=utf-8", APP_CSS)))
@@ -55,6 +56,7 @@ fn templates() -> &'static Environment<'static> {
         let mut env = Environment::new();
         // `.html` names escape every value by default.
         for (name, text) in [
+            ("campaign.html", include_str!("../../assets/campaign.html")),
             ("play.html", include_str!("../../assets/play.html")),
             ("console.html", include_str!("../../assets/console.html")),
             ("report.html", include_str!("../../assets/report.html")),

@@ -1,15 +1,18 @@
 //! The campaign log over HTTP: players append posts, anyone reads them. What a post decides
 //! and how it is stored is `crate::log`'s.
 
+use adjutant_rules::dice::stamp_text;
 use adjutant_rules::Side;
-use adjutant_store::{Appended, Principal, PrincipalKind};
+use adjutant_store::{Appended, Outcome, Post, Principal, PrincipalKind};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::routing::get;
-use axum::{Json, Router};
-use serde::Deserialize;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tracing::Instrument;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::auth::Caller;
@@ -17,14 +20,140 @@ use crate::campaign::{parse_side, LoadedCampaign};
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::log;
+use crate::log::view::LogView;
 use crate::routes::shared::{campaign_to_post_to, load_campaign, load_post, page_limit};
-use crate::views::{NewPost, PostPage, PostView};
+use crate::views::{post_witness, stamp_numbers, OutcomeView, ReceiptView, StampNumbers};
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/campaigns/{id}/posts", get(list_posts).post(create_post))
-        .route("/v1/campaigns/{id}/posts/{seq}", get(get_post))
+/// A post as a player sends it. The server sets the time stamp; there is no field for it.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewPost {
+    /// What the post is: an order of the campaign's rules (`move`, `attack`, `reinforcement`, …).
+    #[schema(example = "attack", pattern = "^[a-z][a-z0-9_]{0,39}$")]
+    pub kind: String,
+    /// The side the post acts for; must be the token's own side. Optional.
+    #[serde(default)]
+    pub side: Option<String>,
+    /// The order's details, as the post kind describes.
+    #[serde(default = "empty_object")]
+    #[schema(value_type = Object)]
+    pub body: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PostView {
+    pub campaign_id: Uuid,
+    pub seq: i64,
+    /// The server's time stamp, RFC 3339 UTC with milliseconds.
+    #[schema(example = "2026-11-21T09:51:45.123Z")]
+    pub stamp: String,
+    pub author_id: Uuid,
+    /// Who made the post, by name: the player (as the moderator named them when issuing their
+    /// token), `moderator`, or `server` for the server's own `deadline` and `reminder` posts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub author: Option<String>,
+    pub side: Option<String>,
+    pub kind: String,
+    #[schema(value_type = Object)]
+    pub body: Value,
+    pub prev_hash: String,
+    pub hash: String,
+    /// The server's signed receipt for the post: keep it as proof that the server accepted
+    /// this post at this time. Absent on posts written before receipts were signed.
+    pub receipt: Option<ReceiptView>,
+    pub numbers: StampNumbers,
+    pub outcomes: Vec<OutcomeView>,
+    /// True when a moderator's rollback made this post void: it stays in the log but no
+    /// longer counts.
+    pub void: bool,
+    /// Where the audit of this post is.
+    pub audit: String,
+}
+
+impl PostView {
+    /// Hides the choice and salt of every sealed post among `views` whose topic is not revealed
+    /// yet in `log` ([`LogView::hides`]).
+    pub fn redact(views: &mut [PostView], log: &LogView) {
+        for post in views.iter_mut().filter(|v| log.hides(&v.kind, &v.body)) {
+            if let Some(map) = post.body.as_object_mut() {
+                map.insert("choice".into(), Value::String("sealed".into()));
+                map.insert("salt".into(), Value::String("sealed".into()));
+            }
+        }
+    }
+
+    /// Names each post's author from `authors` (a campaign's players' names by id).
+    pub fn name_authors(views: &mut [PostView], authors: &Authors) {
+        for view in views {
+            view.author = Some(authors.name(view.author_id, &view.kind).to_owned());
+        }
+    }
+
+    /// Withholds the placements of the deployment still sealed (`log::read::sealed_deployment`).
+    pub fn withhold_deployment(views: &mut [PostView], sealed: Option<i64>) {
+        for post in views.iter_mut().filter(|v| Some(v.seq) == sealed) {
+            post.body = serde_json::json!({"placements": "sealed"});
+        }
+    }
+
+    pub fn of(campaign: &LoadedCampaign, post: &Post, outcomes: &[Outcome], void: bool) -> Self {
+        Self {
+            campaign_id: post.campaign_id,
+            seq: post.seq,
+            stamp: stamp_text(post.stamp),
+            author_id: post.author_id,
+            author: None,
+            side: post.side.clone(),
+            kind: post.kind.clone(),
+            body: serde_json::from_str(&post.body).unwrap_or(Value::Null),
+            prev_hash: post.prev_hash.clone(),
+            hash: post.hash.clone(),
+            receipt: ReceiptView::of(post),
+            numbers: stamp_numbers(campaign, post.stamp),
+            outcomes: {
+                let witness = post_witness(post);
+                outcomes.iter().map(|o| OutcomeView::of(o, Some(&witness))).collect()
+            },
+            void,
+            audit: format!("/v1/campaigns/{}/posts/{}/audit", post.campaign_id, post.seq),
+        }
+    }
+}
+
+/// Who made a campaign's posts, by principal id.
+#[derive(Debug, Default)]
+pub struct Authors {
+    pub players: std::collections::HashMap<Uuid, String>,
+}
+
+impl Authors {
+    /// The name of a post's author: the player's, `server` for the server's own deadline and
+    /// reminder posts, or `moderator`.
+    pub fn name(&self, author: Uuid, kind: &str) -> &str {
+        use crate::log::kinds::PostKind;
+        match self.players.get(&author) {
+            Some(name) => name,
+            None if matches!(PostKind::of(kind), PostKind::Deadline | PostKind::Reminder) => "server",
+            None => "moderator",
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PostPage {
+    pub posts: Vec<PostView>,
+    /// Pass as `after` for the next page; absent when this page is the end of the log so far.
+    pub next_after: Option<i64>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_posts, create_post)).routes(routes!(get_post))
 }
 
 /// The header that makes a post safe to send again.

@@ -9,21 +9,23 @@ use adjutant_render::{outcome_working, Working};
 use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
-use axum::Router;
 use minijinja::value::Serde;
 use minijinja::{context, Value};
 use serde::Serialize;
 use uuid::Uuid;
 
+use utoipa_axum::router::OpenApiRouter;
+
 use crate::error::{ApiResult, AppError};
 use crate::extract::ApiPath;
+use crate::routes::fairness::FairnessReport;
 use crate::routes::play::render;
 use crate::routes::shared::{load_campaign, load_post};
-use crate::views::{FairnessReport, OutcomeView, ReceiptView};
+use crate::views::{OutcomeView, ReceiptView};
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
         .route("/campaigns/{id}/audit", get(campaign_audit_page))
         .route("/campaigns/{id}/posts/{seq}/audit", get(post_audit_page))
         .route("/campaigns/{id}/fairness", get(fairness_page))

@@ -62,10 +62,10 @@ pub async fn load_post(
 }
 
 /// The names of a campaign's players, for naming who made each post.
-pub async fn authors(state: &AppState, id: Uuid) -> ApiResult<crate::views::Authors> {
+pub async fn authors(state: &AppState, id: Uuid) -> ApiResult<crate::routes::posts::Authors> {
     let players = state
         .store
         .campaign_principals(id, adjutant_store::PrincipalKind::Player, crate::routes::tokens::MAX_PLAYERS_LISTED)
         .await?;
-    Ok(crate::views::Authors { players: players.into_iter().map(|(p, _)| (p.id, p.name)).collect() })
+    Ok(crate::routes::posts::Authors { players: players.into_iter().map(|(p, _)| (p.id, p.name)).collect() })
 }

@@ -8,11 +8,12 @@
 use adjutant_store::{NewPrincipal, Principal, PrincipalKind};
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{delete, get, post};
-use axum::{Json, Router};
+use axum::Json;
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::auth::{new_token, token_hash, Caller};
@@ -21,23 +22,88 @@ use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath};
 use crate::free_text::check_name;
 use crate::routes::shared::load_campaign;
-use crate::views::{IssuedToken, NewBot, NewModerator, NewPlayer, WhoAmI};
 use crate::AppState;
 use adjutant_rules::dice::stamp_text;
 
-pub fn router() -> axum::Router<AppState> {
-    Router::new()
-        .route("/v1/whoami", get(whoami))
-        .route("/v1/moderators", post(create_moderator))
-        .route("/v1/campaigns/{id}/players", get(list_players).post(create_player))
-        .route("/v1/campaigns/{id}/bots", post(create_bot))
-        .route("/v1/moderators/{moderator_id}", delete(revoke_moderator))
-        .route("/v1/campaigns/{id}/players/{player_id}", delete(revoke_player))
-        .route("/v1/campaigns/{id}/players/{player_id}/rotate", post(rotate_player))
-        .route("/v1/campaigns/{id}/players/{player_id}/contact", axum::routing::put(set_contact))
-        .route("/v1/campaigns/{id}/mails", get(list_mails))
-        .route("/v1/campaigns/{id}/players/{player_id}/replace", post(replace_player))
-        .route("/v1/bots/{bot_id}", delete(revoke_bot))
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewModerator {
+    /// The moderator's name as players know it.
+    #[schema(value_type = crate::free_text::Name, example = "Col. Hawkins")]
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewPlayer {
+    #[schema(value_type = crate::free_text::Name, example = "jeb_stuart_fan")]
+    pub name: String,
+    /// `union` or `confederate`; the seeds' other words are read as the side they name:
+    /// `federal` and `yankee` as `union`, `rebel` as `confederate`.
+    #[schema(example = "union")]
+    #[schema(schema_with = side_schema)]
+    pub side: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewBot {
+    #[schema(value_type = crate::free_text::Name, example = "forum-bot")]
+    pub name: String,
+}
+
+/// A token, shown once: keep it, Adjutant stores only its hash.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct IssuedToken {
+    pub id: Uuid,
+    /// `moderator`, `player` or `bot`.
+    pub kind: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub campaign_id: Option<Uuid>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub side: Option<String>,
+    /// The bearer token. It is not shown again.
+    pub token: String,
+}
+
+/// The side words a player token may name, for the schema.
+fn side_schema() -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(crate::campaign::SIDE_NAMES.iter().map(|(name, _)| *name)))
+        .examples([serde_json::json!("union")])
+        .build()
+}
+
+/// Who a token speaks for.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WhoAmI {
+    /// The token's principal (a moderator's id is the `moderator_id` of their campaigns); none
+    /// for the operator.
+    pub id: Option<Uuid>,
+    /// `operator`, `moderator`, `player` or `bot`.
+    pub kind: String,
+    pub name: String,
+    /// The campaign a player or bot token is bound to.
+    pub campaign_id: Option<Uuid>,
+    /// The side a player token acts for.
+    pub side: Option<String>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(whoami))
+        .routes(routes!(create_moderator))
+        .routes(routes!(list_players, create_player))
+        .routes(routes!(create_bot))
+        .routes(routes!(revoke_moderator))
+        .routes(routes!(revoke_player))
+        .routes(routes!(rotate_player))
+        .routes(routes!(set_contact))
+        .routes(routes!(list_mails))
+        .routes(routes!(replace_player))
+        .routes(routes!(revoke_bot))
 }
 
 async fn issue(state: &AppState, principal: Principal) -> ApiResult<(StatusCode, Json<IssuedToken>)> {

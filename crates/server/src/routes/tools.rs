@@ -4,24 +4,76 @@
 
 use adjutant_rules::short_acw::{self, Defence, VictoryRounding};
 use adjutant_rules::{DigitPositions, ReinforcementRoll, ResultNumber, TimeOfDay};
-use axum::routing::get;
-use axum::{Json, Router};
-use serde::Deserialize;
+use axum::Json;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
+
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::campaign::ClockSetting;
 use crate::error::{ApiResult, AppError};
 use crate::extract::ApiQuery;
-use crate::views::{ReinforcementAnswer, ResultNumberAnswer, SealedDelayAnswer};
+use crate::views::ResultNumberView;
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/tools/result-number", get(result_number))
-        .route("/v1/tools/reinforcement", get(reinforcement))
-        .route("/v1/tools/sealed-delay", get(sealed_delay))
-        .route("/v1/tools/combat", get(combat))
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ResultNumberAnswer {
+    #[schema(example = 95145)]
+    pub n: u32,
+    #[schema(example = "308.455831522115")]
+    pub sqrt: String,
+    #[schema(example = 9)]
+    pub first_digit: u32,
+    /// The two decimals taken.
+    #[schema(example = "21")]
+    pub digits: String,
+    #[schema(example = 21)]
+    pub result: u32,
+    /// A `bc` command that shows √N.
+    pub bc: String,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ReinforcementAnswer {
+    pub ms: u32,
+    pub cities: u32,
+    /// ms mod 6.
+    #[schema(example = 3)]
+    pub remainder: u32,
+    /// Whether the remainder is at most the cities held: one reinforcement point gained.
+    #[schema(example = true)]
+    pub gains: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SealedDelayAnswer {
+    /// `s_{k-1}` = SHA-256 of the secret's 64 characters, in hex.
+    pub previous: String,
+    /// SHA-256 of the secret followed by the post hash (128 characters), in hex.
+    pub digest: String,
+    /// The digest's first 16 hex digits, and their value.
+    pub first_8_bytes: String,
+    pub first_8_bytes_decimal: String,
+    /// That value mod 60,000.
+    pub delay_ms: u64,
+    /// The stamp and stamp + delay, RFC 3339 UTC with milliseconds.
+    pub stamp: String,
+    pub result_time: String,
+    /// The result time on the campaign's clock (H:MM:SS).
+    pub time_of_day: String,
+    pub result_number: ResultNumberView,
+    /// Shell commands that redo each step with `sha256sum` and `bc`.
+    pub commands: Vec<String>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(result_number))
+        .routes(routes!(reinforcement))
+        .routes(routes!(sealed_delay))
+        .routes(routes!(combat))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -166,7 +218,7 @@ pub async fn sealed_delay(ApiQuery(q): ApiQuery<SealedDelayQuery>) -> ApiResult<
         stamp: working.stamp,
         result_time: working.result_time,
         time_of_day: format!("{}:{:02}:{:02}", t.hour_on(clock.format), t.minute, t.second),
-        result_number: crate::views::ResultNumberView::from(&r),
+        result_number: ResultNumberView::from(&r),
     }))
 }
 

@@ -5,10 +5,12 @@
 use adjutant_store::{DeliveryLogEntry, Webhook};
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde::Deserialize;
-use utoipa::IntoParams;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::auth::Caller;
@@ -16,18 +18,93 @@ use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiJson, ApiPath, ApiQuery};
 use crate::net_guard::{url_allowed, Allowlist};
 use crate::routes::shared::{load_campaign, page_limit};
-use crate::views::{
-    DeliveryPage, DeliveryView, NewWebhook, RegisteredWebhook, RotatedSecret, WebhookList, WebhookView,
-};
 use crate::webhooks::new_secret;
 use crate::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/v1/campaigns/{id}/webhooks", get(list_webhooks).post(create_webhook))
-        .route("/v1/campaigns/{id}/webhooks/{webhook_id}/deliveries", get(list_deliveries))
-        .route("/v1/campaigns/{id}/webhooks/{webhook_id}", axum::routing::delete(delete_webhook))
-        .route("/v1/campaigns/{id}/webhooks/{webhook_id}/rotate-secret", post(rotate_webhook_secret))
+/// A webhook's new signing secret: shown this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RotatedSecret {
+    pub id: Uuid,
+    /// `whsec_…`: every delivery attempted from now on is signed with it.
+    pub secret: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewWebhook {
+    /// Where to POST each outcome: an `https://` (or `http://`) address with a host, no
+    /// credentials, at most 2000 characters, that reaches a public (global) address. Loopback,
+    /// private, link-local, unique-local, shared, multicast and metadata addresses, and
+    /// `localhost`, are refused (422 `webhook.address`) unless the operator allows them; a
+    /// campaign has at most `webhooks_per_campaign` (default 5) webhooks (409 `webhook.limit`).
+    #[schema(
+        example = "http://forum-bridge.example:8090/adjutant",
+        max_length = 2000,
+        pattern = "^[Hh][Tt][Tt][Pp][Ss]?://"
+    )]
+    pub url: String,
+}
+
+/// A webhook just registered, with its signing secret: shown this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RegisteredWebhook {
+    pub id: Uuid,
+    pub campaign_id: Uuid,
+    pub url: String,
+    /// `whsec_…`: verify each request's `webhook-signature` with it (Standard Webhooks).
+    pub secret: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookView {
+    pub id: Uuid,
+    pub campaign_id: Uuid,
+    pub url: String,
+    pub created_at: DateTime<Utc>,
+    /// `true` until the endpoint answers 410 Gone or the moderator deletes the webhook.
+    pub active: bool,
+    pub disabled_at: Option<DateTime<Utc>>,
+    pub disabled_reason: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookList {
+    pub webhooks: Vec<WebhookView>,
+}
+
+/// One attempt to deliver one outcome.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryView {
+    /// The log's cursor.
+    pub id: i64,
+    /// The outcome sent, also the request's `webhook-id`.
+    pub outcome_id: Uuid,
+    /// 1 for the first attempt at this outcome.
+    pub attempt: i32,
+    pub attempted_at: DateTime<Utc>,
+    /// The status the endpoint answered, if it answered.
+    pub status_code: Option<i32>,
+    /// Why there was no answer (could not connect, timed out), if so.
+    pub error: Option<String>,
+    pub duration_ms: i64,
+    /// A 2xx answer.
+    pub delivered: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryPage {
+    pub deliveries: Vec<DeliveryView>,
+    /// Pass as `after` for the next page; absent on the last page.
+    pub next_after: Option<i64>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_webhooks, create_webhook))
+        .routes(routes!(list_deliveries))
+        .routes(routes!(delete_webhook))
+        .routes(routes!(rotate_webhook_secret))
 }
 
 /// Why a webhook the moderator deleted is disabled.
