@@ -6,7 +6,7 @@
 use adjutant_rules::Refusal;
 use adjutant_store::StoreError;
 
-use crate::log::{LogError, Refusal as PostRefusal, RefusalKind};
+use crate::log::{LogError, PostRefusal, RefusalKind};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;

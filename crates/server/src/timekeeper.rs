@@ -19,7 +19,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::campaign::{CampaignSettings, LoadedCampaign};
-use crate::log::append::NewPost;
+use crate::log::append::Submission;
 use crate::log::LogError;
 use crate::AppState;
 
@@ -189,7 +189,7 @@ impl Timekeeper {
                     format!("deadline {id} {} {} {}", wait.side, wait.stage, at.timestamp_millis()),
                 ),
             };
-            let new = NewPost { author: &moderator, side: None, kind, body: &body, idempotency_key: key };
+            let new = Submission { author: &moderator, side: None, kind, body: &body, idempotency_key: key };
             match self.state.log().append(&campaign, new).await {
                 Ok(Appended::New(post, _)) => {
                     tracing::info!(campaign = %id, seq = post.seq, side = %wait.side, stage = %wait.stage, kind, "the clock posted");

@@ -61,12 +61,12 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
 
 /// One thing found wrong, and the post it is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
+pub struct Finding {
     pub seq: Option<i64>,
     pub detail: String,
 }
 
-impl std::fmt::Display for Problem {
+impl std::fmt::Display for Finding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.seq {
             Some(seq) => write!(f, "post {seq}: {}", self.detail),
@@ -92,14 +92,14 @@ pub struct Report {
     pub forum_texts: i64,
     pub head_hash: Option<String>,
     pub notes: Vec<String>,
-    pub problems: Vec<Problem>,
+    pub problems: Vec<Finding>,
     /// No `--key` was given: receipts were checked against the keys the file itself lists.
     pub keys_from_file: bool,
 }
 
 impl Report {
     fn problem(&mut self, seq: Option<i64>, detail: impl Into<String>) {
-        self.problems.push(Problem { seq, detail: detail.into() });
+        self.problems.push(Finding { seq, detail: detail.into() });
     }
 
     pub fn ok(&self) -> bool {

@@ -114,6 +114,12 @@ pub fn post_witness(post: &Post) -> Witness {
 }
 
 impl OutcomeView {
+    /// The outcome's data as its kind's type (`None` for Adjutant's own records, which the rules
+    /// do not write, or data of another shape).
+    pub fn typed(&self) -> Option<adjutant_rules::outcome::OutcomeData> {
+        adjutant_rules::outcome::OutcomeData::read(&self.kind, &self.data).ok()
+    }
+
     /// `witness`: the post the outcome came from, quoted in the forum text.
     pub fn of(o: &Outcome, witness: Option<&Witness>) -> Self {
         let mut stored: Value = serde_json::from_str(&o.data).unwrap_or(Value::Null);

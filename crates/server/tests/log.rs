@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use adjutant_server::campaign::{CampaignSettings, LoadedCampaign, Scenarios};
 use adjutant_server::clock::ManualClock;
-use adjutant_server::log::append::{Log, NewPost, Quotas};
+use adjutant_server::log::append::{Log, Submission, Quotas};
 use adjutant_server::log::audit::{replay_from, replay_post};
 use adjutant_server::log::decide::{decide, Context};
 use adjutant_server::log::read::{view_before, void_posts};
@@ -96,7 +96,7 @@ impl Harness {
     async fn post(&self, author: &Principal, kind: &str, body: Value) -> Result<adjutant_store::Post, LogError> {
         self.clock.advance(TimeDelta::milliseconds(1_237));
         let side = author.side.as_deref().and_then(adjutant_server::campaign::parse_side);
-        let new = NewPost { author, side, kind, body: &body, idempotency_key: Uuid::new_v4().to_string() };
+        let new = Submission { author, side, kind, body: &body, idempotency_key: Uuid::new_v4().to_string() };
         match self.log().append(&self.campaign, new).await? {
             Appended::New(post, _) => Ok(post),
             Appended::Replayed(post, _) => panic!("post {} replayed under a fresh key", post.seq),
@@ -131,7 +131,7 @@ fn melee(topic: &str) -> Value {
            "inputs": {"round": 2, "attacker": {"troops": "infantry", "men": 4}, "defender": {"troops": "infantry", "men": 3}}})
 }
 
-fn refused(result: Result<adjutant_store::Post, LogError>) -> adjutant_server::log::Refusal {
+fn refused(result: Result<adjutant_store::Post, LogError>) -> adjutant_server::log::PostRefusal {
     match result {
         Err(LogError::Refused(r)) => r,
         other => panic!("expected a refusal, got {other:?}"),

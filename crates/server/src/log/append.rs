@@ -16,7 +16,7 @@ use tracing::Instrument;
 
 use super::chain::link_hash;
 use super::decide::decide;
-use super::error::{FieldPath, LogError, LogResult, Refusal, RefusalKind};
+use super::error::{FieldPath, LogError, LogResult, PostRefusal, RefusalKind};
 use super::kinds::PostKind;
 use super::read::ReadContext;
 use crate::campaign::LoadedCampaign;
@@ -44,7 +44,7 @@ pub struct Log<'a> {
 }
 
 /// A post as its author asks for it.
-pub struct NewPost<'a> {
+pub struct Submission<'a> {
     pub author: &'a Principal,
     /// The side the author plays (a player), or none (the moderator, as umpire).
     pub side: Option<Side>,
@@ -55,12 +55,12 @@ pub struct NewPost<'a> {
     pub idempotency_key: String,
 }
 
-impl NewPost<'_> {
+impl Submission<'_> {
     /// The post's shape, before anything is read: a kind that is a word, a body that is an
     /// object whose every string is one line.
     pub fn check(&self) -> LogResult<()> {
         if !PostKind::well_formed(self.kind) {
-            return Err(Refusal::invalid(
+            return Err(PostRefusal::invalid(
                 FieldPath::post("kind"),
                 "post.kind",
                 "a post kind is a lower-case word such as `move` or `attack`",
@@ -68,10 +68,10 @@ impl NewPost<'_> {
             .into());
         }
         if !self.body.is_object() {
-            return Err(Refusal::invalid(FieldPath::post("body"), "post.body", "the body is a JSON object").into());
+            return Err(PostRefusal::invalid(FieldPath::post("body"), "post.body", "the body is a JSON object").into());
         }
         if let Some(path) = crate::free_text::multi_line_at(self.body) {
-            return Err(Refusal::invalid(
+            return Err(PostRefusal::invalid(
                 FieldPath::body(&path),
                 "text.one_line",
                 "text in a post is one line: no control characters (newlines included)",
@@ -98,7 +98,7 @@ struct Owned {
     kind: String,
     side: Option<String>,
     body: String,
-    over_quota: Option<Refusal>,
+    over_quota: Option<PostRefusal>,
     clock: Arc<dyn ServerClock>,
     keys: Arc<Keyring>,
 }
@@ -130,7 +130,7 @@ impl Owned {
 impl Log<'_> {
     /// Appends `new` to `campaign`'s log. The server stamps it inside the write transaction;
     /// nothing the author sends sets the time.
-    pub async fn append(&self, campaign: &Arc<LoadedCampaign>, new: NewPost<'_>) -> LogResult<Appended> {
+    pub async fn append(&self, campaign: &Arc<LoadedCampaign>, new: Submission<'_>) -> LogResult<Appended> {
         let id = campaign.campaign.id;
         new.check()?;
         // Canonical JSON: serde_json's map keeps keys sorted, and `to_string` writes no white space.
@@ -213,7 +213,7 @@ impl Log<'_> {
 
     /// A player's notes and seals per campaign per UTC day are limited, counted from the log:
     /// the refusal when this post would go past the limit.
-    async fn quota_spent(&self, campaign_id: uuid::Uuid, author: &Principal, kind: &str) -> LogResult<Option<Refusal>> {
+    async fn quota_spent(&self, campaign_id: uuid::Uuid, author: &Principal, kind: &str) -> LogResult<Option<PostRefusal>> {
         let limit = match PostKind::of(kind) {
             PostKind::Note => self.quotas.notes_per_day,
             PostKind::Seal => self.quotas.seals_per_day,
@@ -229,7 +229,7 @@ impl Log<'_> {
             return Ok(None);
         }
         let next_day = day_start + chrono::Duration::days(1);
-        Ok(Some(Refusal {
+        Ok(Some(PostRefusal {
             kind: RefusalKind::QuotaSpent {
                 retry_after_secs: u64::try_from((next_day - now).num_seconds()).unwrap_or(0).max(1),
             },
@@ -255,7 +255,7 @@ fn same_campaign(appended: Appended, campaign_id: uuid::Uuid) -> LogResult<Appen
 fn salted(body: &Value) -> LogResult<String> {
     if body.get("salt").is_some() {
         return Err(
-            Refusal::invalid(FieldPath::body("salt"), "seal.salt", "the server salts sealed choices itself").into()
+            PostRefusal::invalid(FieldPath::body("salt"), "seal.salt", "the server salts sealed choices itself").into()
         );
     }
     let mut salt = [0u8; 16];

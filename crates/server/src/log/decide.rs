@@ -14,7 +14,7 @@ use super::bodies::{
     DeadlineBody, ExtendBody, PauseBody, ReminderBody, ReplacePlayerBody, ResolveBody, ResumeBody, RollbackBody,
     SealBody, SealRole, UmpireBody,
 };
-use super::error::{FieldPath, LogError, LogResult, Refusal};
+use super::error::{FieldPath, LogError, LogResult, PostRefusal};
 use super::kinds::{OutcomeKind, PostKind, CLOCK_KINDS, RESULT_FIXING_ORDERS};
 use super::view::{body_value, LogView};
 use crate::campaign::{parse_side, Game, LoadedCampaign};
@@ -115,11 +115,11 @@ fn body_of<T: serde::de::DeserializeOwned>(at: &FieldPath, text: &str) -> LogRes
 
 fn read_at<T: serde::de::DeserializeOwned>(at: &FieldPath, value: Value) -> LogResult<T> {
     if !value.is_object() {
-        return Err(Refusal::invalid(at.clone(), "request.json_schema", "the body is a JSON object").into());
+        return Err(PostRefusal::invalid(at.clone(), "request.json_schema", "the body is a JSON object").into());
     }
     serde_path_to_error::deserialize(value).map_err(|err| {
         let path = err.path().to_string();
-        Refusal::invalid(at.inside(&path), "request.json_schema", err.into_inner().to_string()).into()
+        PostRefusal::invalid(at.inside(&path), "request.json_schema", err.into_inner().to_string()).into()
     })
 }
 
@@ -149,7 +149,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
                 _ => {}
             }
             if let Some(paused) = state.clock.as_ref().and_then(|c| c.paused.as_ref()) {
-                return Err(Refusal::conflict(
+                return Err(PostRefusal::conflict(
                     FieldPath::post("kind"),
                     "clock.paused",
                     format!(
@@ -171,7 +171,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
                 sealed: context.chain_secret.map(|secret| short_acw::SealedDraw { secret, post_hash: &post.hash }),
             };
             let applied =
-                short_acw::apply(scenario, &state, &order).map_err(|r| Refusal::of_rules(&FieldPath::root(), r))?;
+                short_acw::apply(scenario, &state, &order).map_err(|r| PostRefusal::of_rules(&FieldPath::root(), r))?;
             Ok(Effects {
                 outcomes: applied.outcomes.iter().map(|o| made(post, o)).collect(),
                 snapshot: Some(to_json(&applied.state)?),
@@ -180,7 +180,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
         }
         Game::Resolver { ruleset, rules_version } => {
             if CLOCK_KINDS.contains(&PostKind::of(&post.kind)) {
-                return Err(Refusal::invalid(
+                return Err(PostRefusal::invalid(
                     FieldPath::post("kind"),
                     "post.kind",
                     "deadlines, pause and extend are for managed campaigns, whose turns the server keeps",
@@ -188,7 +188,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
                 .into());
             }
             if PostKind::of(&post.kind) != PostKind::Resolve {
-                return Err(Refusal::invalid(
+                return Err(PostRefusal::invalid(
                     FieldPath::post("kind"),
                     "post.kind",
                     format!(
@@ -204,7 +204,7 @@ pub fn decide(campaign: &LoadedCampaign, tail: &Tail, post: &Post, context: &Con
             }
             let dice = DiceStream::new(&post.campaign_id.to_string(), post.seq as u64, post.stamp);
             let resolution = resolver::resolve_under(*ruleset, *rules_version, &body.action, &body.inputs, dice)
-                .map_err(|r| Refusal::of_rules(&FieldPath::root(), r))?;
+                .map_err(|r| PostRefusal::of_rules(&FieldPath::root(), r))?;
             let dice = resolution.dice.len() as i64;
             Ok(Effects {
                 outcomes: vec![made(post, &Outcome::new(resolution.headline.clone(), resolution))],
@@ -221,7 +221,7 @@ fn check_line(field: FieldPath, rule: &str, what: &str, text: &str) -> LogResult
     if is_one_line(text, LINE_MAX) {
         Ok(())
     } else {
-        Err(Refusal::invalid(field, rule, one_line_detail(what, LINE_MAX)).into())
+        Err(PostRefusal::invalid(field, rule, one_line_detail(what, LINE_MAX)).into())
     }
 }
 
@@ -233,11 +233,11 @@ fn umpire(
     post: &Post,
 ) -> LogResult<Effects> {
     if post.side.is_some() {
-        return Err(Refusal::forbidden("umpire.moderator_only", "only the campaign's moderator umpires").into());
+        return Err(PostRefusal::forbidden("umpire.moderator_only", "only the campaign's moderator umpires").into());
     }
     let body: UmpireBody = body_of(&FieldPath::post("body"), &post.body)?;
     let Some(side) = parse_side(&body.side) else {
-        return Err(Refusal::invalid(
+        return Err(PostRefusal::invalid(
             FieldPath::body("side"),
             "campaign.sides",
             "the side is `union` or `confederate` (`federal` and `yankee` are read as `union`, `rebel` as `confederate`)",
@@ -246,7 +246,7 @@ fn umpire(
     };
     let kinds: Vec<&str> = short_acw::post_kinds().iter().map(|k| k.kind).collect();
     if !kinds.contains(&body.kind.as_str()) {
-        return Err(Refusal::invalid(
+        return Err(PostRefusal::invalid(
             FieldPath::body("kind"),
             "umpire.kind",
             format!("a moderator posts the game's own orders for a side: {}", kinds.join(", ")),
@@ -257,7 +257,7 @@ fn umpire(
     if campaign.settings.result_time == adjutant_rules::result_time::ResultTime::SealedDelay
         && RESULT_FIXING_ORDERS.contains(&body.kind.as_str())
     {
-        return Err(Refusal::invalid(
+        return Err(PostRefusal::invalid(
             FieldPath::body("kind"),
             "umpire.sealed_delay",
             "in a sealed-delay campaign only the side's player fixes a result number; at the deadline an attack not resolved is cancelled",
@@ -270,7 +270,7 @@ fn umpire(
             [] => format!("the {} may post nothing now", body.side),
             kinds => format!("the {} may post {}", body.side, kinds.join(", ")),
         };
-        return Err(Refusal::conflict(
+        return Err(PostRefusal::conflict(
             FieldPath::body("kind"),
             "umpire.not_awaited",
             format!("the game is not waiting for a {} from the {}: {now}", body.kind, body.side),
@@ -288,7 +288,7 @@ fn umpire(
     };
     // The answer is the order, inside the post's body: the rules' `body.x` is the post's `body.body.x`.
     let applied =
-        short_acw::apply(scenario, state, &order).map_err(|r| Refusal::of_rules(&FieldPath::post("body"), r))?;
+        short_acw::apply(scenario, state, &order).map_err(|r| PostRefusal::of_rules(&FieldPath::post("body"), r))?;
     let mut outcomes = vec![outcome(
         post,
         OutcomeKind::Umpire.as_str(),
@@ -312,21 +312,21 @@ fn clock_post(
     if post.side.is_some() {
         return Err(match kind {
             PostKind::Deadline | PostKind::Reminder => {
-                Refusal::forbidden("deadline.server_only", "deadline and reminder posts are the server's own")
+                PostRefusal::forbidden("deadline.server_only", "deadline and reminder posts are the server's own")
             }
             _ => {
-                Refusal::forbidden("clock.moderator_only", "only the campaign's moderator pauses, resumes and extends")
+                PostRefusal::forbidden("clock.moderator_only", "only the campaign's moderator pauses, resumes and extends")
             }
         }
         .into());
     }
-    let rules = |r| LogError::from(Refusal::of_rules(&FieldPath::root(), r));
+    let rules = |r| LogError::from(PostRefusal::of_rules(&FieldPath::root(), r));
     let zone = settings.clock.zone;
     let (state, record) = match kind {
         PostKind::Deadline => {
             let body: DeadlineBody = body_of(&FieldPath::post("body"), &post.body)?;
             let side = parse_side(&body.side).ok_or_else(|| {
-                Refusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
+                PostRefusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
             })?;
             let applied = deadline::missed(scenario, state, settings, post.stamp, side, &body.stage).map_err(rules)?;
             let outcomes = applied.outcomes.iter().map(|o| made(post, o)).collect();
@@ -335,7 +335,7 @@ fn clock_post(
         PostKind::Reminder => {
             let body: ReminderBody = body_of(&FieldPath::post("body"), &post.body)?;
             let side = parse_side(&body.side).ok_or_else(|| {
-                Refusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
+                PostRefusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
             })?;
             let lead = chrono::TimeDelta::milliseconds(body.lead_ms);
             let applied = deadline::remind(state, settings, post.stamp, side, &body.stage, lead).map_err(rules)?;
@@ -381,7 +381,7 @@ fn clock_post(
             let by = crate::campaign::parse_duration(&body.by)
                 .filter(|d| (crate::campaign::DEADLINE_RANGE.0..=crate::campaign::DEADLINE_RANGE.1).contains(d))
                 .ok_or_else(|| {
-                    Refusal::invalid(
+                    PostRefusal::invalid(
                         FieldPath::body("by"),
                         "extend.by",
                         "a duration from PT1M to P30D in days, hours, minutes and seconds (e.g. PT24H)",
@@ -389,7 +389,7 @@ fn clock_post(
                 })?;
             let side = match &body.side {
                 Some(text) => Some(parse_side(text).ok_or_else(|| {
-                    Refusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
+                    PostRefusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
                 })?),
                 None => None,
             };
@@ -407,12 +407,12 @@ fn clock_post(
 fn replace_player(post: &Post) -> LogResult<Effects> {
     if post.side.is_some() {
         return Err(
-            Refusal::forbidden("replace.moderator_only", "only the campaign's moderator replaces a player").into()
+            PostRefusal::forbidden("replace.moderator_only", "only the campaign's moderator replaces a player").into()
         );
     }
     let body: ReplacePlayerBody = body_of(&FieldPath::post("body"), &post.body)?;
     let side = parse_side(&body.side).ok_or_else(|| {
-        Refusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
+        PostRefusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
     })?;
     let headline = format!("The {side} is now played by {}, who replaces {}", body.name, body.replaced_name);
     let data = PlayerReplaced {
@@ -427,7 +427,7 @@ fn replace_player(post: &Post) -> LogResult<Effects> {
 
 fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<Effects> {
     if matches!(campaign.game, Game::Managed { .. }) {
-        return Err(Refusal::invalid(
+        return Err(PostRefusal::invalid(
             FieldPath::post("kind"),
             "post.kind",
             "sealed choices are for resolver campaigns; the Short ACW Campaign asks its questions itself",
@@ -435,12 +435,12 @@ fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<
         .into());
     }
     if post.side.is_none() {
-        return Err(Refusal::forbidden("seal.players_only", "a sealed choice is a player's").into());
+        return Err(PostRefusal::forbidden("seal.players_only", "a sealed choice is a player's").into());
     }
     let body: SealBody = body_of(&FieldPath::post("body"), &post.body)?;
     let topic = body.topic.as_str();
     if topic.is_empty() || topic.len() > 80 || topic.trim() != topic || topic.chars().any(forbidden) {
-        return Err(Refusal::invalid(
+        return Err(PostRefusal::invalid(
             FieldPath::body("topic"),
             "seal.topic",
             "a topic has 1 to 80 characters, with no space at either end",
@@ -448,7 +448,7 @@ fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<
         .into());
     }
     if body.choice.trim().is_empty() || body.choice.len() > 40 || body.choice.chars().any(forbidden) {
-        return Err(Refusal::invalid(
+        return Err(PostRefusal::invalid(
             FieldPath::body("choice"),
             "seal.choice",
             "a choice has 1 to 40 characters on one line",
@@ -457,7 +457,7 @@ fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<
     }
     let on_topic = context.view.seals().on_topic(topic);
     if on_topic.iter().any(|s| s.body.role == body.role) {
-        return Err(Refusal::conflict(
+        return Err(PostRefusal::conflict(
             FieldPath::body("role"),
             "seal.once",
             format!("the {} choice on {topic:?} is already sealed", body.role.name()),
@@ -467,7 +467,7 @@ fn seal(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<
     // The two choices of a topic are the two sides': one side cannot seal both, nor the
     // other side's role once that side has sealed its own.
     if on_topic.iter().any(|s| s.side == post.side) {
-        return Err(Refusal::forbidden(
+        return Err(PostRefusal::forbidden(
             "seal.other_side",
             format!("your side has already sealed a choice on {topic:?}; the other choice is the other side's"),
         )
@@ -503,7 +503,7 @@ fn fill_sealed_choices(inputs: &mut Value, topic: &str, context: &Context) -> Lo
     let Some((attacker, defender)) =
         context.view.seals().pair(topic).map(|(a, d)| (a.body.choice.clone(), d.body.choice.clone()))
     else {
-        return Err(Refusal::invalid(
+        return Err(PostRefusal::invalid(
             FieldPath::body("sealed"),
             "seal.both_in",
             format!("both the attacker's and the defender's choices on {topic:?} must be sealed first"),
@@ -512,12 +512,12 @@ fn fill_sealed_choices(inputs: &mut Value, topic: &str, context: &Context) -> Lo
     };
     let Some(map) = inputs.as_object_mut() else {
         return Err(
-            Refusal::invalid(FieldPath::body("inputs"), "resolver.inputs", "the inputs are a JSON object").into()
+            PostRefusal::invalid(FieldPath::body("inputs"), "resolver.inputs", "the inputs are a JSON object").into()
         );
     };
     for key in ["attacker_choice", "defender_choice"] {
         if map.contains_key(key) {
-            return Err(Refusal::invalid(
+            return Err(PostRefusal::invalid(
                 FieldPath::body(&format!("inputs.{key}")),
                 "seal.from_seals",
                 "with `sealed`, the choices come from the sealed posts, not the inputs",
@@ -533,13 +533,13 @@ fn fill_sealed_choices(inputs: &mut Value, topic: &str, context: &Context) -> Lo
 fn rollback(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<Effects> {
     if post.side.is_some() {
         return Err(
-            Refusal::forbidden("rollback.moderator_only", "only the campaign's moderator can roll it back").into()
+            PostRefusal::forbidden("rollback.moderator_only", "only the campaign's moderator can roll it back").into()
         );
     }
     let body: RollbackBody = body_of(&FieldPath::post("body"), &post.body)?;
     check_line(FieldPath::body("reason"), "rollback.reason", "a rollback records its reason, which", &body.reason)?;
     if body.to_seq < 0 || body.to_seq >= post.seq - 1 {
-        return Err(Refusal::invalid(
+        return Err(PostRefusal::invalid(
             FieldPath::body("to_seq"),
             "rollback.to_seq",
             format!("roll back to an earlier post: 0 to {} (0 voids every post)", post.seq - 2),
@@ -548,7 +548,7 @@ fn rollback(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogRes
     }
     let void = context.view.void();
     if void.contains(&body.to_seq) {
-        return Err(Refusal::invalid(
+        return Err(PostRefusal::invalid(
             FieldPath::body("to_seq"),
             "rollback.void_target",
             format!("post {} is already void; roll back to a post that stands", body.to_seq),

@@ -62,14 +62,14 @@ pub enum RefusalKind {
 
 /// A post the log does not take, nothing written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub struct PostRefusal {
     pub kind: RefusalKind,
     pub field: FieldPath,
     pub rule: String,
     pub detail: String,
 }
 
-impl Refusal {
+impl PostRefusal {
     pub fn invalid(field: FieldPath, rule: impl Into<String>, detail: impl Into<String>) -> Self {
         Self { kind: RefusalKind::Invalid, field, rule: rule.into(), detail: detail.into() }
     }
@@ -100,7 +100,7 @@ impl Refusal {
 pub enum LogError {
     /// The rules or the log refuse the post.
     #[error("{}", .0.detail)]
-    Refused(Refusal),
+    Refused(PostRefusal),
     /// Other posts kept landing while this one was decided; nothing was written.
     #[error("the campaign is too busy to decide this post; retry")]
     Busy,
@@ -113,8 +113,8 @@ pub enum LogError {
     Broken(String),
 }
 
-impl From<Refusal> for LogError {
-    fn from(r: Refusal) -> Self {
+impl From<PostRefusal> for LogError {
+    fn from(r: PostRefusal) -> Self {
         LogError::Refused(r)
     }
 }
@@ -128,7 +128,7 @@ mod tests {
     #[test]
     fn the_rules_fields_land_where_the_order_sits_in_the_post() {
         let field = |order: &FieldPath, name: &str| {
-            Refusal::of_rules(order, adjutant_rules::Refusal::new(name, "r", "d")).field.as_str().to_owned()
+            PostRefusal::of_rules(order, adjutant_rules::Refusal::new(name, "r", "d")).field.as_str().to_owned()
         };
         let own = FieldPath::root();
         let umpired = FieldPath::post("body");

@@ -19,4 +19,4 @@ pub mod read;
 pub mod replay;
 pub mod view;
 
-pub use error::{FieldPath, LogError, LogResult, Refusal, RefusalKind};
+pub use error::{FieldPath, LogError, LogResult, PostRefusal, RefusalKind};

@@ -62,8 +62,10 @@ pub struct MovesView {
     pub moves: Vec<Value>,
 }
 
+/// A post kind as `GET /v1/post-kinds` documents it.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct PostKind {
+#[schema(as = PostKind)]
+pub struct PostKindDoc {
     pub kind: String,
     pub summary: String,
     /// JSON Schema of the post's `body`.
@@ -258,12 +260,12 @@ pub async fn unit_moves(
 }
 
 /// The post kinds of a managed Short ACW campaign, with the schema of each body and an example.
-#[utoipa::path(get, path = "/v1/post-kinds", tag = "game", responses((status = 200, body = Vec<PostKind>)))]
-pub async fn post_kinds() -> Json<Vec<PostKind>> {
+#[utoipa::path(get, path = "/v1/post-kinds", tag = "game", responses((status = 200, body = Vec<PostKindDoc>)))]
+pub async fn post_kinds() -> Json<Vec<PostKindDoc>> {
     Json(
         short_acw::post_kinds()
             .into_iter()
-            .map(|k| PostKind {
+            .map(|k| PostKindDoc {
                 kind: k.kind.into(),
                 summary: k.summary.into(),
                 body_schema: k.body_schema,

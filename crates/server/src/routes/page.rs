@@ -4,6 +4,7 @@
 //! on a phone.
 
 use adjutant_rules::dice::stamp_text;
+use adjutant_rules::outcome::OutcomeData;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -18,7 +19,6 @@ use uuid::Uuid;
 use crate::campaign::{Game, LoadedCampaign};
 use crate::error::ApiResult;
 use crate::extract::ApiPath;
-use crate::log::kinds::OutcomeKind;
 use crate::routes::play::render;
 use crate::routes::shared::load_campaign;
 use crate::views::{stamp_numbers, OutcomeView};
@@ -166,13 +166,15 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
             let numbers = stamp_numbers(&campaign, post.stamp);
             let outcomes = outcomes_by_post.remove(&post.seq).unwrap_or_default();
             // A post's result number is shown where it decided a battle, and nowhere else.
-            let battle =
-                outcomes.iter().find(|o| OutcomeKind::of(&o.kind) == OutcomeKind::Battle).map(|o| BattleNumber {
-                    sealed: o.data.contains("\"sealed_delay\""),
+            let battle = outcomes.iter().find_map(|o| match OutcomeView::of(o, None).typed() {
+                Some(OutcomeData::Battle(fought)) => Some(BattleNumber {
+                    sealed: fought.sealed_delay.is_some(),
                     result: format!("{:02}", numbers.result_number.result),
                     n: numbers.result_number.n,
                     sqrt: numbers.result_number.sqrt.clone(),
-                });
+                }),
+                _ => None,
+            });
             PostLine {
                 seq: post.seq,
                 void: void.contains(&post.seq),
@@ -247,8 +249,8 @@ async fn turn_history(state: &AppState, id: Uuid) -> ApiResult<Vec<TurnMap>> {
     let void = crate::log::read::void_posts(&*state.store, id).await?;
     let mut turns: Vec<TurnMap> = vec![];
     for o in begun.iter().filter(|o| !void.contains(&o.seq)) {
-        let data = crate::views::OutcomeView::of(o, None).data;
-        let (Some(turn), Some(side)) = (data["turn"].as_u64(), data["side"].as_str()) else { continue };
+        let Some(OutcomeData::TurnBegins(begun)) = OutcomeView::of(o, None).typed() else { continue };
+        let (turn, side) = (u64::from(begun.turn), begun.side.key());
         // A turn begun again after a rollback: the later beginning stands.
         turns.retain(|t| !(t.turn == turn && t.side == side));
         turns.push(TurnMap { turn, side: side.to_owned(), seq: o.seq });

@@ -205,7 +205,7 @@ pub async fn create_post(
             ),
         ));
     }
-    let new = log::append::NewPost {
+    let new = log::append::Submission {
         author,
         side,
         kind: &req.kind,

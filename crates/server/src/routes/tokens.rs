@@ -593,7 +593,7 @@ pub async fn replace_player(
     let (status, Json(issued)) = issue(&state, principal).await?;
     let body = serde_json::json!({"side": old.side, "replaced": old.id, "replaced_name": old.name,
                                   "by": issued.id, "name": name});
-    let new = crate::log::append::NewPost {
+    let new = crate::log::append::Submission {
         author: moderator,
         side: None,
         kind: "replace_player",
