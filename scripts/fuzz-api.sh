@@ -87,8 +87,11 @@ print(f"export ADJ_FUZZ_MODERATOR={moderator} ADJ_FUZZ_CAMPAIGN={campaign} ADJ_F
 PY
 )"
 
-SEED="${ADJUTANT_FUZZ_SEED:-20261121}"
-echo "schemathesis seed: $SEED (set ADJUTANT_FUZZ_SEED to change it)"
+# A new seed each run, so that every run explores inputs the last did not: a gap between the
+# description and the server is found here, not by a client. The seed is printed; set
+# ADJUTANT_FUZZ_SEED to replay a run exactly.
+SEED="${ADJUTANT_FUZZ_SEED:-$(python3 -c 'import secrets; print(secrets.randbelow(2**31))')}"
+echo "schemathesis seed: $SEED (ADJUTANT_FUZZ_SEED=$SEED replays this run)"
 "$VENV/bin/schemathesis" --config-file scripts/schemathesis/schemathesis.toml run "$BASE/v1/openapi.json" \
   --max-examples "${ADJUTANT_FUZZ_EXAMPLES:-400}" \
   --seed "$SEED" \

@@ -26,43 +26,8 @@ apt_install() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-pg_bin() {
-  local dir
-  for dir in /usr/lib/postgresql/*/bin; do
-    if [ -x "$dir/initdb" ]; then echo "$dir"; return 0; fi
-  done
-  return 1
-}
-
-start_postgres() {
-  local bin
-  if ! bin=$(pg_bin); then
-    log "installing PostgreSQL (Debian package postgresql)"
-    apt_install postgresql
-    bin=$(pg_bin)
-  fi
-  PG_DIR=$(mktemp -d /tmp/adjutant-pg.XXXXXX)
-  local port
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  local run=()
-  if [ "$(id -u)" -eq 0 ]; then
-    chown postgres: "$PG_DIR" 2>/dev/null || { useradd -r postgres && chown postgres: "$PG_DIR"; }
-    run=(runuser -u postgres --)
-  fi
-  log "starting a throwaway PostgreSQL cluster on 127.0.0.1:$port"
-  "${run[@]}" "$bin/initdb" -D "$PG_DIR/data" -U postgres -A trust -E UTF8 --no-sync >"$PG_DIR/initdb.log"
-  "${run[@]}" "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -o \
-    "-c listen_addresses=127.0.0.1 -p $port -k $PG_DIR -c fsync=off -c max_connections=400" start >/dev/null
-  PG_CTL=("${run[@]}" "$bin/pg_ctl" -D "$PG_DIR/data")
-  export ADJUTANT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres"
-}
-
-stop_postgres() {
-  if [ -n "${PG_DIR:-}" ]; then
-    "${PG_CTL[@]}" stop -m fast >/dev/null 2>&1 || true
-    rm -rf "$PG_DIR"
-  fi
-}
+# shellcheck source=scripts/postgres.sh
+. scripts/postgres.sh
 
 # Turn and reminder mails go to a real SMTP server on loopback: aiosmtpd, in a virtual
 # environment of its own (target/smtp), keeping what it receives in a maildir the tests read.
@@ -118,7 +83,9 @@ if ! pg_bin >/dev/null; then
   apt_install postgresql
 fi
 if [ -z "${ADJUTANT_TEST_POSTGRES_URL:-}" ]; then
-  start_postgres
+  log "starting a throwaway PostgreSQL cluster on loopback"
+  start_postgres adjutant-pg -c fsync=off -c max_connections=400
+  export ADJUTANT_TEST_POSTGRES_URL="$PG_URL"
 fi
 # The PostgreSQL half of the conformance suite must run, not skip.
 export ADJUTANT_REQUIRE_POSTGRES=1

@@ -11,9 +11,8 @@ use tracing_subscriber::EnvFilter;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// mimalloc's `arena_eager_commit` (its fifth option, `mi_option_t` 4, which the bindings leave
-/// unnamed). On Linux mimalloc commits a whole arena at once by default, and memory it has
-/// purged stays resident: under 64 clients posting the service peaked at 66–68 MiB (SQLite's
-/// memory, [`adjutant_store_sqlite`], comes from mimalloc too); committed as used, 41 MiB.
+/// unnamed): off, so memory is committed as it is used rather than a whole arena at once, which
+/// on Linux stays resident once purged (docs/BENCHMARKS.md gives the peak memory either way).
 #[cfg(target_os = "linux")]
 const MI_OPTION_ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use adjutant_server::campaign::{CampaignSettings, LoadedCampaign, Scenarios};
 use adjutant_server::clock::ManualClock;
-use adjutant_server::log::append::{Log, Submission, Quotas};
+use adjutant_server::log::append::{Log, Quotas, Submission};
 use adjutant_server::log::audit::{replay_from, replay_post};
 use adjutant_server::log::decide::{decide, Context};
 use adjutant_server::log::read::{view_before, void_posts};

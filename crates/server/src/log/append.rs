@@ -213,7 +213,12 @@ impl Log<'_> {
 
     /// A player's notes and seals per campaign per UTC day are limited, counted from the log:
     /// the refusal when this post would go past the limit.
-    async fn quota_spent(&self, campaign_id: uuid::Uuid, author: &Principal, kind: &str) -> LogResult<Option<PostRefusal>> {
+    async fn quota_spent(
+        &self,
+        campaign_id: uuid::Uuid,
+        author: &Principal,
+        kind: &str,
+    ) -> LogResult<Option<PostRefusal>> {
         let limit = match PostKind::of(kind) {
             PostKind::Note => self.quotas.notes_per_day,
             PostKind::Seal => self.quotas.seals_per_day,
@@ -254,9 +259,12 @@ fn same_campaign(appended: Appended, campaign_id: uuid::Uuid) -> LogResult<Appen
 /// A sealed choice gets 128 random bits of salt, so its public hash does not give it away.
 fn salted(body: &Value) -> LogResult<String> {
     if body.get("salt").is_some() {
-        return Err(
-            PostRefusal::invalid(FieldPath::body("salt"), "seal.salt", "the server salts sealed choices itself").into()
-        );
+        return Err(PostRefusal::invalid(
+            FieldPath::body("salt"),
+            "seal.salt",
+            "the server salts sealed choices itself",
+        )
+        .into());
     }
     let mut salt = [0u8; 16];
     rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut salt);

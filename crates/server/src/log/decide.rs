@@ -314,9 +314,10 @@ fn clock_post(
             PostKind::Deadline | PostKind::Reminder => {
                 PostRefusal::forbidden("deadline.server_only", "deadline and reminder posts are the server's own")
             }
-            _ => {
-                PostRefusal::forbidden("clock.moderator_only", "only the campaign's moderator pauses, resumes and extends")
-            }
+            _ => PostRefusal::forbidden(
+                "clock.moderator_only",
+                "only the campaign's moderator pauses, resumes and extends",
+            ),
         }
         .into());
     }
@@ -389,7 +390,11 @@ fn clock_post(
                 })?;
             let side = match &body.side {
                 Some(text) => Some(parse_side(text).ok_or_else(|| {
-                    PostRefusal::invalid(FieldPath::body("side"), "campaign.sides", "the side is `union` or `confederate`")
+                    PostRefusal::invalid(
+                        FieldPath::body("side"),
+                        "campaign.sides",
+                        "the side is `union` or `confederate`",
+                    )
                 })?),
                 None => None,
             };
@@ -406,9 +411,11 @@ fn clock_post(
 /// A side's player replaced: recorded in the log, so the log says who played each post.
 fn replace_player(post: &Post) -> LogResult<Effects> {
     if post.side.is_some() {
-        return Err(
-            PostRefusal::forbidden("replace.moderator_only", "only the campaign's moderator replaces a player").into()
-        );
+        return Err(PostRefusal::forbidden(
+            "replace.moderator_only",
+            "only the campaign's moderator replaces a player",
+        )
+        .into());
     }
     let body: ReplacePlayerBody = body_of(&FieldPath::post("body"), &post.body)?;
     let side = parse_side(&body.side).ok_or_else(|| {
@@ -532,9 +539,11 @@ fn fill_sealed_choices(inputs: &mut Value, topic: &str, context: &Context) -> Lo
 
 fn rollback(campaign: &LoadedCampaign, post: &Post, context: &Context) -> LogResult<Effects> {
     if post.side.is_some() {
-        return Err(
-            PostRefusal::forbidden("rollback.moderator_only", "only the campaign's moderator can roll it back").into()
-        );
+        return Err(PostRefusal::forbidden(
+            "rollback.moderator_only",
+            "only the campaign's moderator can roll it back",
+        )
+        .into());
     }
     let body: RollbackBody = body_of(&FieldPath::post("body"), &post.body)?;
     check_line(FieldPath::body("reason"), "rollback.reason", "a rollback records its reason, which", &body.reason)?;

@@ -40,7 +40,7 @@ pub struct NewWebhook {
     #[schema(
         example = "http://forum-bridge.example:8090/adjutant",
         max_length = 2000,
-        pattern = "^[Hh][Tt][Tt][Pp][Ss]?://"
+        pattern = "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@:\\s][^/?#@\\s]*([/?#].*)?$"
     )]
     pub url: String,
 }
