@@ -27,7 +27,7 @@ use crate::AppState;
 
 /// The routes the OpenAPI document does not list: the pages, their stylesheet and scripts, the API
 /// docs page and the document itself, as (method, path) the way the router writes them. The
-/// authorization matrix (tests/authz.rs) holds a row for each of these and for each operation of
+/// authorization matrix (tests/e2e/authz.rs) holds a row for each of these and for each operation of
 /// the document, and checks the router's sources declare no other route.
 pub const OTHER_ROUTES: &[(&str, &str)] = &[
     ("GET", "/campaigns/{id}"),
