@@ -521,6 +521,11 @@ impl Scenarios {
             paths.sort();
             for path in paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "toml")) {
                 let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_owned();
+                if crate::routes::scenarios::is_uploaded_id(&name) {
+                    // Such a name would read as an uploaded scenario's id.
+                    problems.push(format!("{}: left out: 64 hex digits name uploaded scenarios", path.display()));
+                    continue;
+                }
                 let checked = std::fs::read_to_string(&path).map_err(|e| e.to_string()).and_then(|text| {
                     Scenario::from_toml(&path.display().to_string(), &text)
                         .map(|_| text)

@@ -27,6 +27,22 @@ pub struct Problem {
     /// The rule broken, as Adjutant's documents name it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// When a request breaks several rules at once (an uploaded scenario), every one of them:
+    /// `field` and `rule` above then name the whole (`body.text`, `scenario.invalid`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub errors: Option<Vec<ProblemItem>>,
+}
+
+/// One of several problems of a request, as a problem's `errors` lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
+pub struct ProblemItem {
+    /// The request field at fault, e.g. `body.text.map.rail[0].hexes[3]`; a problem of the
+    /// text's TOML itself names `body.text` and gives `line:column` in `detail`.
+    pub field: String,
+    /// The rule broken (`scenario.rail_gap`).
+    pub rule: String,
+    pub detail: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +53,9 @@ pub enum AppError {
     /// Missing or unknown token.
     #[error("unauthorized: {0}")]
     Unauthorized(String),
+    /// The request breaks several rules, each listed: 422.
+    #[error("{detail}")]
+    Problems { field: String, rule: String, detail: String, errors: Vec<ProblemItem> },
     /// A known token that may not do this.
     #[error("forbidden: {detail}")]
     Forbidden { rule: String, detail: String },
@@ -108,6 +127,7 @@ impl AppError {
     pub fn status(&self) -> StatusCode {
         match self {
             AppError::Client { status, .. } => *status,
+            AppError::Problems { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             AppError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             AppError::Forbidden { .. } => StatusCode::FORBIDDEN,
             AppError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -120,6 +140,7 @@ impl AppError {
         let status = self.status();
         let (field, rule, detail) = match self {
             AppError::Client { field, rule, detail, .. } => (field.clone(), Some(rule.clone()), detail.clone()),
+            AppError::Problems { field, rule, detail, .. } => (Some(field.clone()), Some(rule.clone()), detail.clone()),
             AppError::Unauthorized(detail) => {
                 (Some("Authorization".to_owned()), Some("auth.token".to_owned()), detail.clone())
             }
@@ -155,6 +176,10 @@ impl AppError {
             detail,
             field,
             rule,
+            errors: match self {
+                AppError::Problems { errors, .. } => Some(errors.clone()),
+                _ => None,
+            },
         }
     }
 }

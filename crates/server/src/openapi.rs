@@ -15,9 +15,10 @@ use crate::AppState;
         title = "Adjutant",
         description = "Adjudicates play-by-forum wargame campaigns. The server stamps every post with its own clock and derives every random outcome from that stamp, so anyone can recompute it.",
     ),
-    components(schemas(crate::error::Problem)),
+    components(schemas(crate::error::Problem, crate::error::ProblemItem)),
     tags(
         (name = "tokens", description = "Moderators, player and bot tokens"),
+        (name = "scenarios", description = "Scenarios of the managed game: the server's, and those moderators upload"),
         (name = "campaigns", description = "Campaigns"),
         (name = "posts", description = "The campaign log"),
         (name = "audit", description = "Recomputing every number"),
@@ -187,7 +188,7 @@ async fn docs_headers(mut response: axum::response::Response) -> axum::response:
 }
 
 /// The description as this server serves it: the scenarios it has are the `scenario` enum of a
-/// new managed campaign, so a generated client offers exactly those; and each create operation
+/// new managed campaign (or an upload's id), so a generated client offers exactly those; and each create operation
 /// links to the reads of what it made, so a client (or a stateful test) can follow real ids.
 ///
 /// It is JSON, not utoipa's types: those would write a link's `operationId` as `operation_id`.
@@ -196,7 +197,9 @@ pub fn served(scenarios: &crate::campaign::Scenarios, registered: utoipa::openap
     let mut value = serde_json::to_value(description(registered))
         .unwrap_or_else(|e| panic!("the OpenAPI description does not serialize: {e}"));
     if let Some(scenario) = value.pointer_mut("/components/schemas/NewCampaign/oneOf/0/properties/scenario") {
-        scenario["enum"] = json!(scenarios.names().collect::<Vec<_>>());
+        let names = json!(scenarios.names().collect::<Vec<_>>());
+        let uploaded = json!({"pattern": crate::routes::scenarios::UPLOADED_ID_PATTERN, "description": "a moderator's own upload"});
+        scenario["anyOf"] = json!([{"enum": names}, uploaded]);
     }
     let campaign_id = json!({"id": "$response.body#/id"});
     let same_campaign = json!({"id": "$request.path.id"});
@@ -286,7 +289,8 @@ mod tests {
     fn the_served_description_lists_the_scenarios_and_links_creates_to_reads() {
         let doc = served_json();
         let scenario = &doc["components"]["schemas"]["NewCampaign"]["oneOf"][0]["properties"]["scenario"];
-        assert_eq!(scenario["enum"], serde_json::json!(["short-acw"]), "{scenario}");
+        assert_eq!(scenario["anyOf"][0]["enum"], serde_json::json!(["short-acw"]), "{scenario}");
+        assert_eq!(scenario["anyOf"][1]["pattern"], "^[0-9a-f]{64}$", "{scenario}");
         let links = &doc["paths"]["/v1/campaigns"]["post"]["responses"]["201"]["links"];
         assert_eq!(links["GetCampaign"]["operationId"], "get_campaign", "{links}");
         assert_eq!(links["GetCampaign"]["parameters"]["id"], "$response.body#/id");

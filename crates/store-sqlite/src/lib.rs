@@ -17,7 +17,7 @@ use adjutant_store::append::GroupCommit;
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, ClaimedMail, Contact, DeliveryAttempt,
     DeliveryLogEntry, DeliveryVerdict, MailLogEntry, MailVerdict, NewMail, NewPrincipal, Outcome, Post, Principal,
-    PrincipalKind, Result, SharedDecide, Store, StoreError, Webhook, MAX_BATCH,
+    PrincipalKind, Result, ScenarioEntry, SharedDecide, Store, StoreError, UploadedScenario, Webhook, MAX_BATCH,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -38,6 +38,7 @@ mod log;
 mod mail;
 mod malloc;
 mod principals;
+mod scenarios;
 mod webhooks;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
@@ -214,6 +215,21 @@ impl Store for SqliteStore {
     #[instrument(skip_all)]
     async fn campaigns(&self, moderator: Option<Uuid>, after: Option<Uuid>, limit: i64) -> Result<Vec<Campaign>> {
         campaigns::campaigns(&self.readers, moderator, after, limit).await
+    }
+
+    #[instrument(skip_all)]
+    async fn keep_scenario(&self, scenario: UploadedScenario) -> Result<UploadedScenario> {
+        scenarios::keep_scenario(&self.writer, scenario).await
+    }
+
+    #[instrument(skip_all)]
+    async fn scenario(&self, moderator_id: Uuid, id: &str) -> Result<Option<UploadedScenario>> {
+        scenarios::scenario(&self.readers, moderator_id, id).await
+    }
+
+    #[instrument(skip_all)]
+    async fn scenarios(&self, moderator_id: Uuid, after: Option<&str>, limit: i64) -> Result<Vec<ScenarioEntry>> {
+        scenarios::scenarios(&self.readers, moderator_id, after, limit).await
     }
 
     #[instrument(skip_all)]

@@ -128,6 +128,27 @@ pub struct Campaign {
     pub chain_genesis: String,
 }
 
+/// A scenario a moderator uploaded, as a listing shows it: never changed once kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScenarioEntry {
+    /// The SHA-256 of the scenario's text, 64 lower-case hex digits.
+    pub id: String,
+    /// The moderator who uploaded it, the only one who sees and uses it.
+    pub moderator_id: Uuid,
+    /// The moderator's name for it.
+    pub name: String,
+    /// The scenario's own title.
+    pub title: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// An uploaded scenario with its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UploadedScenario {
+    pub entry: ScenarioEntry,
+    pub text: String,
+}
+
 /// One post of a campaign's log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Post {
@@ -439,6 +460,15 @@ pub trait Store: Send + Sync + 'static {
     /// Campaigns in creation order (only `moderator`'s when given), after `after` (exclusive)
     /// when given.
     async fn campaigns(&self, moderator: Option<Uuid>, after: Option<Uuid>, limit: i64) -> Result<Vec<Campaign>>;
+
+    /// Keeps an uploaded scenario unless its moderator already keeps one of the same id (the
+    /// same text); returns the one kept, so uploading a text twice keeps it once.
+    async fn keep_scenario(&self, scenario: UploadedScenario) -> Result<UploadedScenario>;
+    /// One of a moderator's uploaded scenarios: `None` when that moderator has none of this id.
+    async fn scenario(&self, moderator_id: Uuid, id: &str) -> Result<Option<UploadedScenario>>;
+    /// A moderator's uploaded scenarios by id, after `after` (exclusive) when given; at most
+    /// `limit`.
+    async fn scenarios(&self, moderator_id: Uuid, after: Option<&str>, limit: i64) -> Result<Vec<ScenarioEntry>>;
 
     /// Keeps the top secret `s_K` of chain `chain` of a sealed-delay campaign, unless one is kept
     /// for that chain already; returns the one kept (so two servers racing agree). Kept apart

@@ -11,7 +11,7 @@ use uuid::Uuid;
 use crate::append::{KnownKey, LastPost};
 use crate::{
     Acknowledgement, Campaign, ClaimedDelivery, ClaimedMail, Contact, DeliveryLogEntry, MailLogEntry, NewMail, Outcome,
-    Post, Principal, PrincipalKind, Receipt, Result, StoreError, Tail, Webhook,
+    Post, Principal, PrincipalKind, Receipt, Result, ScenarioEntry, StoreError, Tail, UploadedScenario, Webhook,
 };
 
 /// One row of a backend's result, read column by column in domain types. A backend says how
@@ -154,6 +154,22 @@ pub fn campaign(row: &dyn Columns) -> Result<Campaign> {
         created_at: row.time("created_at")?,
         chain_genesis: row.text("chain_genesis")?,
     })
+}
+
+/// An uploaded scenario as a listing shows it (no text).
+pub fn scenario_entry(row: &dyn Columns) -> Result<ScenarioEntry> {
+    Ok(ScenarioEntry {
+        id: row.text("id")?,
+        moderator_id: row.uuid("moderator_id")?,
+        name: row.text("name")?,
+        title: row.text("title")?,
+        created_at: row.time("created_at")?,
+    })
+}
+
+/// An uploaded scenario with its text.
+pub fn uploaded_scenario(row: &dyn Columns) -> Result<UploadedScenario> {
+    Ok(UploadedScenario { entry: scenario_entry(row)?, text: row.text("text")? })
 }
 
 /// A post; its stamp is read from the column `stamp`.

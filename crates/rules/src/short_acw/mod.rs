@@ -26,6 +26,6 @@ pub use hex::Hex;
 pub use movement::legal_moves;
 pub use movement::Reach;
 pub use orders::{apply, may_post, Applied, Order, SealedDraw};
-pub use scenario::{Arm, Scenario, ScenarioError};
+pub use scenario::{Arm, Limits, Scenario, ScenarioError};
 pub use settings::Settings;
 pub use state::{GameState, Phase};

@@ -225,7 +225,69 @@ pub struct ScenarioError {
     pub file: String,
     /// `line:column` or an item path such as `map.cities[3]`.
     pub place: String,
+    /// The rule broken (`scenario.rail_gap`): one of [`rule`]'s names.
+    pub rule: &'static str,
     pub problem: String,
+}
+
+/// The names of the rules a scenario can break, as [`ScenarioError::rule`] gives them.
+pub mod rule {
+    /// The text is not TOML, or a field is missing, unknown or of the wrong type (`place` is
+    /// `line:column`).
+    pub const SYNTAX: &str = "scenario.syntax";
+    pub const MAP_SIZE: &str = "scenario.map_size";
+    pub const TURNS: &str = "scenario.turns";
+    /// A hex not written `CCRR`.
+    pub const HEX: &str = "scenario.hex";
+    pub const HEX_OFF_MAP: &str = "scenario.hex_off_map";
+    pub const HEX_TWICE: &str = "scenario.hex_twice";
+    pub const CITY_LETTER: &str = "scenario.city_letter";
+    pub const CITY_LETTER_TWICE: &str = "scenario.city_letter_twice";
+    pub const CITY_HEX_TWICE: &str = "scenario.city_hex_twice";
+    pub const CITY_IN_WOODS: &str = "scenario.city_in_woods";
+    /// A city letter that deployment, victory or reinforcement names is not on the map.
+    pub const UNKNOWN_CITY: &str = "scenario.unknown_city";
+    /// A hexside not written as two hexes, `0506/0606`.
+    pub const HEXSIDE: &str = "scenario.hexside";
+    pub const HEXSIDE_NOT_ADJACENT: &str = "scenario.hexside_not_adjacent";
+    pub const HEXSIDE_TWICE: &str = "scenario.hexside_twice";
+    pub const BRIDGE_OFF_RIVER: &str = "scenario.bridge_off_river";
+    pub const BRIDGE_TWICE: &str = "scenario.bridge_twice";
+    pub const RAIL_EMPTY: &str = "scenario.rail_empty";
+    pub const RAIL_GAP: &str = "scenario.rail_gap";
+    pub const START_CONTROL: &str = "scenario.start_control";
+    /// A side with no deployment cities.
+    pub const DEPLOYMENT_NO_CITY: &str = "scenario.deployment_no_city";
+    pub const ORDER_OF_BATTLE_EMPTY: &str = "scenario.order_of_battle_empty";
+    pub const UNIT_ID: &str = "scenario.unit_id";
+    pub const UNIT_ID_TWICE: &str = "scenario.unit_id_twice";
+    pub const FACTORS: &str = "scenario.factors";
+    pub const MOVEMENT: &str = "scenario.movement";
+    pub const VICTORY_GOAL: &str = "scenario.victory_goal";
+    pub const VICTORY_TURN: &str = "scenario.victory_turn";
+    pub const REINFORCEMENT_CITIES: &str = "scenario.reinforcement_cities";
+}
+
+/// How strictly a scenario is checked. Files the operator installs keep the limits they have
+/// always had, since campaigns created from them are read again with them; a scenario a
+/// moderator uploads is held to tighter ones, so every map can be drawn and every number fits
+/// the game.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Columns and rows, each at most this many.
+    pub map_side: u8,
+    /// A unit's factors and every movement allowance and cost, from 1 to this (`None`: any).
+    pub factors: Option<u32>,
+    /// Whether each side must name at least one deployment city.
+    pub deployment_named: bool,
+}
+
+impl Limits {
+    /// The operator's scenario files (and campaigns already stored).
+    pub const FILE: Limits = Limits { map_side: 99, factors: None, deployment_named: false };
+    /// A scenario a moderator uploads: at most 40 × 40 hexes, factors and movement 1 to 99,
+    /// each side deploying at some city.
+    pub const UPLOAD: Limits = Limits { map_side: 40, factors: Some(99), deployment_named: true };
 }
 
 // ---- the file as written -------------------------------------------------------------------
@@ -347,8 +409,13 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn error(&mut self, place: impl Into<String>, problem: impl Into<String>) {
-        self.errors.push(ScenarioError { file: self.file.to_string(), place: place.into(), problem: problem.into() });
+    fn error(&mut self, place: impl Into<String>, rule: &'static str, problem: impl Into<String>) {
+        self.errors.push(ScenarioError {
+            file: self.file.to_string(),
+            place: place.into(),
+            rule,
+            problem: problem.into(),
+        });
     }
 }
 
@@ -362,6 +429,12 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 impl Scenario {
     /// Reads and checks a scenario file. `file_name` is used only in error messages.
     pub fn from_toml(file_name: &str, text: &str) -> Result<Scenario, Vec<ScenarioError>> {
+        Scenario::checked(file_name, text, Limits::FILE)
+    }
+
+    /// Reads and checks a scenario under the given limits ([`Limits::UPLOAD`] for a moderator's
+    /// upload), every problem reported.
+    pub fn checked(file_name: &str, text: &str, limits: Limits) -> Result<Scenario, Vec<ScenarioError>> {
         let mut check = Checker { file: file_name, errors: vec![] };
         let raw: RawScenario = match toml::from_str(text) {
             Ok(raw) => raw,
@@ -373,11 +446,11 @@ impl Scenario {
                     }
                     None => "1:1".to_string(),
                 };
-                check.error(place, e.message().trim().to_string());
+                check.error(place, rule::SYNTAX, e.message().trim().to_string());
                 return Err(check.errors);
             }
         };
-        let scenario = check_scenario(&mut check, file_name, raw);
+        let scenario = check_scenario(&mut check, file_name, raw, limits);
         if check.errors.is_empty() {
             Ok(scenario)
         } else {
@@ -470,30 +543,35 @@ fn letter(check: &mut Checker, place: &str, text: &str) -> Option<char> {
     match (chars.next(), chars.next()) {
         (Some(c), None) if c.is_ascii_uppercase() => Some(c),
         _ => {
-            check.error(place, format!("`{text}` is not a city letter (one capital letter, A–Z)"));
+            check.error(place, rule::CITY_LETTER, format!("`{text}` is not a city letter (one capital letter, A–Z)"));
             None
         }
     }
 }
 
-fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario {
+fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario, limits: Limits) -> Scenario {
     let (columns, rows) = (raw.map.columns, raw.map.rows);
-    if !(2..=99).contains(&columns) || !(2..=99).contains(&rows) {
-        check.error("map", format!("the map must be 2 to 99 hexes each way, not {columns}×{rows}"));
+    let most = limits.map_side;
+    if !(2..=most).contains(&columns) || !(2..=most).contains(&rows) {
+        check.error("map", rule::MAP_SIZE, format!("the map must be 2 to {most} hexes each way, not {columns}×{rows}"));
     }
     if raw.turns == 0 {
-        check.error("turns", "a campaign needs at least one turn");
+        check.error("turns", rule::TURNS, "a campaign needs at least one turn");
     }
     let on_map = |h: Hex| (1..=columns).contains(&h.col) && (1..=rows).contains(&h.row);
     let hex_at = |check: &mut Checker, place: String, text: &str| -> Option<Hex> {
         match text.parse::<Hex>() {
             Ok(h) if on_map(h) => Some(h),
             Ok(h) => {
-                check.error(place, format!("unknown hex {h}: the map is {columns} columns by {rows} rows"));
+                check.error(
+                    place,
+                    rule::HEX_OFF_MAP,
+                    format!("unknown hex {h}: the map is {columns} columns by {rows} rows"),
+                );
                 None
             }
             Err(e) => {
-                check.error(place, e);
+                check.error(place, rule::HEX, e);
                 None
             }
         }
@@ -503,7 +581,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
     for (i, text) in raw.map.woods.iter().enumerate() {
         if let Some(h) = hex_at(check, format!("map.woods[{i}]"), text) {
             if !woods.insert(h) {
-                check.error(format!("map.woods[{i}]"), format!("hex {h} is listed twice"));
+                check.error(format!("map.woods[{i}]"), rule::HEX_TWICE, format!("hex {h} is listed twice"));
             }
         }
     }
@@ -515,11 +593,11 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
         let h = hex_at(check, format!("{place}.hex"), &raw_city.hex);
         if let (Some(l), Some(h)) = (l, h) {
             if cities.iter().any(|c| c.letter == l) {
-                check.error(&place, format!("city letter {l} is used twice"));
+                check.error(&place, rule::CITY_LETTER_TWICE, format!("city letter {l} is used twice"));
             } else if let Some(other) = cities.iter().find(|c| c.hex == h) {
-                check.error(&place, format!("hex {h} already holds city {}", other.letter));
+                check.error(&place, rule::CITY_HEX_TWICE, format!("hex {h} already holds city {}", other.letter));
             } else if woods.contains(&h) {
-                check.error(&place, format!("hex {h} is both woods and city {l}"));
+                check.error(&place, rule::CITY_IN_WOODS, format!("hex {h} is both woods and city {l}"));
             } else {
                 cities.push(City { letter: l, name: raw_city.name.clone(), hex: h, control: raw_city.control });
             }
@@ -530,7 +608,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
         if cities.iter().any(|c| c.letter == l) {
             Some(l)
         } else {
-            check.error(place, format!("there is no city {l} on the map"));
+            check.error(place, rule::UNKNOWN_CITY, format!("there is no city {l} on the map"));
             None
         }
     };
@@ -539,18 +617,26 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
         let side = match Hexside::parse(text) {
             Ok(s) => s,
             Err(e) => {
-                check.error(place, e);
+                check.error(place, rule::HEXSIDE, e);
                 return None;
             }
         };
         for h in [side.0, side.1] {
             if !on_map(h) {
-                check.error(place, format!("unknown hex {h}: the map is {columns} columns by {rows} rows"));
+                check.error(
+                    place,
+                    rule::HEX_OFF_MAP,
+                    format!("unknown hex {h}: the map is {columns} columns by {rows} rows"),
+                );
                 return None;
             }
         }
         if !side.0.is_adjacent(side.1) {
-            check.error(place, format!("{} and {} are not adjacent, so they share no hexside", side.0, side.1));
+            check.error(
+                place,
+                rule::HEXSIDE_NOT_ADJACENT,
+                format!("{} and {} are not adjacent, so they share no hexside", side.0, side.1),
+            );
             return None;
         }
         Some(side)
@@ -562,7 +648,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
             let place = format!("map.rivers[{i}].hexsides[{j}]");
             if let Some(side) = hexside_at(check, place.clone(), text) {
                 if rivers.insert(side, river.name.clone()).is_some() {
-                    check.error(place, format!("hexside {side} is listed twice"));
+                    check.error(place, rule::HEXSIDE_TWICE, format!("hexside {side} is listed twice"));
                 }
             }
         }
@@ -572,9 +658,13 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
         let place = format!("map.bridges[{i}]");
         if let Some(side) = hexside_at(check, place.clone(), &bridge.hexside) {
             if !rivers.contains_key(&side) {
-                check.error(place, format!("hexside {side} has no river, so it cannot have a bridge"));
+                check.error(
+                    place,
+                    rule::BRIDGE_OFF_RIVER,
+                    format!("hexside {side} has no river, so it cannot have a bridge"),
+                );
             } else if bridges.insert(side, bridge.kind).is_some() {
-                check.error(place, format!("hexside {side} already has a bridge"));
+                check.error(place, rule::BRIDGE_TWICE, format!("hexside {side} already has a bridge"));
             }
         }
     }
@@ -584,7 +674,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
     for (i, line) in raw.map.rail.iter().enumerate() {
         let mut previous: Option<Hex> = None;
         if line.hexes.is_empty() {
-            check.error(format!("map.rail[{i}]"), format!("rail line {} has no hexes", line.name));
+            check.error(format!("map.rail[{i}]"), rule::RAIL_EMPTY, format!("rail line {} has no hexes", line.name));
         }
         for (j, text) in line.hexes.iter().enumerate() {
             let place = format!("map.rail[{i}].hexes[{j}]");
@@ -594,7 +684,11 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
             };
             if let Some(p) = previous {
                 if !p.is_adjacent(h) {
-                    check.error(place, format!("rail line {}: {h} does not touch the hex before it, {p}", line.name));
+                    check.error(
+                        place,
+                        rule::RAIL_GAP,
+                        format!("rail line {}: {h} does not touch the hex before it, {p}", line.name),
+                    );
                 } else {
                     rail_links.insert(Hexside::between(p, h));
                 }
@@ -610,7 +704,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
             let place = format!("map.start_control.{}[{i}]", side.key());
             if let Some(h) = hex_at(check, place.clone(), text) {
                 if start_control.insert(h, *side).is_some() {
-                    check.error(place, format!("hex {h} is given a starting side twice"));
+                    check.error(place, rule::START_CONTROL, format!("hex {h} is given a starting side twice"));
                 }
             }
         }
@@ -621,6 +715,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
                 if other != side {
                     check.error(
                         "map.start_control",
+                        rule::START_CONTROL,
                         format!("hex {} is city {} held by the {side}, not the {other}", city.hex, city.letter),
                     );
                 }
@@ -631,7 +726,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
     let mut deployment = BTreeMap::new();
     for side in [Side::Union, Side::Confederate] {
         let Some(letters) = raw.deployment.get(&side) else {
-            check.error("deployment", format!("no deployment cities for the {side}"));
+            check.error("deployment", rule::DEPLOYMENT_NO_CITY, format!("no deployment cities for the {side}"));
             continue;
         };
         let mut list = vec![];
@@ -640,26 +735,43 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
                 list.push(l);
             }
         }
+        if limits.deployment_named && list.is_empty() && letters.is_empty() {
+            check.error(
+                format!("deployment.{}", side.key()),
+                rule::DEPLOYMENT_NO_CITY,
+                format!("the {side} deploys near no city: name at least one"),
+            );
+        }
         deployment.insert(side, list);
     }
 
     let mut units: Vec<UnitSpec> = vec![];
     for (side, list) in [(Side::Union, &raw.units.union), (Side::Confederate, &raw.units.confederate)] {
         if list.is_empty() {
-            check.error(format!("units.{}", side.key()), "the order of battle is empty");
+            check.error(format!("units.{}", side.key()), rule::ORDER_OF_BATTLE_EMPTY, "the order of battle is empty");
         }
         for (i, unit) in list.iter().enumerate() {
             let place = format!("units.{}[{i}]", side.key());
+            if let Some(most) = limits.factors {
+                if !(1..=most).contains(&unit.factors) {
+                    check.error(
+                        format!("{place}.factors"),
+                        rule::FACTORS,
+                        format!("unit `{}` has {} factors, not 1 to {most}", unit.id, unit.factors),
+                    );
+                }
+            }
             let id_ok = !unit.id.is_empty()
                 && unit.id.len() <= 40
                 && unit.id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
             if !id_ok {
                 check.error(
                     &place,
+                    rule::UNIT_ID,
                     format!("unit id `{}` must be 1 to 40 lower-case letters, digits or dashes", unit.id),
                 );
             } else if units.iter().any(|u| u.id == unit.id) {
-                check.error(&place, format!("duplicate unit id `{}`", unit.id));
+                check.error(&place, rule::UNIT_ID_TWICE, format!("duplicate unit id `{}`", unit.id));
             } else {
                 units.push(UnitSpec {
                     id: unit.id.clone(),
@@ -680,7 +792,11 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
                 .map(|city| VictoryGoal::Capture { city, by_turn: v.by_turn }),
             (None, true) => Some(VictoryGoal::HoldOut),
             _ => {
-                check.error(&place, "a victory condition is either `capture = \"<city>\"` or `hold_out = true`");
+                check.error(
+                    &place,
+                    rule::VICTORY_GOAL,
+                    "a victory condition is either `capture = \"<city>\"` or `hold_out = true`",
+                );
                 None
             }
         };
@@ -688,6 +804,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
             if t == 0 || t > raw.turns {
                 check.error(
                     format!("{place}.by_turn"),
+                    rule::VICTORY_TURN,
                     format!("turn {t} is not a turn of this {}-turn campaign", raw.turns),
                 );
             }
@@ -706,12 +823,30 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario) -> Scenario
     if confederate_cities.len() > crate::reinforcement::REINFORCEMENT_CITIES.len() {
         check.error(
             "reinforcement.confederate_cities",
+            rule::REINFORCEMENT_CITIES,
             "the reinforcement roll compares a remainder of division by 6, so at most 6 cities count",
         );
     }
     let movement = raw.movement;
-    if movement.stacking_limit == 0 {
-        check.error("movement.stacking_limit", "the stacking limit must be at least 1");
+    if let Some(most) = limits.factors {
+        let numbers = [
+            ("infantry", movement.infantry),
+            ("cavalry", movement.cavalry),
+            ("artillery", movement.artillery),
+            ("hq", movement.hq),
+            ("step", movement.step),
+            ("woods_or_river", movement.woods_or_river),
+            ("bridge", movement.bridge),
+            ("stacking_limit", movement.stacking_limit),
+        ];
+        for (key, value) in numbers {
+            if !(1..=most).contains(&value) {
+                check.error(format!("movement.{key}"), rule::MOVEMENT, format!("{key} is {value}, not 1 to {most}"));
+            }
+        }
+    }
+    if movement.stacking_limit == 0 && limits.factors.is_none() {
+        check.error("movement.stacking_limit", rule::MOVEMENT, "the stacking limit must be at least 1");
     }
 
     Scenario {

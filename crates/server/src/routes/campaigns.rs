@@ -69,7 +69,7 @@ impl utoipa::PartialSchema for NewCampaign {
                         "name": name,
                         "mode": {"type": "string", "enum": ["managed"], "description": "`managed`: the server holds the whole game."},
                         "scenario": {"type": "string", "example": "short-acw",
-                            "description": "A scenario file of the server's (`config/scenarios/<name>.toml`); `short-acw` when not given. The served description lists the server's scenarios as the enum."},
+                            "description": "A scenario of the server's (`config/scenarios/<name>.toml`), or the id of one the moderator uploaded (`POST /v1/scenarios`, 64 hex digits); `short-acw` when not given. The served description lists the server's scenarios."},
                         "settings": settings,
                     }
                 },
@@ -229,15 +229,26 @@ pub async fn create_campaign(
     let (scenario, scenario_text, ruleset) = match mode {
         "managed" => {
             let name = req.scenario.unwrap_or_else(|| "short-acw".into());
-            let text = state.scenarios.get(&name).ok_or_else(|| {
+            let text = match state.scenarios.get(&name) {
+                Some(text) => Some(text.to_owned()),
+                // A moderator's own upload, bound into the creation record like a file's text.
+                None if crate::routes::scenarios::is_uploaded_id(&name) => {
+                    state.store.scenario(moderator.id, &name).await?.map(|kept| kept.text)
+                }
+                None => None,
+            };
+            let text = text.ok_or_else(|| {
                 let known: Vec<&str> = state.scenarios.names().collect();
                 AppError::unprocessable(
                     "body.scenario",
                     "campaign.scenario",
-                    format!("no scenario {name:?}; the server has: {}", known.join(", ")),
+                    format!(
+                        "no scenario {name:?}; the server has: {}, and each moderator their own uploads (GET /v1/scenarios)",
+                        known.join(", ")
+                    ),
                 )
             })?;
-            (Some(name), Some(text.to_owned()), None)
+            (Some(name), Some(text), None)
         }
         _ => {
             let name = req.ruleset.unwrap_or_default();

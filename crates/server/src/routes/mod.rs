@@ -11,6 +11,7 @@ pub mod page;
 pub mod play;
 pub mod posts;
 pub mod reports;
+pub mod scenarios;
 pub mod shared;
 pub mod tokens;
 pub mod tools;
@@ -54,6 +55,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(crate::openapi::ApiDoc::openapi())
         .routes(routes!(healthz))
         .merge(tokens::router())
+        .merge(scenarios::router())
         .merge(campaigns::router())
         .merge(posts::router())
         .merge(events::router())
