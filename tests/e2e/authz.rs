@@ -42,6 +42,10 @@ const fn row(method: &'static str, path: &'static str, body: &'static str, expec
 
 const NOTE: &str = r#"{"kind": "note", "body": {"text": "advance"}}"#;
 
+/// Stands for an upload of a valid scenario (a text of its own, not the one the moderator has
+/// uploaded already), which a row's body cannot spell.
+const UPLOAD: &str = "<an upload>";
+
 #[rustfmt::skip]
 const MATRIX: &[Row] = &[
     //   method  path                                   body                                   none wrong union conf other bot  mod  omod  op
@@ -50,6 +54,12 @@ const MATRIX: &[Row] = &[
     row("POST", "/v1/moderators",                      r#"{"name": "Halleck"}"#,              [401, 401, 403,  403, 403,  403, 403, 403,  201]),
     row("POST", "/v1/campaigns",                       r#"{"name": "Shiloh"}"#,               [401, 401, 403,  403, 403,  403, 201, 201,  403]),
     row("GET",  "/v1/campaigns",                       "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("POST", "/v1/scenarios",                       UPLOAD,                                [401, 401, 403,  403, 403,  403, 201, 201,  403]),
+    row("GET",  "/v1/scenarios",                       "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    // The moderator's upload: another moderator, and everyone else, is told there is none.
+    row("GET",  "/v1/scenarios/{scenario_id}",         "",                                    [404, 401, 404,  404, 404,  404, 200, 404,  404]),
+    row("GET",  "/v1/scenarios/{scenario_id}/map.svg", "",                                    [404, 401, 404,  404, 404,  404, 200, 404,  404]),
+    row("GET",  "/v1/scenarios/{scenario_id}/map.png", "",                                    [404, 401, 404,  404, 404,  404, 200, 404,  404]),
     row("GET",  "/v1/campaigns/{id}",                  "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("POST", "/v1/campaigns/{id}/players",          r#"{"name": "Grant", "side": "union"}"#, [401, 401, 403, 403, 403, 403, 201, 403,  403]),
     row("POST", "/v1/campaigns/{id}/bots",             r#"{"name": "Herald"}"#,               [401, 401, 403,  403, 403,  403, 201, 403,  403]),
@@ -133,6 +143,7 @@ fn fill(path: &str, cast: &Cast) -> String {
         .replace("{unit}", "us-14th-inf")
         .replace("{name}", "acw-25mm")
         .replace("{outcome_id}", &cast.outcome)
+        .replace("{scenario_id}", &cast.scenario)
         .replace("{webhook_id}", &cast.webhook)
         .replace("{player_id}", &cast.victims.player)
         .replace("{bot_id}", &cast.victims.bot)
@@ -168,6 +179,8 @@ struct Cast {
     /// An outcome of post 1, and a webhook of the campaign.
     outcome: String,
     webhook: String,
+    /// A scenario the moderator uploaded.
+    scenario: String,
     victims: Victims,
 }
 
@@ -202,6 +215,15 @@ async fn cast() -> Cast {
         .unwrap()
         .to_owned();
     let id_of = |answer: adjutant_e2e::Answer| answer.ok(201)["id"].as_str().unwrap().to_owned();
+    let scenario = id_of(
+        app.request(
+            Method::POST,
+            "/v1/scenarios",
+            Some(&moderator),
+            Some(json!({"name": "Crossroads", "text": adjutant_e2e::CROSSROADS})),
+        )
+        .await,
+    );
     let victims = Victims {
         player: id_of(
             app.request(
@@ -236,7 +258,7 @@ async fn cast() -> Cast {
         Some(other_moderator),
         Some(app.admin_token.clone()),
     ];
-    Cast { app, campaign, tokens, outcome, webhook, victims }
+    Cast { app, campaign, tokens, outcome, webhook, scenario, victims }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -246,7 +268,13 @@ async fn every_endpoint_answers_every_caller_as_the_matrix_says() {
     for row in MATRIX {
         let path = format!("{}{}", fill(row.path, &cast), query_of(row.path));
         let method = Method::from_bytes(row.method.as_bytes()).unwrap();
-        let body: Option<Value> = (!row.body.is_empty()).then(|| adjutant_e2e::serde_json::from_str(row.body).unwrap());
+        let body: Option<Value> = match row.body {
+            "" => None,
+            UPLOAD => {
+                Some(json!({"name": "Other", "text": adjutant_e2e::CROSSROADS.replace("Crossroads", "Junction")}))
+            }
+            body => Some(adjutant_e2e::serde_json::from_str(body).unwrap()),
+        };
         for (column, expected) in row.expect.iter().enumerate() {
             let key = uuid_key();
             let answer = cast

@@ -29,6 +29,7 @@ on_both_backends! {
     webhooks_are_rotated_and_disabled_with_their_log_kept => webhook_lifecycle;
     posts_are_counted_by_author_kind_and_time => counting;
     campaign_secrets_are_kept_once_per_chain_and_never_rewritten => campaign_secrets;
+    uploaded_scenarios_are_kept_once_per_moderator_and_text_and_never_rewritten => uploaded_scenarios;
     a_players_contact_is_recorded_replaced_and_read_by_campaign => contacts;
     a_mail_is_queued_once_claimed_once_and_its_end_recorded => mail_queue;
 }
@@ -735,6 +736,53 @@ async fn campaign_secrets(backend: Backend) {
     assert_eq!(store.count_outcomes_of_kind(campaign.id, "roll").await.unwrap(), 4);
     assert_eq!(store.count_outcomes_of_kind(campaign.id, "battle").await.unwrap(), 0);
     assert_eq!(store.count_outcomes_of_kind(Uuid::new_v4(), "roll").await.unwrap(), 0);
+}
+
+async fn uploaded_scenarios(backend: Backend) {
+    use adjutant_store::{ScenarioEntry, UploadedScenario};
+    let (db, store, moderator, _, _) = setup(backend).await;
+    let other = store
+        .create_principal(NewPrincipal { principal: principal(PrincipalKind::Moderator, None), token_hash: [3; 32] })
+        .await
+        .unwrap();
+    let at = Utc.with_ymd_and_hms(2026, 11, 27, 9, 0, 0).unwrap();
+    let upload = |moderator: Uuid, id: char, name: &str| UploadedScenario {
+        entry: ScenarioEntry {
+            id: id.to_string().repeat(64),
+            moderator_id: moderator,
+            name: name.into(),
+            title: format!("{name} title"),
+            created_at: at,
+        },
+        text: format!("name = \"{name}\"\n"),
+    };
+    assert!(store.scenarios(moderator.id, None, 10).await.unwrap().is_empty());
+    let first = upload(moderator.id, 'b', "Valley");
+    assert_eq!(store.keep_scenario(first.clone()).await.unwrap(), first);
+    // The same id again (the same text) by its moderator: the one kept first comes back.
+    let mut again = upload(moderator.id, 'b', "Renamed");
+    again.entry.created_at = at + chrono::Duration::hours(1);
+    assert_eq!(store.keep_scenario(again).await.unwrap(), first);
+    // Another moderator's upload of the same text is theirs.
+    let theirs = upload(other.id, 'b', "Theirs");
+    assert_eq!(store.keep_scenario(theirs.clone()).await.unwrap(), theirs);
+    let second = upload(moderator.id, 'a', "Hills");
+    store.keep_scenario(second.clone()).await.unwrap();
+
+    assert_eq!(store.scenario(moderator.id, &"b".repeat(64)).await.unwrap(), Some(first.clone()));
+    assert_eq!(store.scenario(other.id, &"b".repeat(64)).await.unwrap(), Some(theirs.clone()));
+    assert_eq!(store.scenario(other.id, &"a".repeat(64)).await.unwrap(), None);
+    // Listed by id, a page at a time, each moderator's own only.
+    let ids = |list: Vec<ScenarioEntry>| list.into_iter().map(|e| e.name).collect::<Vec<_>>();
+    assert_eq!(ids(store.scenarios(moderator.id, None, 10).await.unwrap()), ["Hills", "Valley"]);
+    assert_eq!(ids(store.scenarios(moderator.id, None, 1).await.unwrap()), ["Hills"]);
+    assert_eq!(ids(store.scenarios(moderator.id, Some(&"a".repeat(64)), 10).await.unwrap()), ["Valley"]);
+    assert_eq!(ids(store.scenarios(other.id, None, 10).await.unwrap()), ["Theirs"]);
+    assert_eq!(store.scenarios(moderator.id, None, 10).await.unwrap()[1], first.entry);
+    for sql in ["UPDATE scenarios SET text = 'x'", "DELETE FROM scenarios"] {
+        let refused = db.try_execute(sql).await;
+        assert!(refused.as_ref().is_err_and(|e| e.contains("append-only")), "{sql}: {refused:?}");
+    }
 }
 
 async fn contacts(backend: Backend) {

@@ -23,6 +23,7 @@ mod play;
 mod post_pages;
 mod resolver;
 mod revocation;
+mod scenarios;
 mod sealed;
 mod sealed_delay;
 mod service;

@@ -28,6 +28,10 @@ pub use campaigns::{scripted, short_acw_script, Game, Table};
 pub use env::{postgres_admin_url, require_postgres};
 pub use reqwest;
 
+/// A small scenario of its own map, units and city letters, for uploads
+/// (`tests/fixtures/scenarios/crossroads.toml`).
+pub const CROSSROADS: &str = include_str!("../fixtures/scenarios/crossroads.toml");
+
 /// Serves a stand-in (a forum, a receiver) on a free loopback port; its base URL.
 pub async fn serve(app: axum::Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");

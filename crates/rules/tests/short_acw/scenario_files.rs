@@ -134,3 +134,28 @@ fn several_problems_are_reported_at_once() {
     // City B is gone, so the Union's deployment city B is unknown too.
     assert_eq!(places, ["map.cities[1]", "deployment.union[1]", "units.union[1]"]);
 }
+
+#[test]
+fn an_upload_is_held_to_tighter_limits_than_a_file_and_each_problem_names_its_rule() {
+    use adjutant_rules::short_acw::scenario::rule;
+    use adjutant_rules::short_acw::Limits;
+    let text = SHORT_ACW_TOML
+        .replacen("columns = 16", "columns = 60", 1)
+        .replacen("factors = 4", "factors = 0", 1)
+        .replacen("union = [\"A\", \"B\", \"C\"]", "union = []", 1);
+    // A file keeps the limits it always had: a wide map, a unit of no factors, a side that
+    // deploys nowhere.
+    assert!(Scenario::checked("wide.toml", &text, Limits::FILE).is_ok());
+    let errors = Scenario::checked("wide.toml", &text, Limits::UPLOAD).unwrap_err();
+    let found: Vec<(&str, &str)> = errors.iter().map(|e| (e.place.as_str(), e.rule)).collect();
+    assert_eq!(
+        found,
+        [
+            ("map", rule::MAP_SIZE),
+            ("deployment.union", rule::DEPLOYMENT_NO_CITY),
+            ("units.union[0].factors", rule::FACTORS),
+        ],
+        "{errors:?}"
+    );
+    assert!(Scenario::checked("short-acw.toml", SHORT_ACW_TOML, Limits::UPLOAD).is_ok());
+}
