@@ -277,17 +277,17 @@ pub struct Limits {
     /// Columns and rows, each at most this many.
     pub map_side: u8,
     /// A unit's factors and every movement allowance and cost, from 1 to this (`None`: any).
-    pub factors: Option<u32>,
+    pub max_number: Option<u32>,
     /// Whether each side must name at least one deployment city.
     pub deployment_named: bool,
 }
 
 impl Limits {
     /// The operator's scenario files (and campaigns already stored).
-    pub const FILE: Limits = Limits { map_side: 99, factors: None, deployment_named: false };
+    pub const FILE: Limits = Limits { map_side: 99, max_number: None, deployment_named: false };
     /// A scenario a moderator uploads: at most 40 × 40 hexes, factors and movement 1 to 99,
     /// each side deploying at some city.
-    pub const UPLOAD: Limits = Limits { map_side: 40, factors: Some(99), deployment_named: true };
+    pub const UPLOAD: Limits = Limits { map_side: 40, max_number: Some(99), deployment_named: true };
 }
 
 // ---- the file as written -------------------------------------------------------------------
@@ -752,7 +752,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario, limits: Lim
         }
         for (i, unit) in list.iter().enumerate() {
             let place = format!("units.{}[{i}]", side.key());
-            if let Some(most) = limits.factors {
+            if let Some(most) = limits.max_number {
                 if !(1..=most).contains(&unit.factors) {
                     check.error(
                         format!("{place}.factors"),
@@ -828,7 +828,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario, limits: Lim
         );
     }
     let movement = raw.movement;
-    if let Some(most) = limits.factors {
+    if let Some(most) = limits.max_number {
         let numbers = [
             ("infantry", movement.infantry),
             ("cavalry", movement.cavalry),
@@ -845,7 +845,7 @@ fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario, limits: Lim
             }
         }
     }
-    if movement.stacking_limit == 0 && limits.factors.is_none() {
+    if movement.stacking_limit == 0 && limits.max_number.is_none() {
         check.error("movement.stacking_limit", rule::MOVEMENT, "the stacking limit must be at least 1");
     }
 

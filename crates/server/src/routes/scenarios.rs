@@ -44,7 +44,7 @@ pub fn is_uploaded_id(id: &str) -> bool {
 #[serde(deny_unknown_fields)]
 pub struct NewScenario {
     /// The moderator's name for it (one line, at most 80 characters).
-    #[schema(example = "Valley, spring 1862", min_length = 1, max_length = 80)]
+    #[schema(value_type = crate::free_text::Name, example = "Valley, spring 1862")]
     pub name: String,
     /// The scenario in Adjutant's TOML format (docs/rules/short-acw.md, "Scenario files"), at
     /// most 49 152 bytes. Checked as a whole: every problem is answered at once, listed in the
