@@ -118,7 +118,8 @@ async fn broken_scenario_file(backend: Backend) {
     let folder = dir.path().to_owned();
     let app = TestApp::spawn_with(backend, move |c| c.scenarios_dir = folder).await;
     let spec = app.get("/v1/openapi.json").await;
-    let offered = &spec.ok(200)["components"]["schemas"]["NewCampaign"]["oneOf"][0]["properties"]["scenario"]["enum"];
+    let offered =
+        &spec.ok(200)["components"]["schemas"]["NewCampaign"]["oneOf"][0]["properties"]["scenario"]["anyOf"][0]["enum"];
     assert_eq!(offered, &json!(["short-acw"]), "{offered}");
     let moderator = app.moderator().await;
     app.campaign(&moderator, json!({"name": "Still here", "mode": "managed", "scenario": "short-acw"})).await;

@@ -389,7 +389,7 @@ pub async fn map_png(
 
 /// The largest SVG rasterised, in bytes: the map of the shipped scenario is a fraction of it;
 /// the picture itself is scaled to at most 4096 pixels a side by `adjutant_render::map_png`.
-const MAX_SVG_BYTES: usize = 4 << 20;
+pub(crate) const MAX_SVG_BYTES: usize = 4 << 20;
 
 /// The PNG map, remembered by the hash of the campaign's last post, rendered at most
 /// `cache::MAP_RENDERS` at a time: rasterising runs on a blocking thread that a request's

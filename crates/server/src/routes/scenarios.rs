@@ -334,6 +334,10 @@ pub async fn scenario_map_png(
         Some(png) => png,
         None => {
             let svg = preview_svg(&found.scenario);
+            // An upload's map is at most 40 × 40; an operator's file may be larger.
+            if svg.len() > crate::routes::game::MAX_SVG_BYTES {
+                return Err(AppError::Internal(format!("the map is too large to draw ({} bytes of SVG)", svg.len())));
+            }
             let permit = state
                 .caches
                 .map_renders
