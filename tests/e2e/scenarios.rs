@@ -107,6 +107,7 @@ async fn every_problem_listed(backend: Backend) {
         ("id = \"us-2nd-inf\"", "id = \"us-1st-inf\""),
         ("factors = 2\n", "factors = 0\n"),
         ("capture = \"U\"", "capture = \"M\""),
+        ("name = \"1st Cav\"", "name = \"1st\\nCav\""),
     ] {
         text = broken(text, from, to);
     }
@@ -131,6 +132,7 @@ async fn every_problem_listed(backend: Backend) {
         ("body.text.units.union[1]", "scenario.unit_id_twice"),
         ("body.text.units.union[2].factors", "scenario.factors"),
         ("body.text.victory[2].capture", "scenario.unknown_city"),
+        ("body.text.units.union[2].name", "scenario.wording"),
     ];
     for (field, rule) in expected {
         assert!(errors.iter().any(|(f, r)| f == field && r == rule), "{field} {rule} is not listed: {}", answer.text);

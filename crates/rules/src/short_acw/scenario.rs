@@ -266,6 +266,9 @@ pub mod rule {
     pub const VICTORY_GOAL: &str = "scenario.victory_goal";
     pub const VICTORY_TURN: &str = "scenario.victory_turn";
     pub const REINFORCEMENT_CITIES: &str = "scenario.reinforcement_cities";
+    /// A name or text that players read (a title, a city's or unit's name, a victory's words)
+    /// that is not one line of at most its length.
+    pub const WORDING: &str = "scenario.wording";
 }
 
 /// How strictly a scenario is checked. Files the operator installs keep the limits they have
@@ -280,14 +283,25 @@ pub struct Limits {
     pub max_number: Option<u32>,
     /// Whether each side must name at least one deployment city.
     pub deployment_named: bool,
+    /// Whether the words players read (the title and note, the names of cities, rivers, rail
+    /// lines and units, the victory conditions' text) must each be one line of at most
+    /// [`WORDING_MAX`] characters (the note: [`NOTE_MAX`]), with nothing invisible.
+    pub one_line_wording: bool,
 }
+
+/// The longest name or text of an uploaded scenario, in characters.
+pub const WORDING_MAX: usize = 200;
+/// The longest note of an uploaded scenario, in characters.
+pub const NOTE_MAX: usize = 1000;
 
 impl Limits {
     /// The operator's scenario files (and campaigns already stored).
-    pub const FILE: Limits = Limits { map_side: 99, max_number: None, deployment_named: false };
+    pub const FILE: Limits =
+        Limits { map_side: 99, max_number: None, deployment_named: false, one_line_wording: false };
     /// A scenario a moderator uploads: at most 40 × 40 hexes, factors and movement 1 to 99,
     /// each side deploying at some city.
-    pub const UPLOAD: Limits = Limits { map_side: 40, max_number: Some(99), deployment_named: true };
+    pub const UPLOAD: Limits =
+        Limits { map_side: 40, max_number: Some(99), deployment_named: true, one_line_wording: true };
 }
 
 // ---- the file as written -------------------------------------------------------------------
@@ -549,7 +563,57 @@ fn letter(check: &mut Checker, place: &str, text: &str) -> Option<char> {
     }
 }
 
+/// Whether `text` is one line of 1 to `max` characters with no control or invisible character
+/// and no space at either end.
+fn one_line(text: &str, max: usize) -> bool {
+    (1..=max).contains(&text.chars().count())
+        && !text.chars().any(|c| c.is_control() || c == '\u{2028}' || c == '\u{2029}' || crate::words::invisible(c))
+        && text.trim() == text
+}
+
+/// The words of a scenario that players read, each with its place.
+fn wording(raw: &RawScenario) -> Vec<(String, &str, usize)> {
+    let mut words = vec![
+        ("name".to_owned(), raw.name.as_str(), WORDING_MAX),
+        ("title".to_owned(), raw.title.as_str(), WORDING_MAX),
+    ];
+    if !raw.note.is_empty() {
+        words.push(("note".to_owned(), raw.note.as_str(), NOTE_MAX));
+    }
+    for (i, city) in raw.map.cities.iter().enumerate() {
+        if !city.name.is_empty() {
+            words.push((format!("map.cities[{i}].name"), city.name.as_str(), WORDING_MAX));
+        }
+    }
+    for (i, river) in raw.map.rivers.iter().enumerate() {
+        words.push((format!("map.rivers[{i}].name"), river.name.as_str(), WORDING_MAX));
+    }
+    for (i, line) in raw.map.rail.iter().enumerate() {
+        words.push((format!("map.rail[{i}].name"), line.name.as_str(), WORDING_MAX));
+    }
+    for (key, list) in [("union", &raw.units.union), ("confederate", &raw.units.confederate)] {
+        for (i, unit) in list.iter().enumerate() {
+            words.push((format!("units.{key}[{i}].name"), unit.name.as_str(), WORDING_MAX));
+        }
+    }
+    for (i, v) in raw.victory.iter().enumerate() {
+        words.push((format!("victory[{i}].text"), v.text.as_str(), WORDING_MAX));
+    }
+    words
+}
+
 fn check_scenario(check: &mut Checker, file: &str, raw: RawScenario, limits: Limits) -> Scenario {
+    if limits.one_line_wording {
+        for (place, text, max) in wording(&raw) {
+            if !one_line(text, max) {
+                check.error(
+                    place,
+                    rule::WORDING,
+                    format!("this is read by players: one line of 1 to {max} characters, no control or invisible character, no space at either end"),
+                );
+            }
+        }
+    }
     let (columns, rows) = (raw.map.columns, raw.map.rows);
     let most = limits.map_side;
     if !(2..=most).contains(&columns) || !(2..=most).contains(&rows) {

@@ -50,7 +50,8 @@ pub struct NewScenario {
     /// most 49 152 bytes. Checked as a whole: every problem is answered at once, listed in the
     /// problem's `errors`, and nothing is kept. Limits beyond the operator's files: the map is
     /// at most 40 × 40 hexes, a unit's factors and every movement allowance and cost are 1 to
-    /// 99, each side deploys near at least one city.
+    /// 99, each side deploys near at least one city, and every name and text players read is
+    /// one line of at most 200 characters (the note: 1000).
     #[schema(max_length = 49152)]
     pub text: String,
 }
