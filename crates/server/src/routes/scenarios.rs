@@ -31,6 +31,9 @@ use crate::AppState;
 /// and the text sits inside a JSON body that the server's body limit (64 KiB by default) bounds.
 pub const MAX_TEXT_BYTES: usize = 48 * 1024;
 
+/// The most scenarios one moderator keeps: uploads are never removed, so their room is bounded.
+pub const MAX_UPLOADS: i64 = 200;
+
 /// The pattern of an uploaded scenario's id: the SHA-256 of its text in lower-case hex.
 pub const UPLOADED_ID_PATTERN: &str = "^[0-9a-f]{64}$";
 
@@ -46,7 +49,7 @@ pub struct NewScenario {
     /// The moderator's name for it (one line, at most 80 characters).
     #[schema(value_type = crate::free_text::Name, example = "Valley, spring 1862")]
     pub name: String,
-    /// The scenario in Adjutant's TOML format (docs/rules/short-acw.md, "Scenario files"), at
+    /// The scenario in Adjutant's TOML format (docs/rules/short-acw.md, "Scenario file format"), at
     /// most 49 152 bytes. Checked as a whole: every problem is answered at once, listed in the
     /// problem's `errors`, and nothing is kept. Limits beyond the operator's files: the map is
     /// at most 40 × 40 hexes, a unit's factors and every movement allowance and cost are 1 to
@@ -159,7 +162,9 @@ pub fn check_upload(text: &str) -> ApiResult<Scenario> {
     responses((status = 201, body = ScenarioView, description = "Kept"),
               (status = 200, body = ScenarioView, description = "This moderator had uploaded the same text already: the scenario kept then"),
               (status = 422, body = crate::error::Problem, content_type = "application/problem+json",
-               description = "The scenario breaks the rules: `errors` lists every problem with its field path (`body.text.map.rail[0].hexes[3]`) and rule (`scenario.rail_gap`); or the name or text length is refused")))]
+               description = "The scenario breaks the rules: `errors` lists every problem with its field path (`body.text.map.rail[0].hexes[3]`) and rule (`scenario.rail_gap`); or the name or text length is refused"),
+              (status = 409, body = crate::error::Problem, content_type = "application/problem+json",
+               description = "The moderator keeps 200 scenarios already (`scenario.quota`)")))]
 pub async fn upload_scenario(
     State(state): State<AppState>,
     caller: Caller,
@@ -176,6 +181,14 @@ pub async fn upload_scenario(
         title: scenario.title.clone(),
         created_at: chrono::DateTime::from_timestamp_millis(state.clock.now().timestamp_millis()).unwrap_or_default(),
     };
+    let already = state.store.scenarios(moderator.id, None, MAX_UPLOADS).await?;
+    if already.len() as i64 >= MAX_UPLOADS && !already.iter().any(|e| e.id == id) {
+        return Err(AppError::conflict(
+            "body.text",
+            "scenario.quota",
+            format!("a moderator keeps at most {MAX_UPLOADS} scenarios, and uploads are never removed"),
+        ));
+    }
     let asked = entry.clone();
     let kept = state.store.keep_scenario(UploadedScenario { entry, text: req.text }).await?;
     let status = if kept.entry == asked { StatusCode::CREATED } else { StatusCode::OK };
