@@ -9,7 +9,7 @@ use adjutant_rules::dice::stamp_text;
 use adjutant_rules::short_acw::scenario::rule;
 use adjutant_rules::short_acw::{GameState, Limits, Scenario, ScenarioError};
 use adjutant_store::{ScenarioEntry, UploadedScenario};
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -30,6 +30,11 @@ use crate::AppState;
 /// The longest scenario text a moderator may upload, in bytes: the shipped scenario is 9 KB,
 /// and the text sits inside a JSON body that the server's body limit (64 KiB by default) bounds.
 pub const MAX_TEXT_BYTES: usize = 48 * 1024;
+
+/// The largest upload body, whatever the server's `body_limit_bytes`: a text one byte over
+/// [`MAX_TEXT_BYTES`] is answered with the rule it breaks (422, `scenario.text_length`), not
+/// 413, even when JSON escapes every character of it as a surrogate pair (12 bytes).
+pub const UPLOAD_BODY_LIMIT: usize = 16 * MAX_TEXT_BYTES;
 
 /// The most scenarios one moderator keeps: uploads are never removed, so their room is bounded.
 pub const MAX_UPLOADS: i64 = 200;
@@ -113,6 +118,7 @@ pub struct ScenarioPaging {
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_scenarios, upload_scenario))
+        .layer(DefaultBodyLimit::max(UPLOAD_BODY_LIMIT))
         .routes(routes!(get_scenario))
         .routes(routes!(scenario_map_svg))
         .routes(routes!(scenario_map_png))
