@@ -289,7 +289,7 @@ pub struct ContactView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(
         example = "jackson@example.org",
-        pattern = "^[^@\\s\\x00-\\x1f\\x7f]{1,64}@[^@\\s\\x00-\\x1f\\x7f]{1,189}$"
+        pattern = "^[^@\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]{1,64}@[^@\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]{1,189}$"
     )]
     pub email: Option<String>,
 }
@@ -321,14 +321,15 @@ impl ContactView {
                 "a Discord user id is 17 to 20 digits (Discord: Copy User ID)",
             ));
         }
-        // As the schema's pattern: 1 to 64 characters, `@`, 1 to 189; no second `@`, no white
-        // space, no ASCII control character.
+        // Exactly the schema's pattern: 1 to 64 characters, `@`, 1 to 189; no second `@`, no
+        // control character, no white space (Unicode's, and the byte order mark, which the
+        // pattern's own set of spaces counts).
         let email_ok = |e: &str| {
             e.split_once('@').is_some_and(|(local, domain)| {
                 (1..=64).contains(&local.chars().count())
                     && (1..=189).contains(&domain.chars().count())
                     && !domain.contains('@')
-            }) && !e.chars().any(|c| c.is_whitespace() || c.is_ascii_control())
+            }) && !e.chars().any(|c| c.is_control() || c.is_whitespace() || c == '\u{feff}')
         };
         if self.email.as_deref().is_some_and(|e| !email_ok(e)) {
             return Err(AppError::unprocessable("body.email", "contact.email", "an email address: name@domain"));
