@@ -22,10 +22,20 @@ use adjutant_e2e::{scripted, short_acw_script, Backend, Game, Table, TestApp};
 /// What a test's servers log, from debug up.
 type ServerLog = Arc<Mutex<Vec<u8>>>;
 
-/// Runs `test` on a runtime of its own whose every thread logs into the buffer `test` is given.
-/// Its servers run on those threads, so the buffer holds their log; the binary's other tests run
-/// on threads of their own and log nowhere near it.
-fn with_server_log<F: Future<Output = ()>>(test: impl FnOnce(ServerLog) -> F) {
+/// Runs the test named `name` (its path in this binary) alone in a process of its own, where the
+/// whole process's log is its servers' and goes into the buffer `test` is given: in this one
+/// binary other tests run beside it, and a subscriber of one thread or runtime does not hold
+/// every event of the servers it starts.
+fn with_server_log<F: Future<Output = ()>>(name: &str, test: impl FnOnce(ServerLog) -> F) {
+    if std::env::var_os("ADJUTANT_SERVER_LOG_ALONE").is_none() {
+        let status = std::process::Command::new(std::env::current_exe().expect("this test binary"))
+            .args([name, "--exact", "--test-threads=1"])
+            .env("ADJUTANT_SERVER_LOG_ALONE", "1")
+            .status()
+            .expect("this test binary runs again");
+        assert!(status.success(), "{name}, run alone, failed: {status}");
+        return;
+    }
     let log = ServerLog::default();
     let sink = log.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -33,16 +43,9 @@ fn with_server_log<F: Future<Output = ()>>(test: impl FnOnce(ServerLog) -> F) {
         .with_ansi(false)
         .with_writer(move || Capture(sink.clone()))
         .finish();
-    let dispatch = tracing::Dispatch::new(subscriber);
-    let for_threads = dispatch.clone();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        // A thread's default lasts while its guard does: for the thread's whole life here.
-        .on_thread_start(move || std::mem::forget(tracing::dispatcher::set_default(&for_threads)))
-        .build()
-        .expect("a runtime");
-    let _default = tracing::dispatcher::set_default(&dispatch);
+    tracing::subscriber::set_global_default(subscriber).expect("the process's only subscriber");
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a runtime");
     runtime.block_on(test(log));
 }
 
@@ -456,7 +459,7 @@ async fn new_unit_refused_as_the_api_refuses(app: &TestApp, page: &Session, toke
 
 #[test]
 fn two_players_play_the_scripted_campaign_in_their_browsers() {
-    with_server_log(two_players_play);
+    with_server_log("play::two_players_play_the_scripted_campaign_in_their_browsers", two_players_play);
 }
 
 async fn two_players_play(log: ServerLog) {
@@ -804,7 +807,10 @@ async fn two_players_play(log: ServerLog) {
 
 #[test]
 fn a_resolver_campaign_resolves_from_its_forms_and_reveals_sealed_choices_after_both() {
-    with_server_log(resolver_campaign);
+    with_server_log(
+        "play::a_resolver_campaign_resolves_from_its_forms_and_reveals_sealed_choices_after_both",
+        resolver_campaign,
+    );
 }
 
 async fn resolver_campaign(log: ServerLog) {
