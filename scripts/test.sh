@@ -103,6 +103,14 @@ if [ -z "${ADJUTANT_CHROMIUM:-}" ] && ! { command -v chromium && command -v chro
 fi
 export ADJUTANT_REQUIRE_BROWSER=1
 
+# /metrics is checked by Prometheus's own linter of the text format: promtool, from Debian's
+# package prometheus (which also ships the server; the tests start none).
+if [ -z "${ADJUTANT_PROMTOOL:-}" ] && ! command -v promtool >/dev/null 2>&1; then
+  log "installing promtool (Debian package prometheus) to check the metrics' text format"
+  apt_install prometheus
+fi
+export ADJUTANT_REQUIRE_PROMTOOL=1
+
 # Receipts' signatures are checked by an implementation other than Adjutant's: OpenSSL's.
 if ! command -v openssl >/dev/null 2>&1; then
   log "installing OpenSSL (Debian package openssl) to check receipt signatures independently"
@@ -189,5 +197,11 @@ cargo test --workspace --locked
 
 log "schemathesis against /v1/openapi.json (hostile input)"
 ./scripts/fuzz-api.sh
+
+# A bot author starts from a client generated from /v1/openapi.json: openapi-python-client and
+# openapi-typescript + openapi-fetch, each on its defaults and with zero warnings, the TypeScript
+# one type-checked, and one campaign run through each against the binary built above.
+log "clients generated from /v1/openapi.json (Python, TypeScript), and a campaign through each"
+./scripts/clients.sh
 
 log "all tests passed"

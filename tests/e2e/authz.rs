@@ -56,6 +56,7 @@ const MATRIX: &[Row] = &[
     row("GET",  "/v1/campaigns",                       "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("POST", "/v1/scenarios",                       UPLOAD,                                [401, 401, 403,  403, 403,  403, 201, 201,  403]),
     row("GET",  "/v1/scenarios",                       "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("POST", "/v1/scenarios/check",                 r#"{"text": "name = 1"}"#,             [401, 401, 403,  403, 403,  403, 200, 200,  403]),
     // The moderator's upload: another moderator, and everyone else, is told there is none.
     row("GET",  "/v1/scenarios/{scenario_id}",         "",                                    [404, 401, 404,  404, 404,  404, 200, 404,  404]),
     row("GET",  "/v1/scenarios/{scenario_id}/map.svg", "",                                    [404, 401, 404,  404, 404,  404, 200, 404,  404]),
@@ -77,6 +78,7 @@ const MATRIX: &[Row] = &[
     row("GET",  "/v1/campaigns/{id}/export",           "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/keys",                            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/campaigns/{id}/state",            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/v1/campaigns/{id}/turns",            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/campaigns/{id}/units/{unit}/moves", "",                                  [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/campaigns/{id}/map.svg",          "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/campaigns/{id}/map.png",          "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
@@ -108,15 +110,20 @@ const MATRIX: &[Row] = &[
     row("GET",  "/campaigns/{id}/fairness",            "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/play/{id}",                        "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/console",                          "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/console/editor",                   "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/assets/page.js",                   "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/assets/history.js",                "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/assets/app.css",                   "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/assets/common.js",                 "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/assets/play.js",                   "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/assets/console.js",                "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    row("GET",  "/assets/editor.js",                 "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/docs",                               "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/docs/",                              "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/docs/{*rest}",                       "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
     row("GET",  "/v1/openapi.json",                    "",                                    [200, 401, 200,  200, 200,  200, 200, 200,  200]),
+    // The service's metrics, which tell how every campaign goes: the operator's alone.
+    row("GET",  "/metrics",                            "",                                    [401, 401, 403,  403, 403,  403, 403, 403,  200]),
 ];
 
 /// Query strings the GET rows need to be well-formed (authorization, not validation, is tested).

@@ -87,6 +87,8 @@ async fn the_campaign_page_shows_the_map_the_turn_and_the_checked_log() {
     // Whose turn it is.
     assert!(text.contains("Turn 2, combat phase: the Union to act."), "{text}");
     // The log, newest first, with who posted, the battle's result number and what it decided.
+    let (page, log) = text.split_at(text.find("The log").expect("the log"));
+    let text = log;
     assert!(text.contains("#14 union union player attack"), "{text}");
     assert!(text.contains("9:51:45 → result number 21"), "{text}");
     assert!(text.contains("(√95145 = 308.455831522115)"), "{text}");
@@ -100,13 +102,29 @@ async fn the_campaign_page_shows_the_map_the_turn_and_the_checked_log() {
     // The map is on the page, and the map at the start of each player turn so far.
     assert!(dom.contains(&format!("/v1/campaigns/{campaign}/map.svg")), "{dom}");
     assert!(
-        text.contains("The map at the start of each player turn Turn 1, Union Turn 1, Rebels Turn 2, Union Now"),
-        "{text}"
+        page.contains("The map at the start of each player turn Turn 1, Union Turn 1, Rebels Turn 2, Union Now"),
+        "{page}"
     );
     assert!(
-        dom.contains(&format!("href=\"/v1/campaigns/{campaign}/map.svg?at=8\" data-turn=\"2\" data-side=\"union\"")),
+        dom.contains(&format!(
+            "href=\"/v1/campaigns/{campaign}/map.svg?turn=2&amp;side=union\" data-turn=\"2\" data-side=\"union\""
+        )),
         "{dom}"
     );
+    // Turn by turn: the newest player turn first, its map as it began and its posts beside it
+    // (the Union's turn 2 began with the Rebels' end of turn 1, post 8).
+    assert!(
+        page.contains("Turn by turn ◀ Earlier turn Turn 2, Union (4 of 4; posts from 9, going on) Later turn ▶"),
+        "{page}"
+    );
+    assert!(dom.contains("id=\"turn-map\""), "{dom}");
+    assert!(
+        dom.contains("<nav id=\"history\" aria-label=\"The map as it was\" hidden=\"\">"),
+        "the plain list gives way"
+    );
+    assert!(dom.contains(&format!("src=\"/v1/campaigns/{campaign}/map.svg?turn=2&amp;side=union\"")), "{dom}");
+    let shown: Vec<usize> = (1..=17).filter(|seq| dom.contains(&format!("id=\"turn-post-{seq}\""))).collect();
+    assert_eq!(shown, (9..=17).collect::<Vec<_>>(), "the posts of the Union's turn 2");
 
     // On a phone-sized screen the page renders to a real picture.
     let shot = tempfile::tempdir().unwrap();

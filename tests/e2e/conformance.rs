@@ -18,6 +18,7 @@ on_both_backends! {
     appends_number_posts_and_replay_idempotency_keys => appends;
     a_refused_append_writes_nothing => refused_append;
     concurrent_appends_never_skip_or_repeat => concurrent_appends;
+    a_quota_holds_against_posts_made_at_once => quota_race;
     the_same_key_sent_concurrently_stores_one_post => concurrent_same_key;
     refusals_and_reused_keys_fail_only_their_own_post_in_a_batch => mixed_batch;
     a_database_error_in_a_batch_fails_only_the_post_it_touched => batch_with_a_failing_post;
@@ -81,6 +82,7 @@ fn request(campaign: &Campaign, author: &Principal, key: &str, hash: &str) -> Ap
         author_id: author.id,
         idempotency_key: key.into(),
         request_hash: hash.into(),
+        quotas: Vec::new(),
     }
 }
 
@@ -242,6 +244,58 @@ async fn concurrent_appends(backend: Backend) {
     assert_eq!(outcomes.iter().map(|o| o.position).collect::<Vec<_>>(), (1..=128).collect::<Vec<_>>());
     // New keys, no failing statement: every batch was written together.
     assert_eq!(store.batches_one_by_one(), 0);
+}
+
+async fn quota_race(backend: Backend) {
+    let (_db, store, _, campaign, player) = setup(backend).await;
+    // The writer stamps posts from 2023-11-14 on; a quota counted from before then.
+    let since = Utc.timestamp_millis_opt(1_600_000_000_000).unwrap();
+    let quotas = move |limit| {
+        vec![
+            adjutant_store::Quota { kind: None, since, limit: 1000 },
+            adjutant_store::Quota { kind: Some("note".into()), since, limit },
+        ]
+    };
+    let mut tasks = Vec::new();
+    for i in 0..48 {
+        let (store, campaign, player) = (store.clone(), campaign.clone(), player.clone());
+        tasks.push(tokio::spawn(async move {
+            let asked = AppendRequest { quotas: quotas(20), ..request(&campaign, &player, &format!("q{i}"), "h") };
+            (i, store.append_post(asked, writer(campaign.id, player.id, 0, false)).await)
+        }));
+    }
+    let (mut stored, mut refused) = (Vec::new(), 0);
+    for task in tasks {
+        match task.await.unwrap() {
+            (i, Ok(Appended::New(..))) => stored.push(i),
+            (_, Err(StoreError::QuotaSpent(1))) => refused += 1,
+            (_, other) => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((stored.len(), refused), (20, 28), "the quota of 20 notes, against 48 sent at once");
+    assert_eq!(store.posts(campaign.id, 0, 100).await.unwrap().len(), 20);
+    // A key used before is answered with its post, never refused for the quota it spent.
+    let again = AppendRequest { quotas: quotas(20), ..request(&campaign, &player, &format!("q{}", stored[0]), "h") };
+    let replayed = store.append_post(again, writer(campaign.id, player.id, 0, false)).await;
+    assert!(matches!(replayed, Ok(Appended::Replayed(..))), "{replayed:?}");
+    // Counted from later (the next day), the quota is new; the first quota, of every kind, too.
+    let later = Utc.timestamp_millis_opt(1_700_000_020_500).unwrap();
+    let next_day = AppendRequest {
+        quotas: vec![adjutant_store::Quota { kind: None, since: later, limit: 1 }],
+        ..request(&campaign, &player, "next-day", "h")
+    };
+    assert!(matches!(
+        store.append_post(next_day, writer(campaign.id, player.id, 0, false)).await,
+        Ok(Appended::New(..))
+    ));
+    let every_kind = AppendRequest {
+        quotas: vec![adjutant_store::Quota { kind: None, since, limit: 21 }],
+        ..request(&campaign, &player, "every-kind", "h")
+    };
+    assert!(matches!(
+        store.append_post(every_kind, writer(campaign.id, player.id, 0, false)).await,
+        Err(StoreError::QuotaSpent(0))
+    ));
 }
 
 async fn concurrent_same_key(backend: Backend) {

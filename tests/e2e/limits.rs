@@ -4,7 +4,7 @@
 
 use adjutant_e2e::reqwest::Method;
 use adjutant_e2e::serde_json::json;
-use adjutant_e2e::{Backend, Table, TestApp};
+use adjutant_e2e::{on_both_backends, Backend, Table, TestApp};
 
 const CALCULATOR: &str = "/v1/tools/result-number?time=9:51:45";
 
@@ -187,4 +187,193 @@ async fn notes_and_seals_per_player_per_day_are_limited() {
     app.clock.advance(chrono::TimeDelta::hours(15));
     app.post(&union, &campaign, note(4)).await.ok(201);
     app.post(&union, &campaign, seal("melee-3")).await.ok(201);
+}
+
+/// The attack: a player fills the disk with posts of a kind no per-kind quota covers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_of_post_counts_against_a_players_day() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |config| {
+        config.notes_per_player_per_day = 0;
+        config.posts_per_player_per_day = 4;
+    })
+    .await;
+    let Table { app, moderator, campaign, union, confederate: rebel } = Table::open(app, "Melee", "schulz-acw").await;
+    let note = |n: u32| json!({"kind": "note", "body": {"text": format!("note {n}")}});
+    let seal = |topic: &str| json!({"kind": "seal", "body": {"topic": topic, "role": "attacker", "choice": "stay"}});
+    for n in 0..3 {
+        app.post(&union, &campaign, note(n)).await.ok(201);
+    }
+    app.post(&union, &campaign, seal("melee-1")).await.ok(201);
+    for refused in [seal("melee-2"), note(4)] {
+        let refused = app.post(&union, &campaign, refused).await;
+        let problem = refused.problem(429, "body.kind");
+        assert_eq!(problem["rule"], "quota.posts_per_day");
+        assert!(problem["detail"].as_str().unwrap().contains("at most 4 posts per campaign per day"), "{problem}");
+    }
+    app.post(&rebel, &campaign, note(0)).await.ok(201);
+    app.post(&moderator, &campaign, note(0)).await.ok(201);
+    let t = Table { app, moderator, campaign, union, confederate: rebel };
+    crate::fair_shares::second_client_from(OTHER, &t, "a player's day of posts spent").await;
+    let Table { app, campaign, union, .. } = t;
+    app.clock.advance(chrono::TimeDelta::hours(15));
+    app.post(&union, &campaign, note(5)).await.ok(201);
+}
+
+/// Where a second client comes from while the attack comes from the tests' own 127.0.0.1.
+const OTHER: [u8; 4] = [127, 0, 0, 9];
+
+/// The attack: a campaign's log grown without end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_campaign_refuses_every_post_clearly() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |config| config.max_posts_per_campaign = 3).await;
+    let Table { app, moderator, campaign, union, .. } = Table::open(app, "Melee", "schulz-acw").await;
+    let note = |n: u32| json!({"kind": "note", "body": {"text": format!("note {n}")}});
+    app.post_with_key(&union, &campaign, "first", note(0)).await.ok(201);
+    app.post(&union, &campaign, note(1)).await.ok(201);
+    app.post(&moderator, &campaign, note(2)).await.ok(201);
+    for token in [&union, &moderator] {
+        let refused = app.post(token, &campaign, note(3)).await;
+        let problem = refused.problem(409, "body.kind");
+        assert_eq!(problem["rule"], "campaign.max_posts");
+        assert!(problem["detail"].as_str().unwrap().contains("holds 3 posts"), "{problem}");
+    }
+    // A post stored before is still answered as it was.
+    app.post_with_key(&union, &campaign, "first", note(0)).await.ok(200);
+    assert_eq!(app.get(&format!("/v1/campaigns/{campaign}/posts")).await.ok(200)["posts"].as_array().unwrap().len(), 3);
+}
+
+on_both_backends! {
+    notes_sent_at_once_never_go_past_the_quota => quota_race;
+}
+
+/// The attack: many notes at once, each checked against the count before the others were in.
+async fn quota_race(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |config| config.notes_per_player_per_day = 20).await;
+    let Table { app, moderator, campaign, union, confederate } = Table::open(app, "Melee", "schulz-acw").await;
+    let app = std::sync::Arc::new(app);
+    let mut sent = Vec::new();
+    for n in 0..64 {
+        let (app, campaign, union) = (app.clone(), campaign.clone(), union.clone());
+        sent.push(tokio::spawn(async move {
+            app.post(&union, &campaign, json!({"kind": "note", "body": {"text": format!("note {n}")}}))
+                .await
+                .status
+                .as_u16()
+        }));
+    }
+    let mut answers = std::collections::BTreeMap::new();
+    for answer in sent {
+        *answers.entry(answer.await.unwrap()).or_insert(0) += 1;
+    }
+    assert_eq!(answers, [(201, 20), (429, 44)].into_iter().collect(), "64 notes sent at once against a quota of 20");
+    let posts = app.get(&format!("/v1/campaigns/{campaign}/posts?limit=100")).await;
+    assert_eq!(posts.ok(200)["posts"].as_array().unwrap().len(), 20);
+    let app = std::sync::Arc::into_inner(app).expect("every post answered");
+    let t = Table { app, moderator, campaign, union, confederate };
+    crate::fair_shares::second_client_from(OTHER, &t, "64 notes at once against a quota of 20").await;
+}
+
+/// The attack: replays from post 1 and whole-log reads asked of the cheap routes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn whole_log_walks_are_expensive_reads_wherever_they_are_asked() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |config| config.expensive_reads_per_minute = 2).await;
+    let Table { app, moderator, campaign, union, confederate } = Table::open(app, "Melee", "schulz-acw").await;
+    for n in 0..60 {
+        app.post(&union, &campaign, json!({"kind": "note", "body": {"text": format!("note {n}")}})).await.ok(201);
+    }
+    let stream = |last_event_id: Option<&'static str>, query: &'static str| {
+        let mut request = app.client.get(format!("{}/v1/campaigns/{campaign}/events{query}", app.base));
+        if let Some(id) = last_event_id {
+            request = request.header("Last-Event-ID", id);
+        }
+        request.send()
+    };
+    // The per-post audit going on from what was verified is cheap, as often as asked.
+    for _ in 0..5 {
+        app.get(&format!("/v1/campaigns/{campaign}/posts/60/audit")).await.ok(200);
+    }
+    app.get(&format!("/v1/campaigns/{campaign}/posts/60/audit?fresh=true")).await.ok(200);
+    let events = app.get(&format!("/v1/campaigns/{campaign}/events?follow=false")).await;
+    assert_eq!(events.status.as_u16(), 200);
+    assert_eq!(events.text.matches("event: post").count(), 60, "{}", events.text);
+    // The budget of two is spent: every other walk from far back is refused, however asked.
+    for walk in ["posts/60/audit?fresh=true", "events?follow=false", "events?after=58&follow=false", "events"] {
+        let refused = app.get(&format!("/v1/campaigns/{campaign}/{walk}")).await;
+        assert_eq!(refused.problem(429, "path")["rule"], "rate_limit.expensive_reads", "{walk}");
+    }
+    let from_the_start = adjutant_e2e::read(stream(Some("0"), "").await.unwrap()).await;
+    assert_eq!(from_the_start.problem(429, "path")["rule"], "rate_limit.expensive_reads");
+    // A stream that goes on from near the log's end is not a walk.
+    assert_eq!(stream(Some("55"), "").await.unwrap().status(), 200);
+    assert_eq!(stream(None, "?after=20").await.unwrap().status(), 200);
+    app.get(&format!("/v1/campaigns/{campaign}/posts/60/audit")).await.ok(200);
+    let t = Table { app, moderator, campaign, union, confederate };
+    crate::fair_shares::second_client_from(OTHER, &t, "whole-log walks from one address").await;
+}
+
+/// The attacks: the whole log of a long campaign read as one answer, again and again; fresh audits
+/// in a loop, each throwing away what the server had verified, so that everyone else's audit waits
+/// for a replay from post 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn whole_log_reads_are_paged_and_a_fresh_audit_leaves_the_verified_prefix_to_everyone_else() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |config| config.notes_per_player_per_day = 0).await;
+    let Table { app, campaign, union, .. } = Table::open(app, "Melee", "schulz-acw").await;
+    let app = std::sync::Arc::new(app);
+    let mut writers = Vec::new();
+    for w in 0..16 {
+        let (app, campaign, union) = (app.clone(), campaign.clone(), union.clone());
+        writers.push(tokio::spawn(async move {
+            for n in 0..125 {
+                let note = json!({"kind": "note", "body": {"text": format!("note {w}.{n}")}});
+                app.post(&union, &campaign, note).await.ok(201);
+            }
+        }));
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    // The whole log is read a page at a time, each page saying where the next begins.
+    let ids = |text: &str| text.lines().filter_map(|l| l.strip_prefix("id: ")).map(str::to_owned).collect::<Vec<_>>();
+    let first = app.get(&format!("/v1/campaigns/{campaign}/events?follow=false")).await;
+    assert_eq!(first.text.matches("event: post").count(), 1000);
+    assert!(
+        first.text.contains("event: page\nid: 1000\nretry: 100\ndata: {\"next_after\":1000}"),
+        "{}",
+        &first.text[first.text.len() - 300..]
+    );
+    let second = app.get(&format!("/v1/campaigns/{campaign}/events?after=1000&follow=false")).await;
+    assert_eq!(second.text.matches("event: post").count(), 1000);
+    assert!(!second.text.contains("event: page"), "the last page says nothing more waits");
+    // Every post once, in order (the page's id repeats the last post's).
+    let mut seen: Vec<String> = ids(&first.text).into_iter().chain(ids(&second.text)).collect();
+    seen.dedup();
+    assert_eq!(seen, (1..=2000).map(|seq| seq.to_string()).collect::<Vec<_>>());
+    // A stream that follows ends its first page the same way, for its EventSource to go on.
+    let following =
+        app.client.get(format!("{}/v1/campaigns/{campaign}/events?after=500", app.base)).send().await.unwrap();
+    let page = tokio::time::timeout(std::time::Duration::from_secs(20), following.text())
+        .await
+        .expect("the page ends")
+        .unwrap();
+    assert_eq!(page.matches("event: post").count(), 1000);
+    assert!(page.contains("data: {\"next_after\":1500}"), "{}", &page[page.len() - 300..]);
+
+    let audit = app.get(&format!("/v1/campaigns/{campaign}/audit")).await;
+    assert_eq!(audit.ok(200)["replayed_now"], 2000);
+    // A fresh audit replays all 2,000 posts; an audit asked meanwhile goes on from the prefix
+    // verified before and is answered first, without waiting for the fresh one's replay.
+    let fresh = {
+        let (app, campaign) = (app.clone(), campaign.clone());
+        tokio::spawn(async move {
+            let audit = app.get(&format!("/v1/campaigns/{campaign}/audit?fresh=true")).await;
+            (std::time::Instant::now(), audit.ok(200)["replayed_now"].clone())
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let meanwhile = app.get(&format!("/v1/campaigns/{campaign}/audit")).await;
+    let answered = std::time::Instant::now();
+    assert_eq!(meanwhile.ok(200)["replayed_now"], 0);
+    let (fresh_answered, replayed) = fresh.await.unwrap();
+    assert_eq!(replayed, 2000);
+    assert!(answered < fresh_answered, "the audit asked meanwhile waited for the fresh one");
 }

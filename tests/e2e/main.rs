@@ -9,16 +9,22 @@
 
 mod api;
 mod authz;
+mod backup;
 mod bot;
 mod bot_contract;
 mod browser;
 mod conformance;
 mod deadlines;
 mod edge;
+mod editor;
 mod events;
+mod fair_shares;
 mod feed;
 mod limits;
+mod live;
 mod mail;
+mod metrics;
+mod phone;
 mod play;
 mod post_pages;
 mod resolver;

@@ -74,7 +74,7 @@ fn found(candidates: &[&str], env: &str) -> Option<PathBuf> {
 }
 
 /// chromium and chromedriver, or None (skip) when absent and not required.
-fn browser() -> Option<(PathBuf, PathBuf)> {
+pub(crate) fn browser() -> Option<(PathBuf, PathBuf)> {
     let chromium = found(&["/usr/bin/chromium", "/usr/bin/chromium-browser"], "ADJUTANT_CHROMIUM");
     let driver = found(&["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"], "ADJUTANT_CHROMEDRIVER");
     match (chromium, driver) {
@@ -106,7 +106,7 @@ fn axe_source() -> Option<&'static str> {
 }
 
 /// A running chromedriver.
-struct Driver {
+pub(crate) struct Driver {
     _process: tokio::process::Child,
     base: String,
     chromium: PathBuf,
@@ -114,7 +114,7 @@ struct Driver {
 }
 
 impl Driver {
-    async fn start(chromium: PathBuf, driver: PathBuf) -> Self {
+    pub(crate) async fn start(chromium: PathBuf, driver: PathBuf) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let process = tokio::process::Command::new(driver)
             .arg(format!("--port={port}"))
@@ -139,7 +139,7 @@ impl Driver {
     }
 
     /// A browser of its own (its own profile, so its own storage).
-    async fn session(&self, width: u32, height: u32) -> Session {
+    pub(crate) async fn session(&self, width: u32, height: u32) -> Session {
         let profile = tempfile::tempdir().unwrap();
         let args = [
             "--headless".to_owned(),
@@ -166,7 +166,7 @@ impl Driver {
     }
 }
 
-struct Session {
+pub(crate) struct Session {
     url: String,
     http: reqwest::Client,
     _profile: tempfile::TempDir,
@@ -175,7 +175,7 @@ struct Session {
 const WAIT: Duration = Duration::from_secs(15);
 
 impl Session {
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Result<Value, Value> {
+    pub(crate) async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Result<Value, Value> {
         let mut req = self.http.request(method, format!("{}{path}", self.url));
         if let Some(body) = body {
             req = req.json(&body);
@@ -190,16 +190,16 @@ impl Session {
         }
     }
 
-    async fn goto(&self, url: &str) {
+    pub(crate) async fn goto(&self, url: &str) {
         self.call(reqwest::Method::POST, "/url", Some(json!({"url": url}))).await.unwrap();
     }
 
-    async fn quit(&self) {
+    pub(crate) async fn quit(&self) {
         let _ = self.call(reqwest::Method::DELETE, "", None).await;
     }
 
     /// The element `css` selects, waiting for it to appear.
-    async fn find(&self, css: &str) -> String {
+    pub(crate) async fn find(&self, css: &str) -> String {
         let start = Instant::now();
         loop {
             let found = self
@@ -215,7 +215,7 @@ impl Session {
         }
     }
 
-    async fn click(&self, css: &str) {
+    pub(crate) async fn click(&self, css: &str) {
         let start = Instant::now();
         loop {
             let id = self.find(css).await;
@@ -231,7 +231,7 @@ impl Session {
     }
 
     /// Clears the field and types `text` as keys.
-    async fn type_into(&self, css: &str, text: &str) {
+    pub(crate) async fn type_into(&self, css: &str, text: &str) {
         let id = self.find(css).await;
         self.call(reqwest::Method::POST, &format!("/element/{id}/clear"), Some(json!({}))).await.unwrap();
         if !text.is_empty() {
@@ -242,7 +242,7 @@ impl Session {
     }
 
     /// The element's text; found again if the page redrew it between the finding and the reading.
-    async fn text(&self, css: &str) -> String {
+    pub(crate) async fn text(&self, css: &str) -> String {
         for _ in 0..50 {
             let id = self.find(css).await;
             match self.call(reqwest::Method::GET, &format!("/element/{id}/text"), None).await {
@@ -256,7 +256,7 @@ impl Session {
         panic!("text of {css}: the element kept being redrawn")
     }
 
-    async fn script(&self, script: &str) -> Value {
+    pub(crate) async fn script(&self, script: &str) -> Value {
         self.call(reqwest::Method::POST, "/execute/sync", Some(json!({"script": script, "args": []})))
             .await
             .unwrap_or_else(|e| panic!("{script}: {e}"))
@@ -264,7 +264,7 @@ impl Session {
 
     /// Runs axe-core on the page as it stands, at `width` px and then at 375 px, with the WCAG
     /// 2.1 A and AA rules, and fails on any violation, naming the rule and the elements.
-    async fn accessible(&self, page: &str, width: u32, height: u32) {
+    pub(crate) async fn accessible(&self, page: &str, width: u32, height: u32) {
         let Some(axe) = axe_source() else { return };
         for w in [width, 375] {
             self.resize(w, height).await;
@@ -290,7 +290,7 @@ impl Session {
     }
 
     /// Waits for the page's confirmation dialog, answers it (OK or Cancel) and returns its words.
-    async fn answer_dialog(&self, accept: bool) -> String {
+    pub(crate) async fn answer_dialog(&self, accept: bool) -> String {
         let start = Instant::now();
         let asked = loop {
             if let Ok(text) = self.call(reqwest::Method::GET, "/alert/text", None).await {
@@ -305,7 +305,7 @@ impl Session {
     }
 
     /// Waits until `script` (an expression) is true.
-    async fn wait_for(&self, expression: &str) {
+    pub(crate) async fn wait_for(&self, expression: &str) {
         let start = Instant::now();
         loop {
             if self.script(&format!("return !!({expression});")).await == Value::Bool(true) {
@@ -317,7 +317,7 @@ impl Session {
     }
 
     /// Waits until the text of `css` contains `part`; returns the text.
-    async fn wait_text(&self, css: &str, part: &str) -> String {
+    pub(crate) async fn wait_text(&self, css: &str, part: &str) -> String {
         let start = Instant::now();
         loop {
             let text = self.text(css).await;
@@ -329,14 +329,14 @@ impl Session {
         }
     }
 
-    async fn resize(&self, width: u32, height: u32) {
+    pub(crate) async fn resize(&self, width: u32, height: u32) {
         self.call(reqwest::Method::POST, "/window/rect", Some(json!({"width": width, "height": height})))
             .await
             .unwrap();
     }
 
     /// A PNG of the window from the top of the page, saved to docs/screenshots/`name`.
-    async fn screenshot(&self, name: &str) -> Vec<u8> {
+    pub(crate) async fn screenshot(&self, name: &str) -> Vec<u8> {
         use base64::Engine;
         self.script("window.scrollTo(0, 0); document.activeElement && document.activeElement.blur(); return null;")
             .await;
@@ -353,7 +353,7 @@ impl Session {
 // ---------------------------------------------------------------- the managed campaign
 
 /// A side's page: waits until it has drawn the state after post `seq`.
-async fn caught_up(page: &Session, seq: usize) {
+pub(crate) async fn caught_up(page: &Session, seq: usize) {
     page.wait_for(&format!("document.body.dataset.after === '{seq}'")).await;
 }
 
@@ -662,6 +662,18 @@ async fn two_players_play(log: ServerLog) {
             assert!(post.contains("#14 union attack"), "{post}");
         }
         if i == 16 {
+            // Turn by turn: the Union's turn 2 goes on; a step back shows the Rebels' turn 1 as
+            // it began, with its posts (5 to 8) beside it, and a step forward comes back.
+            caught_up(&union, 17).await;
+            union.wait_text("#turn-label", "Turn 2, Union (4 of 4; posts from 9, going on)").await;
+            union.click("#turn-earlier").await;
+            union.wait_text("#turn-label", "Turn 1, Rebels (3 of 4; posts 5–8)").await;
+            union.wait_for("document.getElementById('turn-post-5') && !document.getElementById('turn-post-9')").await;
+            let map = union.script("return document.getElementById('turn-map').getAttribute('src');").await;
+            assert_eq!(map, format!("/v1/campaigns/{campaign}/map.svg?turn=1&side=confederate"));
+            union.click("#turn-later").await;
+            union.wait_text("#turn-label", "Turn 2, Union").await;
+            union.wait_for("document.getElementById('turn-post-17') !== null").await;
             for (page, name) in [(&union, "play"), (&rebel, "play-rebel")] {
                 caught_up(page, 17).await;
                 page.resize(1280, 1400).await;

@@ -11,10 +11,26 @@ on_both_backends! {
     a_scenario_with_every_kind_of_problem_is_refused_with_each_listed => every_problem_listed;
     another_moderator_can_neither_see_nor_use_my_scenario => private_to_its_moderator;
     an_uploaded_scenario_is_previewed_before_any_campaign => previewed;
+    a_scenario_in_json_is_kept_as_toml_and_played => uploaded_as_json;
+    a_scenario_is_checked_and_drawn_without_being_kept => checked_not_kept;
 }
 
 async fn upload(app: &TestApp, moderator: &str, name: &str, text: &str) -> adjutant_e2e::Answer {
     app.request(Method::POST, "/v1/scenarios", Some(moderator), Some(json!({"name": name, "text": text}))).await
+}
+
+async fn check(app: &TestApp, token: Option<&str>, body: Value) -> adjutant_e2e::Answer {
+    app.request(Method::POST, "/v1/scenarios/check", token, Some(body)).await
+}
+
+/// The fields and rules of a list of problems.
+fn fields_and_rules(problems: &Value) -> Vec<(String, String)> {
+    problems
+        .as_array()
+        .unwrap_or_else(|| panic!("no problems: {problems}"))
+        .iter()
+        .map(|e| (e["field"].as_str().unwrap().to_owned(), e["rule"].as_str().unwrap().to_owned()))
+        .collect()
 }
 
 async fn list(app: &TestApp, token: Option<&str>) -> Value {
@@ -211,4 +227,157 @@ async fn previewed(backend: Backend) {
     let shipped = app.get("/v1/scenarios/short-acw").await;
     assert_eq!(shipped.ok(200)["source"], "server");
     app.get("/v1/scenarios/no-such-scenario").await.problem(404, "path.id");
+}
+
+async fn uploaded_as_json(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    // The crossroads scenario as JSON, as the server reads its TOML.
+    let read = check(&app, Some(&moderator), json!({"text": CROSSROADS})).await;
+    let scenario = read.ok(200)["scenario"].clone();
+    assert_eq!(scenario["map"]["cities"][1]["name"], "Crossroads", "{}", read.text);
+    assert_eq!(scenario["units"]["union"][0]["factors"], 4, "{}", read.text);
+
+    let kept = app
+        .request(
+            Method::POST,
+            "/v1/scenarios",
+            Some(&moderator),
+            Some(json!({"name": "Crossroads (JSON)", "scenario": scenario})),
+        )
+        .await;
+    let id = kept.ok(201)["id"].as_str().unwrap().to_owned();
+    assert_eq!(kept.body["title"], "Crossroads");
+    // Kept as TOML text, which the check of the JSON named, id and all.
+    let text = app.request(Method::GET, &format!("/v1/scenarios/{id}"), Some(&moderator), None).await.ok(200)["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(text.contains("[[map.cities]]") && text.contains("letter = \"C\""), "{text}");
+    let checked = check(&app, Some(&moderator), json!({"scenario": scenario})).await;
+    assert_eq!(checked.ok(200)["id"], id.as_str(), "{}", checked.text);
+    assert_eq!(checked.body["text"], text.as_str());
+    // The same JSON again is the same scenario.
+    let again = app
+        .request(Method::POST, "/v1/scenarios", Some(&moderator), Some(json!({"name": "Again", "scenario": scenario})))
+        .await;
+    assert_eq!(again.ok(200)["id"], id.as_str());
+
+    // A campaign from it plays on its map.
+    let campaign = app.campaign(&moderator, json!({"name": "From JSON", "scenario": id})).await;
+    let union = app.player(&moderator, &campaign, "union").await;
+    let state = app.get(&format!("/v1/campaigns/{campaign}/state")).await.ok(200)["state"].clone();
+    assert_eq!(state["cities"]["C"], "confederate", "{state}");
+    let deploy =
+        json!({"kind": "deploy", "body": placements(&["us-1st-inf", "us-2nd-inf", "us-1st-cav", "us-hq"], "0103")});
+    assert_eq!(app.post(&union, &campaign, deploy).await.status.as_u16(), 201);
+
+    // Problems of the JSON are named by their path in it, every one at once.
+    let mut broken = scenario.clone();
+    broken["map"]["rail"][0]["hexes"][1] = json!("0303");
+    broken["units"]["union"][1]["id"] = json!("us-1st-inf");
+    broken["deployment"]["confederate"] = json!(["Z"]);
+    broken["map"]["cities"][0]["control"] = Value::Null;
+    let answer = app
+        .request(Method::POST, "/v1/scenarios", Some(&moderator), Some(json!({"name": "Broken", "scenario": broken})))
+        .await;
+    let problem = answer.problem(422, "body.scenario");
+    assert_eq!(problem["rule"], "scenario.invalid");
+    let errors = fields_and_rules(&problem["errors"]);
+    for (field, rule) in [
+        ("body.scenario.map.rail[0].hexes[1]", "scenario.rail_gap"),
+        ("body.scenario.units.union[1]", "scenario.unit_id_twice"),
+        ("body.scenario.deployment.confederate[0]", "scenario.unknown_city"),
+    ] {
+        assert!(errors.iter().any(|(f, r)| f == field && r == rule), "{field} {rule} is not listed: {}", answer.text);
+    }
+    // A value of the wrong type, and a key the format does not have, are named by their path.
+    let mut torn = scenario.clone();
+    torn["units"]["union"][0]["factors"] = json!("four");
+    let answer = app
+        .request(Method::POST, "/v1/scenarios", Some(&moderator), Some(json!({"name": "Torn", "scenario": torn})))
+        .await;
+    let errors = fields_and_rules(&answer.problem(422, "body.scenario")["errors"]);
+    assert_eq!(errors, [("body.scenario.units.union[0].factors".to_owned(), "scenario.syntax".to_owned())]);
+    let mut extra = scenario.clone();
+    extra["map"]["mountains"] = json!(["0101"]);
+    let answer = check(&app, Some(&moderator), json!({"scenario": extra})).await;
+    let errors = fields_and_rules(&answer.ok(200)["problems"]);
+    assert_eq!(errors, [("body.scenario.map.mountains".to_owned(), "scenario.syntax".to_owned())], "{}", answer.text);
+    // Not an object at all: outside what the description allows, refused (upload and check).
+    let answer = check(&app, Some(&moderator), json!({"scenario": [1, 2]})).await;
+    assert_eq!(answer.problem(422, "body.scenario")["rule"], "scenario.syntax");
+    let body = json!({"name": "Not a table", "scenario": [null, null]});
+    let answer = app.request(Method::POST, "/v1/scenarios", Some(&moderator), Some(body)).await;
+    assert_eq!(answer.problem(422, "body.scenario")["rule"], "scenario.syntax");
+    // Both forms at once, or neither: the body says which it sends by the one member it has.
+    let answer = app
+        .request(
+            Method::POST,
+            "/v1/scenarios",
+            Some(&moderator),
+            Some(json!({"name": "Both", "text": CROSSROADS, "scenario": scenario})),
+        )
+        .await;
+    assert_eq!(answer.problem(422, "body.scenario")["rule"], "scenario.one_form");
+    let answer = app.request(Method::POST, "/v1/scenarios", Some(&moderator), Some(json!({"name": "None"}))).await;
+    assert_eq!(answer.problem(422, "body.text")["rule"], "scenario.one_form");
+    let listed = list(&app, Some(&moderator)).await;
+    assert_eq!(listed["uploaded"].as_array().unwrap().len(), 1, "{listed}");
+}
+
+async fn checked_not_kept(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let moderator = app.moderator().await;
+    let answer = check(&app, Some(&moderator), json!({"text": CROSSROADS})).await;
+    let checked = answer.ok(200).clone();
+    assert_eq!(checked["problems"], json!([]), "{}", answer.text);
+    let svg = checked["svg"].as_str().unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("Crossroads"), "{svg}");
+    assert_eq!(checked["text"], CROSSROADS);
+    assert_eq!(app.db.count("scenarios").await, 0, "a check keeps nothing");
+    // The map is the one the upload's preview draws, and the id the one the upload gets.
+    let id = upload(&app, &moderator, "Crossroads", CROSSROADS).await.ok(201)["id"].as_str().unwrap().to_owned();
+    assert_eq!(checked["id"], id.as_str());
+    let preview = app.request(Method::GET, &format!("/v1/scenarios/{id}/map.svg"), Some(&moderator), None).await;
+    assert_eq!(preview.text, svg);
+
+    // Every problem, with the upload's fields and rules, no map, and still nothing kept.
+    let text = broken(CROSSROADS.to_owned(), "letter = \"R\"", "letter = \"C\"");
+    let text = broken(text, "factors = 2\n", "factors = 0\n");
+    let answer = check(&app, Some(&moderator), json!({"text": text})).await;
+    let checked = answer.ok(200).clone();
+    let errors = fields_and_rules(&checked["problems"]);
+    for (field, rule) in [
+        ("body.text.map.cities[2]", "scenario.city_letter_twice"),
+        ("body.text.units.union[2].factors", "scenario.factors"),
+    ] {
+        assert!(errors.iter().any(|(f, r)| f == field && r == rule), "{field} {rule} is not listed: {}", answer.text);
+    }
+    assert!(checked.get("svg").is_none() && checked.get("text").is_none(), "{}", answer.text);
+    // Its JSON is still given, so an editor can open a scenario that has problems.
+    assert_eq!(checked["scenario"]["map"]["cities"][2]["letter"], "C", "{}", answer.text);
+    let answer = check(&app, Some(&moderator), json!({"text": "name = \"torn\"\n[map\n"})).await;
+    let checked = answer.ok(200).clone();
+    assert_eq!(fields_and_rules(&checked["problems"]), [("body.text".to_owned(), "scenario.syntax".to_owned())]);
+    assert!(checked.get("scenario").is_none(), "{}", answer.text);
+    // The same limit as an upload's, refused the same way: past the description's maxLength.
+    let long = format!("{CROSSROADS}\n#{}", "x".repeat(48 * 1024));
+    let answer = check(&app, Some(&moderator), json!({"text": long})).await;
+    assert_eq!(answer.problem(422, "body.text")["rule"], "scenario.text_length");
+    assert_eq!(app.db.count("scenarios").await, 1);
+
+    // The description says which form a body sends, and what the check answers.
+    let spec = app.get("/v1/openapi.json").await.ok(200).clone();
+    assert!(spec["paths"]["/v1/scenarios/check"]["post"]["responses"]["200"].is_object(), "the check is not described");
+    for body in ["NewScenarioBody", "ScenarioToCheckBody"] {
+        let forms = &spec["components"]["schemas"][body]["oneOf"];
+        assert_eq!(forms.as_array().map(Vec::len), Some(2), "{body}: {forms}");
+    }
+
+    // Moderators only.
+    let campaign = app.campaign(&moderator, json!({"name": "Elsewhere", "scenario": "short-acw"})).await;
+    let player = app.player(&moderator, &campaign, "union").await;
+    check(&app, Some(&player), json!({"text": CROSSROADS})).await.problem(403, "Authorization");
+    check(&app, None, json!({"text": CROSSROADS})).await.problem(401, "Authorization");
 }

@@ -88,6 +88,10 @@ pub async fn start_server_logging(
         // The bench fills campaigns with far more posts a day than any player makes.
         .env("ADJUTANT_NOTES_PER_PLAYER_PER_DAY", "0")
         .env("ADJUTANT_SEALS_PER_PLAYER_PER_DAY", "0")
+        .env("ADJUTANT_POSTS_PER_PLAYER_PER_DAY", "0")
+        .env("ADJUTANT_MAX_POSTS_PER_CAMPAIGN", "0")
+        // Its clients all come from one address, more of them at once than one client may hold.
+        .env("ADJUTANT_MAX_CONNECTIONS_PER_CLIENT", "0")
         .stdin(Stdio::null())
         .spawn()
         .map_err(|e| format!("{}: {e} (build it with cargo build --release -p adjutant-server)", binary.display()))?;

@@ -176,6 +176,7 @@ impl ChainStart {
             author_id: self.author,
             idempotency_key: format!("seed-{seq}"),
             request_hash: hex::encode(Sha256::digest(format!("{}\nresolve\n{side}\n{asked}", self.campaign))),
+            quotas: Vec::new(),
         }
     }
 

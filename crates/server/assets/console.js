@@ -15,7 +15,22 @@
     if (!token) return;
     wire();
     loadCampaigns();
+    loadScenarios();
   });
+
+  /** The moderator's uploaded scenarios, every page of them, as choices of the create form beside the shipped ones. */
+  async function loadScenarios() {
+    const options = [];
+    let after = '';
+    do {
+      const answer = await api('GET', `/v1/scenarios?limit=100${after}`, token);
+      if (!answer.ok) return;
+      options.push(...answer.data.uploaded.map((s) => el('option', { value: `scenario:${s.id}` }, `Managed: ${s.name} — ${s.title} (yours)`)));
+      after = answer.data.next_after ? `&after=${encodeURIComponent(answer.data.next_after)}` : '';
+    } while (after);
+    $('create-uploaded').replaceChildren(...options);
+    $('create-uploaded').hidden = !options.length;
+  }
 
   const current = () => $('campaign-pick').value;
 

@@ -17,23 +17,6 @@
   draw();
   setInterval(draw, 1000);
 })();
-// The map as it was: a turn picked in the history shows its map in place of the current one.
-(() => {
-  const picture = document.getElementById('map-picture');
-  const link = document.getElementById('map-link');
-  const history = document.getElementById('history');
-  if (!picture || !history) return;
-  for (const a of history.querySelectorAll('a')) {
-    a.addEventListener('click', (e) => {
-      e.preventDefault();
-      picture.src = a.getAttribute('href');
-      link.href = a.getAttribute('href');
-      picture.alt = a.dataset.now ? 'The campaign map now' : `The campaign map at the start of ${a.textContent}`;
-      for (const other of history.querySelectorAll('a')) other.removeAttribute('aria-current');
-      a.setAttribute('aria-current', 'true');
-    });
-  }
-})();
 (async () => {
   const id = document.body.dataset.campaign;
   const status = document.getElementById('audit-status');

@@ -21,6 +21,24 @@
   const deploying = () => game && game.phase === 'deployment' && me && (mayPost[me.side] || []).includes('deploy');
   let chosen = null;
   let reach = [];
+  /** Attack: the hexes each unit may attack now, as the server said when asked about it. */
+  let targetsOf = {};
+  /** Retreat: each retreating unit's path so far, built by taps; the unit the next tap moves on,
+   * and its legal retreats as the server gives them. */
+  let retreatPaths = {};
+  let retreatUnit = null;
+  let retreatOptions = [];
+  /** The retreating units the server found no legal retreat for: their path is empty. */
+  let noRetreat = new Set();
+  /** Cavalry option: the hexes the defending cavalry may retreat to before the battle. */
+  let cavalryHexes = [];
+  const mayNow = (kind) => !!(game && me && (mayPost[me.side] || []).includes(kind));
+  const unitName = (id) => {
+    const u = game && game.units.find((x) => x.id === id);
+    return u ? u.name : id;
+  };
+  /** What the rules let a unit do now (`GET …/units/{unit}/moves`). */
+  const legal = (unit) => api('GET', `/v1/campaigns/${campaign}/units/${encodeURIComponent(unit)}/moves`);
 
   Adj.signIn(`adjutant.token.${campaign}`, (t, who) => {
     token = t;
@@ -37,6 +55,12 @@
       $('map').addEventListener('click', (event) => {
         const hex = event.target.closest && event.target.closest('[data-hex]');
         if (hex) clickHex(hex.dataset.hex);
+      });
+      wireZoom();
+      $('attack-units').addEventListener('change', () => attackersChanged());
+      $('retreat-units').addEventListener('click', (event) => {
+        const b = event.target.closest && event.target.closest('button[data-unit]');
+        if (b) pickRetreat(b.dataset.unit);
       });
     } else {
       actionForms();
@@ -112,10 +136,15 @@
     }
   }
 
+  /** Refreshes overlap when posts come fast: one that a newer refresh overtook draws nothing
+   * more, so an older state never replaces a newer one. */
+  let refreshes = 0;
+
   async function refresh() {
     if (managed) {
+      const turn = ++refreshes;
       const answer = await api('GET', `/v1/campaigns/${campaign}/state`);
-      if (!answer.ok) return;
+      if (!answer.ok || turn !== refreshes) return;
       game = answer.data.state;
       mayPost = answer.data.may_post || {};
       clock = answer.data.clock || null;
@@ -126,8 +155,17 @@
       showUnits();
       // A new state: what the chosen unit could reach before is asked again (after a move it
       // can reach nothing more), so no highlight outlives the state it was drawn for.
+      if (changed) targetsOf = {};
       if (changed && chosen && !deploying()) await choose(chosen);
-      await showMap();
+      if (changed) await attackersChanged();
+      if (changed) await showRetreat();
+      if (changed) await showCavalryOption();
+      if (turn !== refreshes) return;
+      // The same state draws the same map: redrawn only when it changed, so a tap is not lost
+      // to a map replaced under the finger.
+      if (changed || !$('map').querySelector('svg')) await showMap();
+      else mark();
+      if (turn !== refreshes) return;
       body.dataset.after = String(answer.data.after_seq);
     } else {
       $('turn-line').textContent = 'The referee keeps the table: resolve actions below.';
@@ -260,23 +298,189 @@
       return;
     }
     $('move-unit').value = unit;
-    const answer = await api('GET', `/v1/campaigns/${campaign}/units/${encodeURIComponent(unit)}/moves`);
+    const answer = await legal(unit);
     reach = answer.ok ? answer.data.moves : [];
+    if (answer.ok) targetsOf[unit] = answer.data.attack_targets || [];
+    const targets = answer.ok ? targetsOf[unit] : [];
     const list = $('destinations');
     if (!answer.ok) {
       list.replaceChildren(el('li', {}, answer.detail));
-    } else if (!reach.length) {
-      list.replaceChildren(el('li', {}, `${unit} cannot move now.`));
+    } else if (!reach.length && !targets.length) {
+      list.replaceChildren(el('li', {}, `${unit} cannot move or attack now.`));
     } else {
-      list.replaceChildren(...reach.map((m) => el('li', {}, el('button', { type: 'button', class: 'dest', 'data-hex': m.hex },
-        `${m.hex} (cost ${m.cost}${m.halts ? ', halts next to the enemy' : ''})`))));
+      list.replaceChildren(
+        ...reach.map((m) => el('li', {}, el('button', { type: 'button', class: 'dest', 'data-hex': m.hex },
+          `${m.hex} (cost ${m.cost}${m.halts ? ', halts next to the enemy' : ''})`))),
+        ...targets.map((hex) => el('li', {}, el('button', { type: 'button', class: 'dest target', 'data-hex': hex },
+          `Attack ${hex}`))));
       for (const b of list.querySelectorAll('button')) b.addEventListener('click', () => clickHex(b.dataset.hex));
     }
     showUnits();
     mark();
   }
 
+  /** The attackers ticked in the attack form: the hexes every one of them may attack. */
+  const checkedAttackers = () => Array.from($('attack-units').querySelectorAll('input:checked')).map((c) => c.value);
+  function shownTargets() {
+    const attackers = checkedAttackers();
+    if (!attackers.length) return chosen && targetsOf[chosen] ? targetsOf[chosen] : [];
+    return attackers.map((id) => targetsOf[id] || []).reduce((a, b) => a.filter((hex) => b.includes(hex)));
+  }
+
+  /** Asks the server what each ticked attacker may attack, then marks the common targets. */
+  async function attackersChanged() {
+    for (const id of checkedAttackers()) {
+      if (targetsOf[id]) continue;
+      const answer = await legal(id);
+      targetsOf[id] = answer.ok ? answer.data.attack_targets || [] : [];
+    }
+    const hint = $('attack-hint');
+    const targets = shownTargets();
+    if (checkedAttackers().length) {
+      hint.textContent = targets.length
+        ? `They may attack ${targets.join(', ')}: tap a highlighted hex on the map.`
+        : 'These units have no enemy next to all of them that they may attack now.';
+    } else {
+      hint.textContent = 'Tick the attacking units; the hexes they may attack are highlighted on the map.';
+    }
+    mark();
+  }
+
+  /** The retreat form while this side retreats: its units, each path built by tapping hexes. */
+  async function showRetreat() {
+    const box = $('retreat-units');
+    if (!mayNow('retreat') || !game.battle) {
+      retreatPaths = {};
+      retreatUnit = null;
+      retreatOptions = [];
+      noRetreat = new Set();
+      box.replaceChildren();
+      return;
+    }
+    const units = game.battle.retreating || [];
+    for (const id of Object.keys(retreatPaths)) if (!units.includes(id)) delete retreatPaths[id];
+    if (!retreatUnit || !units.includes(retreatUnit)) await nextRetreat();
+    drawRetreat();
+  }
+
+  /** On to the next retreating unit that still needs a path (one without a legal retreat needs
+   * none); none left: the retreat is ready to send. */
+  async function nextRetreat() {
+    for (const id of (game.battle && game.battle.retreating) || []) {
+      if ((retreatPaths[id] || []).length || noRetreat.has(id)) continue;
+      await pickRetreat(id);
+      if (retreatOptions.length) return;
+    }
+    retreatUnit = null;
+    retreatOptions = [];
+    writeRetreat();
+    retreatGuide();
+  }
+
+  function drawRetreat() {
+    const units = (game && game.battle && game.battle.retreating) || [];
+    $('retreat-units').replaceChildren(...units.map((id) => {
+      const path = retreatPaths[id] || [];
+      const said = path.length ? `through ${path.join(' ')}`
+        : noRetreat.has(id) ? 'no legal retreat: eliminated'
+          : retreatUnit === id ? 'tap its first hex on the map' : 'no path yet';
+      return el('button', { type: 'button', class: `unit${retreatUnit === id ? ' chosen' : ''}`, 'data-unit': id,
+        'aria-pressed': retreatUnit === id ? 'true' : 'false' }, `${unitName(id)}: ${said}`);
+    }));
+  }
+
+  /** The hexes the retreating unit may go on to from the path it has so far. */
+  function retreatSteps() {
+    const so = retreatPaths[retreatUnit] || [];
+    const steps = new Set();
+    for (const r of retreatOptions) {
+      if (r.path.length > so.length && so.every((hex, i) => r.path[i] === hex)) steps.add(r.path[so.length]);
+    }
+    return Array.from(steps).sort();
+  }
+
+  /** Starts (again) the path of a retreating unit: its legal retreats come from the server. */
+  async function pickRetreat(unit) {
+    retreatUnit = unit;
+    retreatPaths[unit] = [];
+    const answer = await legal(unit);
+    retreatOptions = answer.ok ? answer.data.retreats || [] : [];
+    if (answer.ok && !retreatOptions.length) noRetreat.add(unit);
+    writeRetreat();
+    retreatGuide();
+  }
+
+  /**
+   * The typed retreat field follows the paths tapped, so the form posts what the map shows: a
+   * unit with no hex tapped yet is left out (the server then asks for it) rather than sent with
+   * an empty path, which would stand for no legal retreat.
+   */
+  function writeRetreat() {
+    const units = (game && game.battle && game.battle.retreating) || [];
+    $('retreat-paths').value = units.filter((id) => (retreatPaths[id] || []).length || noRetreat.has(id))
+      .map((id) => [id, ...retreatPaths[id]].join(' ')).join('\n');
+    drawRetreat();
+  }
+
+  /** Says what the next tap does while a retreat is built, with the steps as buttons too. */
+  function retreatGuide() {
+    const list = $('destinations');
+    const steps = retreatUnit ? retreatSteps() : [];
+    const so = retreatUnit ? retreatPaths[retreatUnit] : [];
+    if (retreatUnit && !retreatOptions.length) {
+      list.replaceChildren(el('li', {}, `${unitName(retreatUnit)} has no legal retreat: it is eliminated.`));
+    } else if (retreatUnit && steps.length) {
+      const ends = (hex) => retreatOptions.find((r) => r.path.length === so.length + 1 && r.path[so.length] === hex
+        && so.every((h, i) => r.path[i] === h));
+      const whole = so.length && retreatOptions.some((r) => r.path.join(' ') === so.join(' '));
+      const said = !so.length ? `Tap a highlighted hex: where ${unitName(retreatUnit)} retreats first.`
+        : whole ? `${unitName(retreatUnit)} retreats to ${so.join(' ')}: tap a second hex, or leave it there.`
+          : `${unitName(retreatUnit)} retreats through ${so.join(' ')} and has no room there: tap a second hex.`;
+      list.replaceChildren(el('li', {}, said),
+      ...steps.map((hex) => {
+        const end = ends(hex);
+        const note = end && end.next_to_enemy ? `, next to the enemy in ${end.next_to_enemy}: loses half its factors` : '';
+        return el('li', {}, el('button', { type: 'button', class: 'dest', 'data-hex': hex }, `Retreat to ${hex}${note}`));
+      }));
+      for (const b of list.querySelectorAll('button')) b.addEventListener('click', () => clickHex(b.dataset.hex));
+    } else {
+      list.replaceChildren(el('li', {}, 'Every retreating unit has its path: check them and press Retreat.'));
+    }
+    mark();
+  }
+
+  /** The retreat tap: one more hex on the path; a finished path moves on to the next unit. */
+  async function retreatTo(hex) {
+    retreatPaths[retreatUnit].push(hex);
+    writeRetreat();
+    if (retreatSteps().length) {
+      retreatGuide();
+      return;
+    }
+    await nextRetreat();
+    // Every path built: the Retreat button is next.
+    if (!retreatUnit) $('form-retreat').querySelector('button[type=submit]').focus();
+  }
+
+  /** The cavalry option: where the defending cavalry may retreat before the battle. */
+  async function showCavalryOption() {
+    cavalryHexes = [];
+    const cavalry = mayNow('cavalry_option') && game.battle ? game.battle.cavalry || [] : [];
+    if (cavalry.length) {
+      const answer = await legal(cavalry[0]);
+      cavalryHexes = answer.ok ? answer.data.cavalry_hexes || [] : [];
+    }
+    $('cavalry-hint').textContent = cavalry.length
+      ? (cavalryHexes.length ? `The cavalry may retreat to ${cavalryHexes.join(', ')}: tap a highlighted hex on the map.` : 'The cavalry have no hex to retreat to.')
+      : '';
+  }
+
   function clickHex(hex) {
+    if (deploying() && !chosen && zone.has(hex)) {
+      // The first tap in the zone places the first unit not placed yet.
+      const first = Array.from(document.querySelectorAll('#deploy-rows input[data-unit]')).find((i) => !i.value.trim());
+      if (first) chosen = first.dataset.unit;
+    }
     if (deploying() && chosen) {
       if (!zone.has(hex)) {
         $('destinations').replaceChildren(el('li', {}, `${hex} is not in your deployment zone: choose a highlighted hex.`));
@@ -295,6 +499,37 @@
       }
       return;
     }
+    if (retreatUnit && retreatSteps().includes(hex)) {
+      retreatTo(hex);
+      return;
+    }
+    if (mayNow('retreat') && game.battle) {
+      // A tap on the retreating units' hex chooses them in turn, as the buttons do.
+      const there = (game.battle.retreating || []).filter((id) => (game.units.find((u) => u.id === id) || {}).hex === hex);
+      if (there.length) {
+        pickRetreat(there[(there.indexOf(retreatUnit) + 1) % there.length]);
+        return;
+      }
+    }
+    if (cavalryHexes.includes(hex)) {
+      $('cavalry-retreat').checked = true;
+      $('cavalry-hex').value = hex;
+      $('cavalry-hint').textContent = `The cavalry retreat to ${hex}: press the button to answer.`;
+      $('form-cavalry_option').querySelector('button').focus();
+      return;
+    }
+    if (shownTargets().includes(hex)) {
+      // A target tapped with no attacker ticked: the chosen unit attacks.
+      if (!checkedAttackers().length && chosen) {
+        const box = $('attack-units').querySelector(`input[value="${CSS.escape(chosen)}"]`);
+        if (box) box.checked = true;
+      }
+      $('attack-target').value = hex;
+      $('attack-hint').textContent = `${checkedAttackers().map(unitName).join(', ')} attack ${hex}: press Attack, or tick more units next to it.`;
+      mark();
+      $('form-attack').querySelector('button').focus();
+      return;
+    }
     const move = reach.find((m) => m.hex === hex);
     if (chosen && move) {
       $('move-unit').value = chosen;
@@ -302,17 +537,33 @@
       $('form-move').querySelector('button').focus();
       return;
     }
-    const here = mine().find((u) => u.hex === hex);
-    if (here) choose(here.id);
+    // A hex of the player's own: its units are chosen in turn, tap after tap.
+    const here = mine().filter((u) => u.hex === hex);
+    if (here.length) {
+      const at = here.findIndex((u) => u.id === chosen);
+      choose(here[(at + 1) % here.length].id);
+    }
   }
 
-  /** Marks the chosen unit's legal destinations on the map. */
+  /** Marks on the map what a tap may choose now: the chosen unit's destinations, the hexes the
+   * attackers may attack, the deployment zone, the next steps of a retreat (and the path so far),
+   * the cavalry's hexes; and where the chosen unit stands. */
   function mark() {
     const hexes = new Set(reach.map((m) => m.hex));
     const zoneShown = deploying();
+    const targets = new Set(shownTargets());
+    const steps = new Set(retreatUnit ? retreatSteps() : []);
+    for (const hex of cavalryHexes) steps.add(hex);
+    const path = new Set(retreatUnit ? retreatPaths[retreatUnit] || [] : []);
+    const at = chosen && game && (game.units.find((u) => u.id === chosen) || {}).hex;
     for (const poly of $('map').querySelectorAll('[data-hex]')) {
-      poly.classList.toggle('reach', hexes.has(poly.dataset.hex));
-      poly.classList.toggle('zone', zoneShown && zone.has(poly.dataset.hex));
+      const hex = poly.dataset.hex;
+      poly.classList.toggle('reach', hexes.has(hex));
+      poly.classList.toggle('zone', zoneShown && zone.has(hex));
+      poly.classList.toggle('target', targets.has(hex));
+      poly.classList.toggle('retreat-step', steps.has(hex));
+      poly.classList.toggle('retreat-path', path.has(hex));
+      poly.classList.toggle('here', hex === at);
     }
   }
 
@@ -334,13 +585,185 @@
       }
     }
     const box = (svg.getAttribute('viewBox') || '').split(/\s+/).map(Number);
-    if (box.length === 4 && box[2] > 0 && box[3] > 0) $('map').style.aspectRatio = `${box[2]} / ${box[3]}`;
+    if (box.length === 4 && box[2] > 0 && box[3] > 0) {
+      $('map').style.aspectRatio = `${box[2]} / ${box[3]}`;
+      // The part of the map shown stays across redraws, unless the map itself changed size.
+      const drawn = { x: box[0], y: box[1], w: box[2], h: box[3] };
+      if (!whole || ['x', 'y', 'w', 'h'].some((k) => whole[k] !== drawn[k])) {
+        whole = drawn;
+        view = Object.assign({}, drawn);
+      }
+    }
     svg.removeAttribute('width');
     svg.removeAttribute('height');
     svg.setAttribute('role', 'img');
     svg.setAttribute('aria-label', 'Map of the campaign');
     $('map').replaceChildren(document.importNode(svg, true));
+    showView();
     mark();
+  }
+
+  // ---- the map's zoom and pan: the SVG's viewBox is the part of the map shown ----------------
+
+  /** The whole map (the SVG's own viewBox) and the part of it shown, in map units. */
+  let whole = null;
+  let view = null;
+  const MAX_ZOOM = 8;
+  const ZOOM_STEP = 2;
+  const zoomOf = () => (whole && view ? whole.w / view.w : 1);
+
+  function showView() {
+    const svg = $('map').querySelector('svg');
+    if (!svg || !view) return;
+    svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
+    const z = zoomOf();
+    $('map').dataset.zoom = z.toFixed(2);
+    $('map-zoom-level').textContent = z > 1.001 ? `Zoom ×${z.toFixed(1)}` : 'Whole map';
+  }
+
+  /** A view kept inside the map, between the whole map and `MAX_ZOOM` times closer. */
+  function within(v) {
+    const w = Math.min(whole.w, Math.max(whole.w / MAX_ZOOM, v.w));
+    const h = w * whole.h / whole.w;
+    return {
+      x: Math.min(whole.x + whole.w - w, Math.max(whole.x, v.x)),
+      y: Math.min(whole.y + whole.h - h, Math.max(whole.y, v.y)),
+      w,
+      h,
+    };
+  }
+
+  /** Zooms by `factor`, the map point (px, py) (by default the middle) staying where it is. */
+  function zoomBy(factor, px, py) {
+    if (!view) return;
+    const x = px === undefined ? view.x + view.w / 2 : px;
+    const y = py === undefined ? view.y + view.h / 2 : py;
+    const w = Math.min(whole.w, Math.max(whole.w / MAX_ZOOM, view.w / factor));
+    const k = w / view.w;
+    view = within({ x: x - (x - view.x) * k, y: y - (y - view.y) * k, w, h: view.h * k });
+    showView();
+  }
+
+  function panBy(dx, dy) {
+    if (!view) return;
+    view = within({ x: view.x + dx, y: view.y + dy, w: view.w, h: view.h });
+    showView();
+  }
+
+  function wholeMap() {
+    if (!whole) return;
+    view = Object.assign({}, whole);
+    showView();
+  }
+
+  /** Map units per screen pixel, and a point of the screen as a point of the map. */
+  function scale() {
+    const svg = $('map').querySelector('svg');
+    const r = svg ? svg.getBoundingClientRect() : null;
+    return r && r.width ? { r, k: view.w / r.width } : null;
+  }
+  function mapPoint(clientX, clientY) {
+    const s = scale();
+    return s ? { x: view.x + (clientX - s.r.left) * s.k, y: view.y + (clientY - s.r.top) * s.k } : null;
+  }
+
+  /**
+   * Buttons, keys (+ − arrows 0), a pinch or a ctrl-wheel zoom; a drag pans. A tap stays a tap:
+   * a drag or a pinch swallows the click that ends it, so it chooses no hex.
+   */
+  function wireZoom() {
+    const map = $('map');
+    $('map-zoom-in').addEventListener('click', () => zoomBy(ZOOM_STEP));
+    $('map-zoom-out').addEventListener('click', () => zoomBy(1 / ZOOM_STEP));
+    $('map-whole').addEventListener('click', wholeMap);
+    map.addEventListener('keydown', (event) => {
+      const s = view && scale();
+      const step = s ? Math.max(view.w, view.h) / 5 : 0;
+      const keys = {
+        '+': () => zoomBy(ZOOM_STEP), '=': () => zoomBy(ZOOM_STEP),
+        '-': () => zoomBy(1 / ZOOM_STEP), '_': () => zoomBy(1 / ZOOM_STEP), '−': () => zoomBy(1 / ZOOM_STEP),
+        '0': wholeMap,
+        ArrowLeft: () => panBy(-step, 0), ArrowRight: () => panBy(step, 0),
+        ArrowUp: () => panBy(0, -step), ArrowDown: () => panBy(0, step),
+      };
+      const act = keys[event.key];
+      if (!act || event.altKey || event.ctrlKey || event.metaKey) return;
+      event.preventDefault();
+      act();
+    });
+    map.addEventListener('wheel', (event) => {
+      // A trackpad's pinch comes as a wheel with ctrl; a plain wheel scrolls the page.
+      if (!event.ctrlKey || !view) return;
+      event.preventDefault();
+      const p = mapPoint(event.clientX, event.clientY);
+      if (p) zoomBy(Math.exp(-event.deltaY / 200), p.x, p.y);
+    }, { passive: false });
+
+    const pointers = new Map();
+    let travelled = 0;
+    let gesture = false;
+    let swallow = false;
+    const SLOP = 8;
+    map.addEventListener('pointerdown', (event) => {
+      if (event.pointerType === 'mouse' && event.button !== 0) return;
+      // The first finger down starts a new gesture, whatever an earlier one left behind (a
+      // finger lifted over a hex the map redrew is never seen going up).
+      if (event.isPrimary) pointers.clear();
+      if (!pointers.size) {
+        travelled = 0;
+        gesture = false;
+        swallow = false;
+      }
+      pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+      if (pointers.size === 2) {
+        // Two fingers: a pinch, which no tap ends.
+        gesture = true;
+        for (const id of pointers.keys()) if (map.hasPointerCapture && !map.hasPointerCapture(id)) map.setPointerCapture(id);
+      }
+    });
+    map.addEventListener('pointermove', (event) => {
+      const p = pointers.get(event.pointerId);
+      if (!p || !view) return;
+      const s = scale();
+      if (!s) return;
+      if (pointers.size >= 2) {
+        const [a, b] = Array.from(pointers.values());
+        const d0 = Math.hypot(a.x - b.x, a.y - b.y);
+        const m0 = { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+        const fixed = mapPoint(m0.x, m0.y);
+        p.x = event.clientX;
+        p.y = event.clientY;
+        const d1 = Math.hypot(a.x - b.x, a.y - b.y);
+        const m1 = { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+        if (d0 > 0 && d1 > 0) zoomBy(d1 / d0, fixed.x, fixed.y);
+        const after = scale();
+        if (after) panBy(-(m1.x - m0.x) * after.k, -(m1.y - m0.y) * after.k);
+        return;
+      }
+      const dx = event.clientX - p.x;
+      const dy = event.clientY - p.y;
+      if (!gesture) {
+        travelled = Math.hypot(dx, dy);
+        if (travelled < SLOP) return;
+        gesture = true;
+        map.setPointerCapture(event.pointerId);
+      }
+      p.x = event.clientX;
+      p.y = event.clientY;
+      panBy(-dx * s.k, -dy * s.k);
+    });
+    const lift = (event) => {
+      if (!pointers.delete(event.pointerId)) return;
+      if (gesture) swallow = true;
+    };
+    map.addEventListener('pointerup', lift);
+    map.addEventListener('pointercancel', lift);
+    map.addEventListener('click', (event) => {
+      if (!swallow) return;
+      swallow = false;
+      event.stopPropagation();
+      event.preventDefault();
+    }, true);
   }
 
   /** One form per action of the ruleset, from its input schema, the example filled in. */
@@ -512,6 +935,8 @@
     source.addEventListener('error', () => { status.textContent = 'Reconnecting…'; });
     source.addEventListener('post', (event) => {
       const post = JSON.parse(event.data);
+      // The page's other parts (the turn-by-turn history) learn of it too.
+      document.dispatchEvent(new CustomEvent('adjutant:post', { detail: post }));
       const old = $(`post-${post.seq}`);
       const item = Adj.postItem(post);
       if (me && me.id && post.author_id === me.id) showReceipt(post);

@@ -129,12 +129,6 @@ impl Caches {
         insert(&mut audits, campaign, Arc::new(checkpoint));
     }
 
-    /// Forgets a campaign's verified prefixes (a fresh audit starts from post 1).
-    pub fn forget_audit(&self, campaign: Uuid) {
-        self.audits.lock().unwrap_or_else(|e| e.into_inner()).remove(&campaign);
-        self.chains.lock().unwrap_or_else(|e| e.into_inner()).remove(&campaign);
-    }
-
     /// The last post through which the hash chain was found whole, and its hash.
     pub fn chain(&self, campaign: Uuid) -> Option<(i64, String)> {
         self.chains.lock().unwrap_or_else(|e| e.into_inner()).get(&campaign).cloned()
@@ -198,7 +192,7 @@ mod tests {
     }
 
     #[test]
-    fn the_longer_chain_prefix_is_kept_and_fresh_forgets_it() {
+    fn the_longer_chain_prefix_is_kept() {
         let caches = Caches::default();
         let id = Uuid::new_v4();
         caches.remember_chain(id, 10, "h10".into());
@@ -206,8 +200,6 @@ mod tests {
         assert_eq!(caches.chain(id), Some((10, "h10".to_owned())));
         caches.remember_chain(id, 12, "h12".into());
         assert_eq!(caches.chain(id), Some((12, "h12".to_owned())));
-        caches.forget_audit(id);
-        assert_eq!(caches.chain(id), None);
     }
 
     /// At most `MAP_RENDERS` renders hold a permit at once; the next waits until one ends.

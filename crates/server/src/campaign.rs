@@ -249,9 +249,26 @@ fn string_enum<'a>(values: impl IntoIterator<Item = &'a str>, example: &str) -> 
         .build()
 }
 
-/// Every IANA zone the server knows, so a client cannot send one it would refuse.
+/// Every IANA zone the server knows, so a client cannot send one it would refuse: a pattern
+/// that is the list of names, not an enum, since names such as `GMT0`, `GMT+0` and `GMT-0`
+/// differ only in punctuation and client generators make one identifier of them.
 pub fn time_zone_schema() -> utoipa::openapi::schema::Object {
-    string_enum(chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name()), "America/New_York")
+    let names: Vec<String> = chrono_tz::TZ_VARIANTS.iter().map(|tz| time_zone_pattern_item(tz.name())).collect();
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .pattern(Some(format!("^(?:{})$", names.join("|"))))
+        .description(Some(
+            "An IANA time zone name (tz database), e.g. `UTC` (the default), `Europe/London` or \
+             `America/New_York`; the pattern lists every name the server knows.",
+        ))
+        .examples([serde_json::json!("America/New_York")])
+        .build()
+}
+
+/// A zone name as a literal alternative of the time-zone pattern: names hold letters, digits,
+/// `/`, `_`, `-` and `+`, and only `+` means something outside a character class.
+fn time_zone_pattern_item(name: &str) -> String {
+    name.replace('+', "\\+")
 }
 
 fn clock_schema() -> utoipa::openapi::schema::Object {

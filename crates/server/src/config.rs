@@ -22,6 +22,10 @@ pub const DEFAULT_TOML: &str = include_str!("../../../config/default.toml");
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub listen: String,
+    /// A second host:port that serves only `GET /metrics`, with no token; empty: none (the
+    /// operator's token reads them on `listen`).
+    #[serde(default)]
+    pub metrics_listen: String,
     pub database_url: String,
     /// Where Adjutant keeps what is not in the database: the operator token it made.
     pub data_dir: PathBuf,
@@ -30,6 +34,43 @@ pub struct Config {
     pub request_timeout_secs: u64,
     pub header_read_timeout_secs: u64,
     pub max_connections: usize,
+    /// Connections one client address (IPv6: its /64) may hold open at once; connections from a
+    /// trusted proxy are not counted. 0 turns it off.
+    #[serde(default = "default_max_connections_per_client")]
+    pub max_connections_per_client: usize,
+    /// An answer that makes no progress for this long ends its connection.
+    #[serde(default = "default_send_timeout_secs")]
+    pub send_timeout_secs: u64,
+    /// An answer the client takes slower than this (bytes a second, over the time the server
+    /// waited on it, counted once it has waited `send_rate_window_secs`) ends its connection.
+    /// 0 turns it off.
+    #[serde(default = "default_min_send_bytes_per_sec")]
+    pub min_send_bytes_per_sec: u64,
+    #[serde(default = "default_send_rate_window_secs")]
+    pub send_rate_window_secs: u64,
+    /// The kernel's send buffer of each connection (SO_SNDBUF); 0: the system's own sizing.
+    #[serde(default)]
+    pub send_buffer_bytes: usize,
+    /// The largest request head (request line and headers) one connection may send; a larger one
+    /// gets 431.
+    #[serde(default = "default_max_header_bytes")]
+    pub max_header_bytes: usize,
+    /// Bytes of unfinished request heads beyond the first 8 KiB of each, over all connections
+    /// together; a connection that would go past it is closed.
+    #[serde(default = "default_header_bytes_budget")]
+    pub header_bytes_budget: usize,
+    /// Event streams open at once, over all campaigns.
+    #[serde(default = "default_max_event_streams")]
+    pub max_event_streams: usize,
+    /// Event streams one client address may hold open; 0 turns it off.
+    #[serde(default = "default_event_streams_per_client")]
+    pub event_streams_per_client: usize,
+    /// Event streams one token may hold open; 0 turns it off.
+    #[serde(default = "default_event_streams_per_token")]
+    pub event_streams_per_token: usize,
+    /// Exports written at once, over all campaigns.
+    #[serde(default = "default_max_exports")]
+    pub max_exports: usize,
     /// The most posts one commit carries (group commit); 1 writes each post on its own.
     #[serde(default = "default_max_batch")]
     pub max_batch: usize,
@@ -39,6 +80,12 @@ pub struct Config {
     pub trusted_proxies: Vec<String>,
     pub notes_per_player_per_day: u32,
     pub seals_per_player_per_day: u32,
+    /// Posts of every kind per player per campaign per UTC day (0: no limit).
+    #[serde(default = "default_posts_per_player_per_day")]
+    pub posts_per_player_per_day: u32,
+    /// The most posts a campaign's log holds (0: no limit); past it, every post is refused.
+    #[serde(default = "default_max_posts_per_campaign")]
+    pub max_posts_per_campaign: u64,
     pub log_format: String,
     pub webhook_poll_ms: u64,
     /// How often the campaign clock looks for deadlines that have passed.
@@ -91,6 +138,46 @@ pub struct Config {
     /// link in a mail; unset: mails carry no link.
     #[serde(default)]
     pub public_url: String,
+}
+
+fn default_max_connections_per_client() -> usize {
+    32
+}
+
+fn default_send_timeout_secs() -> u64 {
+    20
+}
+
+fn default_min_send_bytes_per_sec() -> u64 {
+    16 * 1024
+}
+
+fn default_send_rate_window_secs() -> u64 {
+    10
+}
+
+fn default_max_header_bytes() -> usize {
+    32 * 1024
+}
+
+fn default_header_bytes_budget() -> usize {
+    8 * 1024 * 1024
+}
+
+fn default_max_event_streams() -> usize {
+    256
+}
+
+fn default_event_streams_per_client() -> usize {
+    8
+}
+
+fn default_event_streams_per_token() -> usize {
+    4
+}
+
+fn default_max_exports() -> usize {
+    16
 }
 
 fn default_mail_from() -> String {
@@ -203,6 +290,14 @@ fn read_as(file_value: &Value, text: &str) -> Value {
     }
 }
 
+fn default_posts_per_player_per_day() -> u32 {
+    1000
+}
+
+fn default_max_posts_per_campaign() -> u64 {
+    1_000_000
+}
+
 fn default_max_batch() -> usize {
     adjutant_store::MAX_BATCH
 }
@@ -312,6 +407,35 @@ mod tests {
         }
         let err = Config::read("site.toml", DEFAULT_TOML, env(&[("ADJUTANT_SEALED_DELAY_CHAIN_LENGTH", "0")]));
         assert_eq!(err.unwrap_err(), "sealed_delay_chain_length is 1 to 1,000,000");
+    }
+
+    #[test]
+    fn the_fair_shares_have_defaults_the_file_names_and_variables() {
+        let shipped = Config::defaults();
+        let built_in = Config::read("site.toml", &file_with("max_connections_per_client", ""), env(&[])).unwrap();
+        assert_eq!(shipped.max_connections_per_client, 32);
+        assert_eq!(built_in.max_connections_per_client, 32);
+        assert_eq!(
+            (shipped.send_timeout_secs, shipped.min_send_bytes_per_sec, shipped.send_rate_window_secs),
+            (20, 16384, 10)
+        );
+        assert_eq!((shipped.max_header_bytes, shipped.header_bytes_budget), (32768, 8 << 20));
+        assert_eq!(
+            (shipped.max_event_streams, shipped.event_streams_per_client, shipped.event_streams_per_token),
+            (256, 8, 4)
+        );
+        assert_eq!((shipped.max_exports, shipped.send_buffer_bytes), (16, 0));
+        let vars = [
+            ("ADJUTANT_MAX_CONNECTIONS_PER_CLIENT", "4"),
+            ("ADJUTANT_MIN_SEND_BYTES_PER_SEC", "0"),
+            ("ADJUTANT_EVENT_STREAMS_PER_TOKEN", "2"),
+            ("ADJUTANT_HEADER_BYTES_BUDGET", "65536"),
+        ];
+        let config = Config::read("site.toml", DEFAULT_TOML, env(&vars)).unwrap();
+        assert_eq!(config.max_connections_per_client, 4);
+        assert_eq!(config.min_send_bytes_per_sec, 0);
+        assert_eq!(config.event_streams_per_token, 2);
+        assert_eq!(config.header_bytes_budget, 65536);
     }
 
     #[test]

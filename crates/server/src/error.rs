@@ -65,6 +65,10 @@ pub enum AppError {
     /// The database is unreachable.
     #[error("unavailable: {0}")]
     Unavailable(String),
+    /// The database failed (500) or could not be reached (503): answered as `Internal` or
+    /// `Unavailable` are, and counted in the metrics.
+    #[error("database: {cause}")]
+    Database { cause: String, reached: bool },
     /// The request ran past the configured time limit (`request_timeout_secs`) and was stopped;
     /// `writes`: it asked for a change (any method but GET and HEAD), which may have been made.
     #[error("the request ran past the time limit of {limit_secs} s")]
@@ -132,7 +136,8 @@ impl AppError {
             AppError::Forbidden { .. } => StatusCode::FORBIDDEN,
             AppError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             AppError::Unavailable(_) | AppError::TimedOut { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            AppError::Database { reached: false, .. } => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::Internal(_) | AppError::Database { reached: true, .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -150,7 +155,7 @@ impl AppError {
             AppError::TooManyRequests { field, rule, detail, .. } => {
                 (Some(field.clone()), Some(rule.clone()), detail.clone())
             }
-            AppError::Unavailable(_) => (
+            AppError::Unavailable(_) | AppError::Database { reached: false, .. } => (
                 None,
                 Some("service.unavailable".to_owned()),
                 "the service cannot reach its database right now; try again shortly".to_owned(),
@@ -167,7 +172,9 @@ impl AppError {
                     }
                 ),
             ),
-            AppError::Internal(_) => (None, None, "an internal error occurred; it has been logged".to_owned()),
+            AppError::Internal(_) | AppError::Database { reached: true, .. } => {
+                (None, None, "an internal error occurred; it has been logged".to_owned())
+            }
         };
         Problem {
             kind: format!("https://adjutant.invalid/problems/{}", rule.as_deref().unwrap_or("internal")),
@@ -210,8 +217,10 @@ impl From<StoreError> for AppError {
                     "this conflicts with something already stored; change it and try again",
                 )
             }
-            StoreError::Unavailable(what) => AppError::Unavailable(what),
-            StoreError::Database(what) => AppError::Internal(what),
+            StoreError::Unavailable(cause) => AppError::Database { cause, reached: false },
+            StoreError::Database(cause) => AppError::Database { cause, reached: true },
+            // A spent quota comes back as a `LogError` with its refusal; one reaching here was not.
+            StoreError::QuotaSpent(_) => AppError::Internal(err.to_string()),
         }
     }
 }
@@ -260,14 +269,19 @@ impl IntoResponse for AppError {
             AppError::Internal(cause) => tracing::error!(%cause, "internal error"),
             AppError::Unavailable(cause) => tracing::warn!(%cause, "service unavailable"),
             AppError::TimedOut { limit_secs, .. } => tracing::warn!(limit_secs, "a request ran past the time limit"),
+            AppError::Database { cause, reached: true } => tracing::error!(%cause, "database error"),
+            AppError::Database { cause, reached: false } => tracing::warn!(%cause, "database unreachable"),
             _ => tracing::debug!(error = %self, "request refused"),
         }
         let problem = self.problem();
         let body = serde_json::to_vec(&problem).unwrap_or_default();
         let mut response = (self.status(), body).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
-        if let AppError::TooManyRequests { retry_after_secs, .. } = self {
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+        if let AppError::TooManyRequests { retry_after_secs, rule, .. } = &self {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+            response.extensions_mut().insert(crate::monitoring::Limited(rule.clone()));
+        } else if matches!(self, AppError::Database { .. }) {
+            response.extensions_mut().insert(crate::monitoring::DatabaseFailed);
         }
         if matches!(self, AppError::Unauthorized(_)) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

@@ -6,24 +6,30 @@
 //! walks a post through each step.
 
 pub mod auth;
+pub mod backup;
 pub mod cache;
 pub mod campaign;
 pub mod clock;
 pub mod config;
+pub mod copy;
 pub mod error;
 pub mod export;
 pub mod extract;
 pub mod free_text;
 pub mod listener;
+pub mod live;
 pub mod log;
 pub mod mail;
+pub mod monitoring;
 pub mod net_guard;
 pub mod openapi;
 pub mod openapi_problems;
 pub mod operator;
+pub mod paced;
 pub mod rate_limit;
 pub mod routes;
 pub mod sealed_delay;
+pub mod shares;
 pub mod signing;
 pub mod timekeeper;
 pub mod verify;
@@ -73,10 +79,16 @@ pub struct Shared {
     pub caches: Arc<cache::Caches>,
     /// Permits of the open event streams (`GET /v1/campaigns/{id}/events`).
     pub streams: Arc<tokio::sync::Semaphore>,
+    /// The open event streams of each client address and of each token.
+    pub stream_shares: routes::events::StreamShares,
+    /// The signal of each followed campaign's next post, which wakes its event streams.
+    pub live: Arc<live::Live>,
     /// Permits of the exports being written (`GET /v1/campaigns/{id}/export`).
     pub exports: Arc<tokio::sync::Semaphore>,
     /// The key that signs receipts, and the retired public keys.
     pub keys: Arc<signing::Keyring>,
+    /// What `GET /metrics` shows.
+    pub metrics: monitoring::Metrics,
 }
 
 impl AppState {
@@ -86,9 +98,13 @@ impl AppState {
             store: &*self.store,
             clock: self.clock.clone(),
             keys: self.keys.clone(),
+            metrics: self.metrics.clone(),
+            live: Some(&self.live),
             quotas: log::append::Quotas {
                 notes_per_day: self.config.notes_per_player_per_day,
                 seals_per_day: self.config.seals_per_player_per_day,
+                posts_per_day: self.config.posts_per_player_per_day,
+                max_posts_per_campaign: self.config.max_posts_per_campaign,
             },
         }
     }
@@ -101,7 +117,10 @@ impl AppState {
         let webhook_allow = Arc::new(net_guard::Allowlist::parse(&config.webhook_allow)?);
         let (keys, _) = signing::Keyring::load(&config)?;
         mail::reminder_leads(&config.reminder_leads)?;
+        let metrics = monitoring::Metrics::new();
+        store.observe_batches(metrics.batch_observer());
         Ok(Self(Arc::new(Shared {
+            metrics,
             keys: Arc::new(keys),
             webhook_allow,
             caches: Arc::default(),
@@ -110,9 +129,11 @@ impl AppState {
             clock,
             scenarios: Arc::new(scenarios),
             limits: Arc::new(rate_limit::Limits::from_config(&config)?),
+            streams: Arc::new(tokio::sync::Semaphore::new(config.max_event_streams.max(1))),
+            stream_shares: routes::events::StreamShares::from_config(&config),
+            live: Arc::default(),
+            exports: Arc::new(tokio::sync::Semaphore::new(config.max_exports.max(1))),
             config: Arc::new(config),
-            streams: routes::events::stream_permits(),
-            exports: Arc::new(tokio::sync::Semaphore::new(routes::export::MAX_EXPORTS)),
         })))
     }
 }
@@ -148,6 +169,7 @@ pub fn app(state: AppState) -> Router {
     // boxed service for the whole stack, not one per layer.
     let layers = tower::ServiceBuilder::new()
         .layer(TraceLayer::new_for_http())
+        .layer(axum::middleware::from_fn_with_state(state.clone(), monitoring::track))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(panic_problem))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))
@@ -193,7 +215,8 @@ async fn time_limit(State(state): State<AppState>, request: Request, next: Next)
     }
 }
 
-/// Runs the service, its webhook deliverer, the campaign clock's keeper and the mailer, until SIGTERM or Ctrl-C; then finishes the
+/// Runs the service, its webhook deliverer, the campaign clock's keeper, the mailer and the relay
+/// of other servers' posts (`live::relay`), until SIGTERM or Ctrl-C; then finishes the
 /// requests in flight and stops the deliverer (an attempt under way is finished and logged).
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
     // Deliveries keep the machine's time even where posts are stamped by a clock set by hand
@@ -205,7 +228,9 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
         state.webhook_allow.clone(),
         Arc::new(clock::SystemClock),
     )
-    .map_err(std::io::Error::other)?;
+    .map_err(std::io::Error::other)?
+    .with_metrics(state.metrics.clone());
+    let metrics_apart = monitoring::listen_apart(&state.config).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let timekeeper = timekeeper::Timekeeper::new(state.clone());
     let keeping = timekeeper.run(stopped.clone());
@@ -218,6 +243,9 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
             }
         }
     };
+    let exposing = monitoring::serve_apart(metrics_apart, state.clone(), stopped.clone());
+    let upkeep = monitoring::upkeep(state.metrics.clone(), stopped.clone());
+    let relaying = live::relay(state.live.clone(), state.store.clone(), stopped.clone());
     let serving = async move {
         let settings = listener::EdgeSettings::from_config(&state.config);
         let result = listener::serve(listener, app(state), settings, shutdown_signal()).await;
@@ -225,7 +253,8 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
         result
     };
     // One future, not a spawned task: dropping `serve` (a test aborting its server) stops both.
-    let (result, (), (), ()) = tokio::join!(serving, deliverer.run(stopped), keeping, mailing);
+    let (result, (), (), (), (), (), ()) =
+        tokio::join!(serving, deliverer.run(stopped), keeping, mailing, exposing, upkeep, relaying);
     result
 }
 

@@ -7,6 +7,15 @@
 //!   and for every later one on a kept-alive connection; otherwise it is closed. So a slot held
 //!   by an idle or slowloris connection frees itself within that time, and a normal request
 //!   waits at most that long for a slot when every slot is held by such connections.
+//! - One client address (IPv6: its /64) holds at most `max_connections_per_client` of them; one
+//!   more is answered 429 and closed. A trusted proxy's connections are not counted: its
+//!   clients all arrive from its address, and only the request's forwarding headers tell them
+//!   apart (the proxy must cap connections per client itself).
+//! - An answer the client takes too slowly ends its connection (`send_timeout_secs`,
+//!   `min_send_bytes_per_sec` over `send_rate_window_secs`; see [`crate::paced`]), so a slow
+//!   reader frees its slot, and the event stream or export it held.
+//! - A request head is at most `max_header_bytes` (431 past it), and the unfinished heads of all
+//!   connections together draw on `header_bytes_budget` beyond their first 8 KiB each.
 //! - Request bodies are limited by `body_limit_bytes`, and a request's handling by
 //!   `request_timeout_secs`, in the router (see [`crate::app`]).
 
@@ -20,15 +29,29 @@ use axum::extract::ConnectInfo;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 use tower::Service;
 
+use crate::paced::{HeadBudget, Heads, Paced, SendLimits};
+use crate::rate_limit::{CallerKey, TrustedProxies};
+use crate::shares::Shares;
+
 /// How connections are accepted.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct EdgeSettings {
     pub max_connections: usize,
     pub header_read_timeout: Duration,
+    /// 0: no limit.
+    pub max_connections_per_client: usize,
+    /// Peers whose connections are not counted per client.
+    pub trusted_proxies: TrustedProxies,
+    pub send: SendLimits,
+    /// SO_SNDBUF of each connection; 0: the system's.
+    pub send_buffer_bytes: usize,
+    pub max_header_bytes: usize,
+    pub header_bytes_budget: usize,
 }
 
 impl EdgeSettings {
@@ -36,8 +59,55 @@ impl EdgeSettings {
         Self {
             max_connections: config.max_connections.max(1),
             header_read_timeout: Duration::from_secs(config.header_read_timeout_secs.max(1)),
+            max_connections_per_client: config.max_connections_per_client,
+            // The service refuses to start with a list it cannot read (`Limits::from_config`).
+            trusted_proxies: TrustedProxies::parse(&config.trusted_proxies).unwrap_or_default(),
+            send: SendLimits {
+                stall: Duration::from_secs(config.send_timeout_secs.max(1)),
+                min_rate: config.min_send_bytes_per_sec,
+                window: Duration::from_secs(config.send_rate_window_secs.max(1)),
+            },
+            send_buffer_bytes: config.send_buffer_bytes,
+            // hyper's buffer is at least 8 KiB.
+            max_header_bytes: config.max_header_bytes.max(8192),
+            header_bytes_budget: config.header_bytes_budget,
         }
     }
+}
+
+/// Connections refused at once for holding too many, being answered: past it, one is closed
+/// without an answer, so refusing costs the server little however fast they come.
+const REFUSALS: usize = 64;
+/// How long a refused connection is given to read its answer.
+const REFUSAL_TIME: Duration = Duration::from_secs(1);
+
+/// Answers 429 to a client that holds every connection it may, and closes the connection.
+async fn refuse(mut stream: TcpStream, most: usize) {
+    let detail = format!(
+        "this client address has {most} connections open, the most one address may; close one or wait for one to finish, then try again"
+    );
+    let problem = serde_json::json!({
+        "type": "https://adjutant.invalid/problems/connections.per_client",
+        "title": "Too Many Requests",
+        "status": 429,
+        "detail": detail,
+        "rule": "connections.per_client",
+    })
+    .to_string();
+    let answer = format!(
+        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: {}\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{problem}",
+        crate::error::PROBLEM_JSON,
+        problem.len()
+    );
+    let _ = tokio::time::timeout(REFUSAL_TIME, async {
+        // The request is read (a little of it) first, so that closing does not reset the
+        // connection before the client has read the answer.
+        let mut head = [0u8; 2048];
+        let _ = stream.read(&mut head).await;
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await
+    })
+    .await;
 }
 
 /// Serves `router` on `listener` until `shutdown` completes; then stops accepting, lets every
@@ -49,11 +119,16 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(settings.max_connections));
+    let per_client = Shares::<CallerKey>::new(settings.max_connections_per_client);
+    let refusals = Arc::new(Semaphore::new(REFUSALS));
+    let budget = HeadBudget::new(settings.header_bytes_budget);
     let (stop, stopping) = watch::channel(false);
     // Each connection holds a receiver of `open`; `closed()` waits for the last to go.
     let (open, connection_closed) = watch::channel(());
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new()).header_read_timeout(settings.header_read_timeout);
+    http.timer(TokioTimer::new())
+        .header_read_timeout(settings.header_read_timeout)
+        .max_buf_size(settings.max_header_bytes);
     tokio::pin!(shutdown);
     loop {
         let slot = tokio::select! {
@@ -76,14 +151,44 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        let share = if settings.trusted_proxies.contains(peer.ip()) {
+            None
+        } else {
+            match per_client.take(CallerKey::of_address(peer.ip())) {
+                Some(share) => Some(share),
+                None => {
+                    drop(slot);
+                    tracing::debug!(%peer, "a connection past the client's share was refused");
+                    if let Ok(refusing) = refusals.clone().try_acquire_owned() {
+                        let most = per_client.most();
+                        tokio::spawn(async move {
+                            refuse(stream, most).await;
+                            drop(refusing);
+                        });
+                    }
+                    continue;
+                }
+            }
+        };
         let _ = stream.set_nodelay(true);
+        if settings.send_buffer_bytes > 0 {
+            let _ = socket2::SockRef::from(&stream).set_send_buffer_size(settings.send_buffer_bytes);
+        }
+        let heads = Heads::new(budget.clone());
         let router = router.clone();
+        let handled = heads.clone();
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             request.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
             let mut router = router.clone();
-            async move { Ok::<_, Infallible>(router.call(request).await.unwrap_or_else(|never| match never {})) }
+            let handling = handled.handling();
+            async move {
+                let response = router.call(request).await.unwrap_or_else(|never| match never {});
+                drop(handling);
+                Ok::<_, Infallible>(response)
+            }
         });
-        let connection = http.serve_connection(TokioIo::new(stream), service);
+        let io = Paced::new(stream, settings.send, heads);
+        let connection = http.serve_connection(TokioIo::new(io), service);
         let mut stopping = stopping.clone();
         let closed = connection_closed.clone();
         tokio::spawn(async move {
@@ -100,6 +205,7 @@ pub async fn serve(
                 }
             }
             drop(slot);
+            drop(share);
             drop(closed);
         });
     }

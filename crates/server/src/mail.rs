@@ -251,6 +251,11 @@ impl Mailer {
         let mut sent = 0;
         for mail in claimed {
             let verdict = self.attempt(&mail).await;
+            self.state.metrics.mail_attempted(match verdict {
+                MailVerdict::Sent => "sent",
+                MailVerdict::Skipped(_) => "skipped",
+                MailVerdict::Failed { .. } => "failed",
+            });
             if verdict == MailVerdict::Sent {
                 sent += 1;
             }

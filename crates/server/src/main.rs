@@ -36,6 +36,12 @@ const USAGE: &str = "usage: adjutant [serve]
                                 (checks a campaign's export offline: adjutant verify --help)
        adjutant rotate-signing-key
                                 (a new receipt-signing key from the next start; the old public key stays listed)
+       adjutant backup DEST     (a consistent copy of the SQLite database while the server runs)
+       adjutant check-backup FILE [--heads HEADS]
+                                (replays a backup's every campaign: adjutant backup --help)
+       adjutant restore SRC     (puts a backup in place of the stopped server's SQLite database)
+       adjutant copy --from URL --to URL
+                                (every table into an empty database of either backend: adjutant copy --help)
 
 Starts the Adjutant service. Configuration: config/default.toml (or ADJUTANT_CONFIG), overridden by
 ADJUTANT_LISTEN, ADJUTANT_DATABASE_URL, ADJUTANT_ADMIN_TOKEN and the other ADJUTANT_* variables
@@ -49,6 +55,8 @@ fn main() -> std::process::ExitCode {
         Some("bot") => return bot(&args[1..]),
         Some("verify") => return verify(&args[1..]),
         Some("rotate-signing-key") => return rotate_signing_key(),
+        Some(command @ ("backup" | "check-backup" | "restore")) => return backup(command, &args[1..]),
+        Some("copy") => return copy(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             return std::process::ExitCode::SUCCESS;
@@ -122,6 +130,103 @@ fn rotate_signing_key() -> std::process::ExitCode {
         Err(e) => {
             eprintln!("adjutant rotate-signing-key: {e}");
             std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// `backup`, `check-backup` and `restore`: each prints what it did, and fails with status 1
+/// (2 for a wrong command or configuration), so cron mails the failures.
+fn backup(command: &str, args: &[String]) -> std::process::ExitCode {
+    use adjutant_server::backup;
+    use std::process::ExitCode;
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{}", backup::USAGE);
+        return ExitCode::SUCCESS;
+    }
+    let usage = |e: &str| {
+        eprintln!("adjutant {command}: {e}\n\n{}", backup::USAGE);
+        ExitCode::from(2)
+    };
+    let config = match Config::load() {
+        Ok(config) => config,
+        Err(e) => return usage(&format!("configuration: {e}")),
+    };
+    let (target, heads) = match args {
+        [target] => (target, None),
+        [target, flag, heads] if command == "check-backup" && flag == "--heads" => (target, Some(heads)),
+        _ => return usage("wrong arguments"),
+    };
+    let heads = match heads.map(|path| std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))) {
+        None => None,
+        Some(Ok(text)) => match backup::parse_heads(&text) {
+            Ok(heads) => Some(heads),
+            Err(e) => return usage(&e),
+        },
+        Some(Err(e)) => return usage(&e),
+    };
+    let Some(runtime) = runtime(command) else { return ExitCode::FAILURE };
+    let path = std::path::Path::new(target);
+    let done = runtime.block_on(async {
+        match command {
+            "backup" => backup::backup(&config.database_url, path).await.map(|b| (b.text(), true)),
+            "restore" => backup::restore(&config.database_url, path).await.map(|r| (r.text(), true)),
+            _ => backup::check_backup(&config, target, heads.as_deref()).await.map(|c| (c.text(), c.ok())),
+        }
+    });
+    match done {
+        Ok((text, ok)) => {
+            print!("{text}");
+            if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("adjutant {command}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn copy(args: &[String]) -> std::process::ExitCode {
+    use adjutant_server::copy;
+    use std::process::ExitCode;
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{}", copy::USAGE);
+        return ExitCode::SUCCESS;
+    }
+    let (config, options) = match (Config::load(), copy::parse_args(args)) {
+        (Ok(config), Ok(options)) => (config, options),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("adjutant copy: {e}\n\n{}", copy::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    let Some(runtime) = runtime("copy") else { return ExitCode::FAILURE };
+    match runtime.block_on(copy::copy(&config, &options)) {
+        Ok(report) => {
+            print!("{}", report.text());
+            if report.ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("adjutant copy: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The runtime of a command run once; the audit works pages of posts out on every core.
+fn runtime(command: &str) -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => Some(runtime),
+        Err(e) => {
+            eprintln!("adjutant {command}: cannot start the runtime: {e}");
+            None
         }
     }
 }

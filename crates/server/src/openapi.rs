@@ -156,12 +156,27 @@ impl Modify for PostExamples {
             }
         }
         let components = openapi.components.get_or_insert_with(Default::default);
-        for (name, schema) in schemas {
+        for (name, mut schema) in schemas {
+            // Titles name a generated client's models: the body types' own names repeat across
+            // rulesets (`FireInput`) and post kinds (`EmptyBody`), the component's name does not.
+            schema["title"] = serde_json::Value::String(model_name(&name));
             if let Ok(schema) = serde_json::from_value::<RefOr<Schema>>(schema) {
                 components.schemas.insert(name, schema);
             }
         }
     }
+}
+
+/// A post body's model name from its component's: `PostBody.short-acw.end_turn` is
+/// `PostBodyShortAcwEndTurn`, as a generator would spell the component's name.
+fn model_name(component: &str) -> String {
+    component
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .flat_map(|word| {
+            let mut chars = word.chars();
+            chars.next().map(|first| first.to_ascii_uppercase()).into_iter().chain(chars)
+        })
+        .collect()
 }
 
 /// The docs page and the description it reads, from `registered`: the API as `routes::router`
@@ -257,7 +272,70 @@ pub fn served(scenarios: &crate::campaign::Scenarios, registered: utoipa::openap
             response["links"] = serde_json::Value::Object(links);
         }
     }
+    downloads_as_bytes(&mut value);
+    any_object_said_so(&mut value);
     value
+}
+
+/// An object schema that names no properties takes any (JSON Schema's default), but
+/// openapi-typescript reads it as an object with none: `additionalProperties: true` says it
+/// outright, so a post's body or an outcome's data is typed as the open object it is.
+fn any_object_said_so(schema: &mut serde_json::Value) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            let is_object = match map.get("type") {
+                Some(serde_json::Value::String(t)) => t == "object",
+                Some(serde_json::Value::Array(types)) => types.iter().any(|t| t == "object"),
+                _ => false,
+            };
+            let says_its_shape =
+                ["properties", "additionalProperties", "patternProperties", "oneOf", "anyOf", "allOf", "$ref"]
+                    .iter()
+                    .any(|keyword| map.contains_key(*keyword));
+            if is_object && !says_its_shape {
+                map.insert("additionalProperties".to_owned(), serde_json::Value::Bool(true));
+            }
+            // Examples are values, not schemas.
+            map.iter_mut().filter(|(key, _)| !key.starts_with("example")).for_each(|(_, v)| any_object_said_so(v));
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(any_object_said_so),
+        _ => {}
+    }
+}
+
+/// Whether a client generator reads a body of this media type with its default configuration:
+/// JSON, text, or bytes.
+fn generators_read(media_type: &str) -> bool {
+    let essence = media_type.split(';').next().unwrap_or_default().trim();
+    essence == "application/json"
+        || essence.ends_with("+json")
+        || essence.starts_with("text/")
+        || essence == "application/octet-stream"
+}
+
+/// A response only in media types that generators do not decode (the export's NDJSON, the maps'
+/// PNG and SVG) is described as bytes too, so that a generated client keeps the operation and
+/// hands its body over as it came (docs/webhooks-and-bot.md says how to read each).
+fn downloads_as_bytes(description: &mut serde_json::Value) {
+    let Some(paths) = description.get_mut("paths").and_then(|paths| paths.as_object_mut()) else { return };
+    let operations = paths.values_mut().filter_map(|item| item.as_object_mut()).flat_map(|item| item.values_mut());
+    for operation in operations {
+        let Some(responses) = operation.get_mut("responses").and_then(|r| r.as_object_mut()) else { continue };
+        for content in responses.values_mut().filter_map(|response| response.get_mut("content")?.as_object_mut()) {
+            if content.is_empty() || content.keys().any(|media_type| generators_read(media_type)) {
+                continue;
+            }
+            let named: Vec<String> = content.keys().map(|media_type| format!("`{media_type}`")).collect();
+            content.insert(
+                "application/octet-stream".to_owned(),
+                serde_json::json!({"schema": {
+                    "type": "string",
+                    "format": "binary",
+                    "description": format!("The body's bytes as served: its Content-Type is {}.", named.join(" or ")),
+                }}),
+            );
+        }
+    }
 }
 
 #[cfg(test)]
@@ -317,6 +395,188 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A generated client names a model by its schema's title, or by its component's name when
+    /// it has none, spelled as an identifier: two schemas that fold to the same identifier are
+    /// two models of one name, and a generator drops one of them.
+    fn model_names(doc: &serde_json::Value) -> Vec<(String, String)> {
+        fn nested_titles(schema: &serde_json::Value, at: &str, names: &mut Vec<(String, String)>) {
+            match schema {
+                serde_json::Value::Object(map) => {
+                    for (key, value) in map.iter().filter(|(key, _)| !key.starts_with("example")) {
+                        if key == "title" {
+                            if let Some(title) = value.as_str() {
+                                names.push((title.to_owned(), at.to_owned()));
+                            }
+                        } else {
+                            nested_titles(value, &format!("{at}/{key}"), names);
+                        }
+                    }
+                }
+                serde_json::Value::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        nested_titles(item, &format!("{at}/{i}"), names);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut names = Vec::new();
+        for (component, schema) in doc["components"]["schemas"].as_object().unwrap() {
+            let at = format!("#/components/schemas/{component}");
+            if schema["title"].is_null() {
+                names.push((component.clone(), at.clone()));
+            }
+            nested_titles(schema, &at, &mut names);
+        }
+        names
+    }
+
+    fn identifier(name: &str) -> String {
+        name.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
+    }
+
+    #[test]
+    fn no_two_schemas_share_a_model_name() {
+        let doc = served_json();
+        let names = model_names(&doc);
+        assert!(names.len() > 100, "every component and title is read: {}", names.len());
+        let mut seen = std::collections::BTreeMap::new();
+        for (name, at) in &names {
+            if let Some(first) = seen.insert(identifier(name), (name, at)) {
+                panic!("{name:?} at {at} and {:?} at {} are one model name in a generated client", first.0, first.1);
+            }
+        }
+    }
+
+    #[test]
+    fn model_names_that_fold_together_are_caught() {
+        // The check above compares names as a generator's identifiers, not as strings.
+        assert_eq!(identifier("PostBody.short-acw.end_turn"), identifier("PostBodyShortAcwEndTurn"));
+        assert_ne!(identifier("PostBodyOpsTablesFire"), identifier("PostBodyAcw25mmFire"));
+        let doc = serde_json::json!({"components": {"schemas": {
+            "PostBody.ops-tables.fire": {"type": "object", "title": "FireInput"},
+            "PostBody.acw-25mm.fire": {"type": "object", "properties": {"target": {"title": "Fire_Input"}}},
+        }}});
+        let mut folded: Vec<String> = model_names(&doc).iter().map(|(name, _)| identifier(name)).collect();
+        folded.sort();
+        assert_eq!(folded, ["fireinput", "fireinput", "postbodyacw25mmfire"]);
+    }
+
+    /// Every post body a campaign takes: the managed game's kinds, the moderators' kinds, and each
+    /// ruleset's actions for `resolve`.
+    fn post_body_components() -> Vec<String> {
+        let mut names: Vec<String> =
+            ["pause", "resume", "extend", "umpire"].iter().map(|kind| format!("PostBody.{kind}")).collect();
+        names.extend(adjutant_rules::short_acw::post_kinds().iter().map(|k| format!("PostBody.short-acw.{}", k.kind)));
+        for ruleset in adjutant_rules::resolver::rulesets() {
+            names.extend(ruleset.actions().iter().map(|a| format!("PostBody.{}.{}", ruleset.name(), a.name)));
+        }
+        names
+    }
+
+    #[test]
+    fn every_post_body_is_a_model_of_its_own() {
+        let doc = served_json();
+        let bodies = post_body_components();
+        assert!(bodies.len() > 40, "{bodies:?}");
+        for name in &bodies {
+            let schema = &doc["components"]["schemas"][name];
+            assert_eq!(schema["type"], "object", "{name} is an object: {schema}");
+            assert_eq!(schema["title"], model_name(name), "{name} is titled by its component's name");
+            assert!(
+                schema["properties"].is_object() || schema["additionalProperties"] == false,
+                "{name} says what it holds: {schema}"
+            );
+            // Each reference resolves in the description itself (a schema of the rules crate
+            // keeps nothing in `$defs` of its own).
+            let text = schema.to_string();
+            for reference in text.split("\"$ref\":\"").skip(1).filter_map(|rest| rest.split('"').next()) {
+                let target = reference.strip_prefix('#').and_then(|pointer| doc.pointer(pointer));
+                assert!(target.is_some(), "{name}: {reference} does not resolve");
+            }
+        }
+        // And no other post body is described than those a campaign takes.
+        let described = doc["components"]["schemas"].as_object().unwrap().keys().filter(|k| k.starts_with("PostBody."));
+        for name in described {
+            assert!(bodies.contains(name), "{name} is described but no campaign takes it");
+        }
+    }
+
+    #[test]
+    fn the_time_zone_pattern_is_every_zone_the_server_knows() {
+        let doc = served_json();
+        let zone = &doc["components"]["schemas"]["CampaignSettings"]["properties"]["time_zone"];
+        assert!(zone["enum"].is_null(), "an enum of zones collides in generated clients (GMT0, GMT+0): {zone}");
+        let pattern = zone["pattern"].as_str().expect("a pattern");
+        let alternatives = pattern.strip_prefix("^(?:").and_then(|p| p.strip_suffix(")$")).expect("anchored");
+        let listed: std::collections::BTreeSet<String> =
+            alternatives.split('|').map(|name| name.replace("\\+", "+")).collect();
+        let known: std::collections::BTreeSet<String> =
+            chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name().to_owned()).collect();
+        assert_eq!(listed, known);
+        for name in &known {
+            // Only `+` needs escaping in a name, and every listed name is one the settings take.
+            assert!(
+                name.chars().all(|c| c.is_ascii_alphanumeric() || "/_-+".contains(c)),
+                "{name} holds a character the pattern would have to escape"
+            );
+            let settings = crate::campaign::CampaignSettings { time_zone: name.clone(), ..Default::default() };
+            assert!(settings.clock_of().is_ok(), "{name} is listed and refused");
+        }
+        for example in ["GMT", "GMT0", "GMT+0", "GMT-0", "Etc/GMT+5", "America/New_York"] {
+            assert!(listed.contains(example), "{example}");
+        }
+        // The new campaign's settings and the calculator's query say the same.
+        let new_zone = &doc["components"]["schemas"]["NewCampaignSettings"]["properties"]["time_zone"];
+        assert_eq!(new_zone["pattern"], pattern);
+        let query = doc["paths"]["/v1/tools/sealed-delay"]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "time_zone")
+            .expect("a time_zone parameter");
+        assert_eq!(query["schema"]["pattern"], pattern);
+    }
+
+    #[test]
+    fn every_response_body_is_one_a_generator_reads() {
+        let doc = served_json();
+        let mut downloads = Vec::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                for (status, response) in operation["responses"].as_object().into_iter().flatten() {
+                    let Some(content) = response["content"].as_object() else { continue };
+                    assert!(
+                        content.keys().any(|media_type| generators_read(media_type)),
+                        "{method} {path} {status}: {:?}",
+                        content.keys().collect::<Vec<_>>()
+                    );
+                    if content.contains_key("application/octet-stream") {
+                        downloads.push(format!("{method} {path}"));
+                    }
+                }
+            }
+        }
+        for download in
+            ["get /v1/campaigns/{id}/export", "get /v1/campaigns/{id}/map.png", "get /v1/campaigns/{id}/map.svg"]
+        {
+            assert!(downloads.iter().any(|d| d == download), "{download} is read as bytes: {downloads:?}");
+        }
+        assert!(!generators_read("image/png") && !generators_read("application/x-ndjson"));
+        assert!(generators_read("application/problem+json") && generators_read("text/event-stream"));
+    }
+
+    #[test]
+    fn an_object_of_any_shape_says_so() {
+        let doc = served_json();
+        let body = &doc["components"]["schemas"]["NewPost"]["properties"]["body"];
+        assert_eq!(body["additionalProperties"], true, "{body}");
+        let data = &doc["components"]["schemas"]["OutcomeView"]["properties"]["data"];
+        assert_eq!(data["additionalProperties"], true, "{data}");
+        // A body with no fields keeps refusing any.
+        assert_eq!(doc["components"]["schemas"]["PostBody.short-acw.end_turn"]["additionalProperties"], false);
     }
 
     #[test]

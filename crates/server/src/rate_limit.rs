@@ -178,18 +178,23 @@ pub fn client_address(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxie
     client
 }
 
-/// Reads that cost far more than a request should (whole-log walks and picture rendering).
-pub fn is_expensive_read(method: &Method, path: &str) -> bool {
+/// Reads that cost far more than a request should: whole-log walks (the whole-campaign audit,
+/// the fairness report, the export, a per-post audit `?fresh=true` from post 1), picture
+/// rendering and the campaign page. An event stream is counted by its handler, which knows how
+/// far behind the log's end it starts (`Limits::take_expensive`).
+pub fn is_expensive_read(method: &Method, uri: &axum::http::Uri) -> bool {
     if method != Method::GET && method != Method::HEAD {
         return false;
     }
-    let segments: Vec<&str> = path.split('/').collect();
-    matches!(
-        segments.as_slice(),
+    let fresh = uri.query().is_some_and(|q| q.split('&').any(|pair| pair == "fresh=true"));
+    let segments: Vec<&str> = uri.path().split('/').collect();
+    match segments.as_slice() {
         ["", "v1", "campaigns", _, "audit" | "fairness" | "map.png" | "export"]
-            | ["", "campaigns", _]
-            | ["", "campaigns", _, "audit" | "fairness"]
-    )
+        | ["", "campaigns", _]
+        | ["", "campaigns", _, "audit" | "fairness"] => true,
+        ["", "v1", "campaigns", _, "posts", _, "audit"] | ["", "campaigns", _, "posts", _, "audit"] => fresh,
+        _ => false,
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -277,6 +282,23 @@ impl Limits {
     fn take(limiter: &Option<RateLimiter>, key: CallerKey, now: Instant) -> Result<(), u64> {
         limiter.as_ref().map_or(Ok(()), |l| l.check(key, now))
     }
+
+    /// Counts an expensive read that only its handler can tell is one (an event stream that
+    /// starts far behind the log's end): the caller as the guard counted it.
+    pub fn take_expensive(&self, key: CallerKey) -> Result<(), AppError> {
+        Limits::take(&self.expensive_reads, key, Instant::now()).map_err(expensive_refusal)
+    }
+}
+
+fn expensive_refusal(retry_after_secs: u64) -> AppError {
+    AppError::TooManyRequests {
+        field: "path".into(),
+        rule: "rate_limit.expensive_reads".into(),
+        detail: format!(
+            "too many audits, fairness reports, exports, map pictures, campaign pages or event streams read from far back from this caller; try again in {retry_after_secs} s"
+        ),
+        retry_after_secs,
+    }
 }
 
 /// Authenticates the request's token (if any) and applies the limits; the handler's [`Caller`]
@@ -328,19 +350,13 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
     if let Err(retry_after_secs) = Limits::take(&limits.requests, key, now) {
         return AppError::rate_limited(retry_after_secs).into_response();
     }
-    if is_expensive_read(request.method(), request.uri().path()) {
+    if is_expensive_read(request.method(), request.uri()) {
         if let Err(retry_after_secs) = Limits::take(&limits.expensive_reads, key, now) {
-            return AppError::TooManyRequests {
-                field: "path".into(),
-                rule: "rate_limit.expensive_reads".into(),
-                detail: format!(
-                    "too many audits, fairness reports, exports, map pictures or campaign pages from this caller; try again in {retry_after_secs} s"
-                ),
-                retry_after_secs,
-            }
-            .into_response();
+            return expensive_refusal(retry_after_secs).into_response();
         }
     }
+    // Who is counted, for a handler that finds its read expensive only once it looks.
+    request.extensions_mut().insert(key);
     request.extensions_mut().insert(caller);
     next.run(request).await
 }
@@ -467,27 +483,33 @@ mod tests {
 
     #[test]
     fn expensive_reads_are_the_whole_log_walks_and_pictures() {
-        for path in [
+        let expensive = |method: &Method, uri: &str| is_expensive_read(method, &uri.parse().unwrap());
+        for uri in [
             "/v1/campaigns/x/audit",
+            "/v1/campaigns/x/audit?fresh=false",
             "/v1/campaigns/x/fairness",
             "/v1/campaigns/x/map.png",
             "/v1/campaigns/x/export",
             "/campaigns/x",
             "/campaigns/x/audit",
             "/campaigns/x/fairness",
+            "/v1/campaigns/x/posts/7/audit?fresh=true",
+            "/campaigns/x/posts/7/audit?fresh=true",
         ] {
-            assert!(is_expensive_read(&Method::GET, path), "{path}");
+            assert!(expensive(&Method::GET, uri), "{uri}");
         }
-        for path in [
+        for uri in [
             "/v1/campaigns/x",
             "/v1/campaigns/x/posts/1/audit",
+            "/v1/campaigns/x/posts/1/audit?fresh=false",
             "/campaigns/x/posts/1/audit",
             "/v1/campaigns/x/map.svg",
+            "/v1/campaigns/x/events",
             "/campaigns",
         ] {
-            assert!(!is_expensive_read(&Method::GET, path), "{path}");
+            assert!(!expensive(&Method::GET, uri), "{uri}");
         }
-        assert!(!is_expensive_read(&Method::POST, "/v1/campaigns/x/audit"));
+        assert!(!expensive(&Method::POST, "/v1/campaigns/x/audit"));
     }
 
     #[test]

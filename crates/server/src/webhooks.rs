@@ -152,6 +152,8 @@ pub struct Deliverer {
     /// When rows are due, how long a claim's lease runs, when to retry, and each request's
     /// `webhook-timestamp`.
     clock: Arc<dyn ServerClock>,
+    /// The server's metrics, told each attempt's result.
+    metrics: Option<crate::monitoring::Metrics>,
 }
 
 impl Deliverer {
@@ -172,7 +174,13 @@ impl Deliverer {
             .user_agent(concat!("Adjutant-Webhooks/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("webhook client: {e}"))?;
-        Ok(Self { store, client, settings, allow, clock })
+        Ok(Self { store, client, settings, allow, clock, metrics: None })
+    }
+
+    /// Counts each attempt's result in `metrics`.
+    pub fn with_metrics(mut self, metrics: crate::monitoring::Metrics) -> Self {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// Claims the rows due now and attempts each (concurrently); returns how many it attempted.
@@ -287,6 +295,14 @@ impl Deliverer {
                 DeliveryVerdict::RetryAt(self.clock.now() + TimeDelta::from_std(wait).unwrap_or(TimeDelta::hours(1)))
             }
         };
+        if let Some(metrics) = &self.metrics {
+            metrics.webhook_attempted(match verdict {
+                DeliveryVerdict::Delivered => "delivered",
+                DeliveryVerdict::Gone => "gone",
+                DeliveryVerdict::RetryAt(_) => "retry",
+                DeliveryVerdict::GiveUp => "gave_up",
+            });
+        }
         tracing::info!(
             webhook = %d.webhook_id, outcome = %d.outcome_id, attempt = d.attempt,
             status = ?status_code, error = ?error, ?verdict, "webhook attempt"

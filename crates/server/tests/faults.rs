@@ -95,6 +95,8 @@ impl Server {
             .env("ADJUTANT_EXPENSIVE_READS_PER_MINUTE", "0")
             // The writers post far more notes than a player's daily quota.
             .env("ADJUTANT_NOTES_PER_PLAYER_PER_DAY", "0")
+            // Sixty-four clients at once, all from 127.0.0.1.
+            .env("ADJUTANT_MAX_CONNECTIONS_PER_CLIENT", "0")
             .env("ADJUTANT_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -89,7 +89,14 @@ async fn harness(scenario: Option<&str>) -> Harness {
 
 impl Harness {
     fn log(&self) -> Log<'_> {
-        Log { store: &self.store, clock: self.clock.clone(), keys: self.keys.clone(), quotas: Quotas::default() }
+        Log {
+            store: &self.store,
+            clock: self.clock.clone(),
+            keys: self.keys.clone(),
+            quotas: Quotas::default(),
+            metrics: Default::default(),
+            live: None,
+        }
     }
 
     /// Appends a post, one second after the last: the post stored, or the refusal.

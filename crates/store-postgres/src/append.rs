@@ -56,6 +56,16 @@ impl AppendSteps for Append {
         log::post(&mut *self.0, campaign_id, seq).await
     }
 
+    async fn count_posts_by_author(
+        &mut self,
+        campaign_id: Uuid,
+        author_id: Uuid,
+        kind: Option<&str>,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> Result<i64> {
+        log::count_posts_by_author(&mut *self.0, campaign_id, author_id, kind, since).await
+    }
+
     async fn outcomes_of_post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
         log::outcomes_of_posts(&mut *self.0, campaign_id, seq - 1, seq).await
     }
@@ -243,6 +253,22 @@ impl AppendSteps for Append {
 
     async fn execute(&mut self, sql: &'static str) -> Result<()> {
         sqlx::query(sql).execute(&mut *self.0).await.map_err(map_err).map(|_| ())
+    }
+
+    async fn notify(&mut self, heads: &[(Uuid, i64)]) -> Result<()> {
+        if heads.is_empty() {
+            return Ok(());
+        }
+        // Inside the transaction: PostgreSQL sends each notice when, and only if, it commits.
+        let notices: Vec<String> =
+            heads.iter().map(|(campaign_id, seq)| crate::listen::notice(*campaign_id, *seq)).collect();
+        sqlx::query("SELECT pg_notify($1, notice) FROM unnest($2::text[]) AS notice")
+            .bind(crate::listen::CHANNEL)
+            .bind(&notices)
+            .execute(&mut *self.0)
+            .await
+            .map_err(map_err)
+            .map(|_| ())
     }
 
     async fn commit(self) -> Result<()> {

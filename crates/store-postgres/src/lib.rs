@@ -27,11 +27,13 @@ mod campaigns;
 mod contacts;
 mod db;
 mod feed;
+mod listen;
 mod log;
 mod mail;
 mod principals;
 mod scenarios;
 mod statistics;
+pub mod transfer;
 mod webhooks;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
@@ -42,6 +44,8 @@ pub struct PostgresStore {
     batches: GroupCommit,
     /// Posts this process appended, for [`statistics::LOOK_AT_STATISTICS`].
     appended: std::sync::atomic::AtomicU64,
+    /// How to open the listening connection ([`Store::listen`]), which is not the pool's.
+    options: PgConnectOptions,
 }
 
 impl PostgresStore {
@@ -64,11 +68,11 @@ impl PostgresStore {
             .max_connections(16)
             .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(5))
-            .connect_with(options)
+            .connect_with(options.clone())
             .await
             .map_err(map_err)?;
         MIGRATOR.run(&pool).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
-        Ok(Self { pool, batches: GroupCommit::new(MAX_BATCH), appended: Default::default() })
+        Ok(Self { pool, batches: GroupCommit::new(MAX_BATCH), appended: Default::default(), options })
     }
 
     pub async fn close(&self) {
@@ -224,6 +228,14 @@ impl Store for PostgresStore {
         self.batches.batches_one_by_one()
     }
 
+    fn observe_batches(&self, observer: adjutant_store::append::BatchObserver) {
+        self.batches.observe(observer);
+    }
+
+    fn listen(&self) -> Option<tokio::sync::mpsc::Receiver<adjutant_store::Heard>> {
+        Some(listen::listen(self.options.clone()))
+    }
+
     #[instrument(skip_all)]
     async fn posts(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>> {
         log::posts(&self.pool, campaign_id, after, limit).await
@@ -257,7 +269,7 @@ impl Store for PostgresStore {
         kind: &str,
         since: DateTime<Utc>,
     ) -> Result<i64> {
-        log::count_posts_by_author(&self.pool, campaign_id, author_id, kind, since).await
+        log::count_posts_by_author(&self.pool, campaign_id, author_id, Some(kind), since).await
     }
 
     #[instrument(skip_all)]

@@ -60,11 +60,12 @@ pub(crate) async fn count_posts_by_author(
     db: impl PgExecutor<'_>,
     campaign_id: Uuid,
     author_id: Uuid,
-    kind: &str,
+    kind: Option<&str>,
     since: DateTime<Utc>,
 ) -> Result<i64> {
+    // Without a kind: every kind (a NULL kind matches every row).
     sqlx::query_scalar(
-        "SELECT COUNT(*) FROM posts WHERE campaign_id = $1 AND author_id = $2 AND kind = $3 AND stamp >= $4",
+        "SELECT COUNT(*) FROM posts WHERE campaign_id = $1 AND author_id = $2 AND (kind = $3 OR $3 IS NULL) AND stamp >= $4",
     )
     .bind(campaign_id)
     .bind(author_id)

@@ -65,6 +65,16 @@ impl AppendSteps for Append {
         log::post(&mut *self.0, campaign_id, seq).await
     }
 
+    async fn count_posts_by_author(
+        &mut self,
+        campaign_id: Uuid,
+        author_id: Uuid,
+        kind: Option<&str>,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> Result<i64> {
+        log::count_posts_by_author(&mut *self.0, campaign_id, author_id, kind, since).await
+    }
+
     async fn outcomes_of_post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
         log::outcomes_of_posts(&mut *self.0, campaign_id, seq - 1, seq).await
     }

@@ -29,6 +29,7 @@ use crate::append::Append;
 use crate::db::map_err;
 
 mod append;
+pub mod backup;
 mod campaigns;
 mod checkpoint;
 mod contacts;
@@ -39,6 +40,7 @@ mod mail;
 mod malloc;
 mod principals;
 mod scenarios;
+pub mod transfer;
 mod webhooks;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
@@ -267,6 +269,10 @@ impl Store for SqliteStore {
         self.batches.batches_one_by_one()
     }
 
+    fn observe_batches(&self, observer: adjutant_store::append::BatchObserver) {
+        self.batches.observe(observer);
+    }
+
     #[instrument(skip_all)]
     async fn posts(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>> {
         log::posts(&self.readers, campaign_id, after, limit).await
@@ -300,7 +306,7 @@ impl Store for SqliteStore {
         kind: &str,
         since: DateTime<Utc>,
     ) -> Result<i64> {
-        log::count_posts_by_author(&self.readers, campaign_id, author_id, kind, since).await
+        log::count_posts_by_author(&self.readers, campaign_id, author_id, Some(kind), since).await
     }
 
     #[instrument(skip_all)]

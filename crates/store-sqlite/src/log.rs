@@ -62,16 +62,20 @@ pub(crate) async fn count_posts_by_author(
     db: impl SqliteExecutor<'_>,
     campaign_id: Uuid,
     author_id: Uuid,
-    kind: &str,
+    kind: Option<&str>,
     since: DateTime<Utc>,
 ) -> Result<i64> {
+    // Without a kind: every kind (a NULL kind matches every row). The index by author and time
+    // reads only the posts since `since`.
     sqlx::query_scalar(
-        "SELECT COUNT(*) FROM posts WHERE campaign_id = ? AND author_id = ? AND kind = ? AND stamp_ms >= ?",
+        "SELECT COUNT(*) FROM posts INDEXED BY posts_by_author_day
+         WHERE campaign_id = ? AND author_id = ? AND stamp_ms >= ? AND (kind = ? OR ? IS NULL)",
     )
     .bind(campaign_id.to_string())
     .bind(author_id.to_string())
-    .bind(kind)
     .bind(since.timestamp_millis())
+    .bind(kind)
+    .bind(kind)
     .fetch_one(db)
     .await
     .map_err(map_err)

@@ -16,7 +16,9 @@ use uuid::Uuid;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::{AppendRequest, Appended, Decide, Declined, Outcome, Post, Result, SharedDecide, Sign, StoreError, Tail};
+use crate::{
+    AppendRequest, Appended, Decide, Declined, Outcome, Post, Quota, Result, SharedDecide, Sign, StoreError, Tail,
+};
 
 /// An idempotency key seen before: what was asked with it and the post it made.
 #[derive(Debug, Clone)]
@@ -49,6 +51,14 @@ pub trait AppendSteps: Send {
     async fn last_position(&mut self, campaign_id: Uuid) -> Result<i64>;
     async fn insert_post(&mut self, campaign_id: Uuid, post: &Post) -> Result<()>;
     async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()>;
+    /// The author's posts in the campaign since `since`, of `kind` or of every kind.
+    async fn count_posts_by_author(
+        &mut self,
+        campaign_id: Uuid,
+        author_id: Uuid,
+        kind: Option<&str>,
+        since: DateTime<Utc>,
+    ) -> Result<i64>;
     /// Whether any of `keys` (principal, key) has a record. A backend may ask in one statement.
     async fn any_known_key(&mut self, keys: &[(Uuid, &str)]) -> Result<bool> {
         for &(principal_id, key) in keys {
@@ -144,6 +154,12 @@ pub trait AppendSteps: Send {
         self.execute("ROLLBACK TO SAVEPOINT post").await?;
         self.execute("RELEASE SAVEPOINT post").await
     }
+    /// Tells other servers on the same database that these campaigns' logs grew up to these
+    /// posts (campaign, last new sequence number), sent when the transaction commits and not
+    /// before (PostgreSQL's `NOTIFY`). A backend without other servers to tell does nothing.
+    async fn notify(&mut self, _heads: &[(Uuid, i64)]) -> Result<()> {
+        Ok(())
+    }
     async fn commit(self) -> Result<()>;
 }
 
@@ -173,6 +189,9 @@ pub async fn append_one<S: AppendSteps>(
         return Ok(Appended::Replayed(post, outcomes));
     }
 
+    if let Some(spent) = spent_quota(steps, request, &[]).instrument(step("quota")).await? {
+        return Err(StoreError::QuotaSpent(spent));
+    }
     let tail = tail(steps, campaign_id).instrument(step("tail")).await?;
     let decision = step("decide").in_scope(|| decide(&tail)).map_err(|Declined| StoreError::Declined)?;
     let mut post = decision.post;
@@ -221,7 +240,12 @@ pub struct GroupCommit {
     max_batch: usize,
     largest: Arc<AtomicUsize>,
     one_by_one: Arc<AtomicUsize>,
+    /// Told the size of each batch taken, once a server asks (`Store::observe_batches`).
+    observer: Arc<std::sync::OnceLock<BatchObserver>>,
 }
+
+/// What is told the number of posts of each batch the writer takes (the server's metrics).
+pub type BatchObserver = Arc<dyn Fn(usize) + Send + Sync>;
 
 impl GroupCommit {
     pub fn new(max_batch: usize) -> Self {
@@ -231,7 +255,13 @@ impl GroupCommit {
             max_batch: max_batch.max(1),
             largest: Arc::default(),
             one_by_one: Arc::default(),
+            observer: Arc::default(),
         }
+    }
+
+    /// Tells `observer` the size of every batch from now on (the first observer stays).
+    pub fn observe(&self, observer: BatchObserver) {
+        let _ = self.observer.set(observer);
     }
 
     /// The most posts one commit has carried so far.
@@ -271,6 +301,9 @@ impl GroupCommit {
                         return (&mut answered).await.unwrap_or_else(|_| Err(lost()));
                     }
                     let (largest, one_by_one) = (self.largest.clone(), self.one_by_one.clone());
+                    if let Some(observer) = self.observer.get() {
+                        observer(batch.len());
+                    }
                     let opened = begin();
                     // On a task of its own, so a caller going away never cuts a batch short.
                     // The batch's steps are logged under the post whose task took the writer.
@@ -333,7 +366,10 @@ async fn write_batch<S: AppendSteps>(
     };
     let committed = match &broken {
         Some(e) => Err(e.clone()),
-        None => steps.commit().instrument(step("commit")).await,
+        None => match steps.notify(&heads(&done)).instrument(step("notify")).await {
+            Ok(()) => steps.commit().instrument(step("commit")).await,
+            Err(e) => Err(e),
+        },
     };
     for (answer, result) in done {
         let result = match (&committed, result) {
@@ -345,6 +381,18 @@ async fn write_batch<S: AppendSteps>(
         let _ = answer.send(result);
     }
     written_together
+}
+
+/// Each campaign's last new post of a batch: (campaign, sequence number), in campaign order.
+fn heads(done: &[(Answer, Result<Appended>)]) -> Vec<(Uuid, i64)> {
+    let mut heads = std::collections::BTreeMap::new();
+    for (_, result) in done {
+        if let Ok(Appended::New(post, _)) = result {
+            let head = heads.entry(post.campaign_id).or_insert(post.seq);
+            *head = (*head).max(post.seq);
+        }
+    }
+    heads.into_iter().collect()
 }
 
 /// Writes a batch's posts together: every key checked in one statement, each campaign's tail
@@ -380,8 +428,15 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
     let mut results = Vec::with_capacity(batch.len());
     let mut signers = Vec::with_capacity(batch.len());
     let mut snapshots = Vec::new();
+    // The batch's posts so far, which its later posts' quotas count with the stored ones.
+    let mut earlier: Vec<(Uuid, Uuid, String)> = Vec::new();
     for waiting in batch {
         let campaign_id = waiting.request.campaign_id;
+        if let Some(spent) = spent_quota(steps, &waiting.request, &earlier).instrument(step("quota")).await? {
+            results.push(Err(StoreError::QuotaSpent(spent)));
+            signers.push(None);
+            continue;
+        }
         let Some(tail) = tails.get_mut(&campaign_id) else {
             return Err(StoreError::Database(format!("no tail was read for campaign {campaign_id}")));
         };
@@ -392,6 +447,9 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
         };
         signers.push(decision.sign);
         let post = decision.post;
+        if !waiting.request.quotas.is_empty() {
+            earlier.push((campaign_id, waiting.request.author_id, post.kind.clone()));
+        }
         let outcomes: Vec<Outcome> = (tail.next_position..)
             .zip(decision.outcomes)
             .map(|(position, new)| Outcome {
@@ -524,6 +582,32 @@ async fn one_by_one<S: AppendSteps>(
 /// breakdown of a post's time); otherwise the span costs next to nothing.
 pub fn step(name: &'static str) -> tracing::Span {
     tracing::debug_span!(target: "adjutant::post", "step", name)
+}
+
+/// The index of the first of the request's quotas that this post would go past, counting the
+/// author's stored posts and the posts of the same batch written before it (`earlier`:
+/// campaign, author, kind).
+async fn spent_quota<S: AppendSteps>(
+    steps: &mut S,
+    request: &AppendRequest,
+    earlier: &[(Uuid, Uuid, String)],
+) -> Result<Option<usize>> {
+    for (index, Quota { kind, since, limit }) in request.quotas.iter().enumerate() {
+        let in_batch = earlier
+            .iter()
+            .filter(|(campaign, author, made)| {
+                *campaign == request.campaign_id
+                    && *author == request.author_id
+                    && kind.as_ref().is_none_or(|kind| kind == made)
+            })
+            .count() as i64;
+        let stored =
+            steps.count_posts_by_author(request.campaign_id, request.author_id, kind.as_deref(), *since).await?;
+        if stored + in_batch >= *limit {
+            return Ok(Some(index));
+        }
+    }
+    Ok(None)
 }
 
 /// A campaign's tail, read in three steps.

@@ -17,6 +17,7 @@
 pub mod append;
 pub mod delivery;
 pub mod row;
+pub mod transfer;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -45,6 +46,10 @@ pub enum StoreError {
     /// Anything else the database said.
     #[error("database error: {0}")]
     Database(String),
+    /// The post would go past the author's quota of this index in [`AppendRequest::quotas`];
+    /// nothing was written.
+    #[error("quota {0} of the request is spent")]
+    QuotaSpent(usize),
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -254,6 +259,18 @@ pub struct AppendRequest {
     pub idempotency_key: String,
     /// SHA-256 (hex) of what was asked: campaign, kind, side and body.
     pub request_hash: String,
+    /// The author's quotas this post counts against, checked inside the write transaction
+    /// after the campaign is held, so posts made at once cannot go past them together.
+    pub quotas: Vec<Quota>,
+}
+
+/// At most `limit` posts by the author in the campaign since `since` (of `kind`, or of every
+/// kind); a post over it is answered [`StoreError::QuotaSpent`] with the quota's index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quota {
+    pub kind: Option<String>,
+    pub since: DateTime<Utc>,
+    pub limit: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -262,6 +279,15 @@ pub enum Appended {
     New(Post, Vec<Outcome>),
     /// The same key and request were seen before: the post stored then.
     Replayed(Post, Vec<Outcome>),
+}
+
+/// What a listening store heard ([`Store::listen`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heard {
+    /// A campaign's log grew up to post `seq`.
+    Post { campaign_id: Uuid, seq: i64 },
+    /// The listening connection was lost and is back: what was committed meanwhile went untold.
+    Resumed,
 }
 
 /// An endpoint a moderator registered to receive a campaign's outcomes.
@@ -490,6 +516,18 @@ pub trait Store: Send + Sync + 'static {
     /// How many batches went one by one rather than together (group commit): a key seen before
     /// or twice in the batch, or a statement that failed.
     fn batches_one_by_one(&self) -> usize;
+    /// Tells `observer` the number of posts of each batch written from now on (group commit).
+    fn observe_batches(&self, observer: append::BatchObserver) {
+        let _ = observer;
+    }
+    /// What this database tells of posts other servers (and this one) commit, for a backend
+    /// that can tell (PostgreSQL's `LISTEN`): each batch's last post per campaign as it
+    /// commits, and [`Heard::Resumed`] after the listening connection was lost and is back
+    /// (posts committed meanwhile went untold: read the logs). `None`: this backend tells
+    /// nothing, and every post is written by this process.
+    fn listen(&self) -> Option<tokio::sync::mpsc::Receiver<Heard>> {
+        None
+    }
     /// Posts with `seq > after`, in order, at most `limit`.
     async fn posts(&self, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>>;
     async fn post(&self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>>;

@@ -6,7 +6,7 @@ use super::casualties::take_casualties;
 use super::casualties::{full_order, order_changes_casualties, order_matters, spread};
 use super::combat::{battle, battle_by_unit, Defence, Defenders, Winner};
 use super::hex::Hex;
-use super::orders::{own_unit, Order};
+use super::orders::{may_post, own_unit, Order};
 use super::retreat::{retreat_losses, start_retreat};
 use super::scenario::{Arm, Scenario, Terrain};
 use super::state::{CasualtiesDue, GameState, PendingBattle, Phase, UnitState};
@@ -102,6 +102,43 @@ pub(crate) fn attack(
         ));
     }
     Ok(())
+}
+
+/// The enemy-held hexes `unit` may attack now: those next to it, while its side may `attack`
+/// and it has not attacked this player turn; nothing otherwise. Units attacking together must
+/// each be next to the target, so their targets are the hexes every one of them may attack.
+pub fn attack_targets(scenario: &Scenario, state: &GameState, unit: &str) -> Result<Vec<Hex>, Refusal> {
+    let u =
+        state.unit(unit).ok_or_else(|| Refusal::new("unit", "unit.unknown", format!("there is no unit `{unit}`")))?;
+    let may_attack = may_post(scenario, state, u.side).contains(&"attack");
+    let Some(at) = u.hex.filter(|_| may_attack && u.is_on_map() && !u.attacked) else {
+        return Ok(vec![]);
+    };
+    let mut targets: Vec<Hex> =
+        scenario.neighbours(at).into_iter().filter(|h| state.occupant(*h) == Some(u.side.other())).collect();
+    targets.sort();
+    Ok(targets)
+}
+
+/// The hexes the defending cavalry may retreat to before the battle, while `unit` is one of
+/// them and their side has not answered the option; nothing otherwise. Seed: "Cavalry engaged
+/// by infantry may choose to retreat 1 hex": next to the battle's hex, not enemy-held, with
+/// room under the stacking limit for all of them.
+pub fn cavalry_option_hexes(scenario: &Scenario, state: &GameState, unit: &str) -> Result<Vec<Hex>, Refusal> {
+    let u =
+        state.unit(unit).ok_or_else(|| Refusal::new("unit", "unit.unknown", format!("there is no unit `{unit}`")))?;
+    let Some(b) = state.battle.as_ref().filter(|b| !b.cavalry_answered && b.cavalry.iter().any(|id| id == unit)) else {
+        return Ok(vec![]);
+    };
+    let limit = scenario.movement.stacking_limit;
+    let mut hexes: Vec<Hex> = scenario
+        .neighbours(b.target)
+        .into_iter()
+        .filter(|h| state.occupant(*h) != Some(u.side.other()))
+        .filter(|h| state.stacking_count(*h) + b.cavalry.len() as u32 <= limit)
+        .collect();
+    hexes.sort();
+    Ok(hexes)
 }
 
 /// The hex's own defence for an attack on `target`: woods, river or open (no fortification).
@@ -315,4 +352,63 @@ pub(crate) fn cavalry_option(
         state.battle = Some(b);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::short_acw::retreat::tests::{post, scripted};
+
+    const ATTACK_STAMP: &str = "2026-03-02T09:51:45.250Z";
+
+    #[test]
+    fn a_unit_may_attack_the_enemy_next_to_it_until_it_has_attacked() {
+        // Script post 14: the Union's four infantry next to the Rebels in 0604.
+        let (scenario, state) = scripted(13);
+        let target: Hex = "0604".parse().unwrap();
+        let attackers = ["us-14th-inf", "us-13th-inf", "us-12th-inf", "us-27th-inf"];
+        for id in attackers {
+            assert_eq!(attack_targets(&scenario, &state, id).unwrap(), vec![target], "{id}");
+        }
+        // Far from the enemy, or not this side's player turn: nothing.
+        assert_eq!(attack_targets(&scenario, &state, "us-hq").unwrap(), vec![]);
+        assert_eq!(attack_targets(&scenario, &state, "cs-51st-inf").unwrap(), vec![]);
+        // The target offered is accepted for the units offered it.
+        let body = json!({"units": attackers, "target": "0604"});
+        let attacked = post(&scenario, &state, Side::Union, "attack", &body, ATTACK_STAMP).unwrap().state;
+        // Once a battle is pending (and after it, for the units that attacked), nothing.
+        assert_eq!(attack_targets(&scenario, &attacked, "us-14th-inf").unwrap(), vec![]);
+        let (scenario, after) = scripted(17);
+        assert_eq!(attack_targets(&scenario, &after, "us-14th-inf").unwrap(), vec![]);
+        assert_eq!(attack_targets(&scenario, &after, "no-such-unit").unwrap_err().rule, "unit.unknown");
+    }
+
+    #[test]
+    fn the_cavalry_may_retreat_to_a_hex_next_to_the_battle_with_room_for_them() {
+        // The Union infantry attacks 0802, where two Rebel cavalry stand with an infantry unit.
+        let (scenario, mut state) = scripted(2);
+        state.unit_mut("us-14th-inf").unwrap().hex = Some("0702".parse().unwrap());
+        let body = json!({"units": ["us-14th-inf"], "target": "0802"});
+        let declared = post(&scenario, &state, Side::Union, "attack", &body, ATTACK_STAMP).unwrap().state;
+        let offered = cavalry_option_hexes(&scenario, &declared, "cs-37th-cav").unwrap();
+        assert!(!offered.is_empty());
+        let target: Hex = "0802".parse().unwrap();
+        for hex in &offered {
+            assert!(hex.is_adjacent(target));
+            let body = json!({"retreat": true, "hex": hex.to_string()});
+            let answered = post(&scenario, &declared, Side::Confederate, "cavalry_option", &body, ATTACK_STAMP);
+            assert!(answered.is_ok(), "{hex} was offered but refused: {answered:?}");
+        }
+        // Not the Union's hex, nor 0703 where two Rebel infantry leave room for one unit only.
+        for (hex, rule) in [("0702", "retreat.enemy_hex"), ("0703", "retreat.stacking")] {
+            assert!(!offered.contains(&hex.parse().unwrap()), "{hex} in {offered:?}");
+            let body = json!({"retreat": true, "hex": hex});
+            let refused = post(&scenario, &declared, Side::Confederate, "cavalry_option", &body, ATTACK_STAMP);
+            assert_eq!(refused.unwrap_err().rule, rule);
+        }
+        // The infantry beside them has no such option.
+        assert_eq!(cavalry_option_hexes(&scenario, &declared, "cs-34th-inf").unwrap(), vec![]);
+    }
 }

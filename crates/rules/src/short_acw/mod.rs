@@ -20,12 +20,14 @@ pub mod turn;
 pub mod victory;
 
 pub use crate::outcome::Outcome;
+pub use battle::{attack_targets, cavalry_option_hexes};
 pub use bodies::{post_kinds, PostKindSpec};
 pub use combat::{battle, battle_by_unit, Battle, Defence, Defenders, VictoryRounding, Winner};
 pub use hex::Hex;
 pub use movement::legal_moves;
 pub use movement::Reach;
 pub use orders::{apply, may_post, Applied, Order, SealedDraw};
+pub use retreat::{legal_retreats, RetreatPath};
 pub use scenario::{Arm, Limits, Scenario, ScenarioError};
 pub use settings::Settings;
 pub use state::{GameState, Phase};

@@ -1,6 +1,8 @@
 //! The losing side's retreat: who must retreat, `retreat` paths and what ending next to the
 //! enemy costs.
 
+use serde::{Deserialize, Serialize};
+
 use super::bodies::RetreatBody;
 use super::hex::Hex;
 use super::orders::set_hex;
@@ -19,6 +21,48 @@ pub(crate) fn has_retreat(scenario: &Scenario, state: &GameState, unit: &UnitSta
         room(first)
             || scenario.neighbours(first).into_iter().any(|second| second != from && open(second) && room(second))
     })
+}
+
+/// A retreat a unit may make now: the hexes it goes through, in order, and the enemy-held hex
+/// next to where it ends, if any (ending there costs half its factors).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetreatPath {
+    pub path: Vec<Hex>,
+    pub next_to_enemy: Option<Hex>,
+}
+
+/// Every retreat of 1 or 2 hexes `unit` may make now, while it is one of the units retreating
+/// from the pending battle; nothing otherwise. Seed: "Defeated Armies may retreat up to two
+/// hexes, and must retreat at least one": hex by hex, never into an enemy-held hex nor back to
+/// the hex left, and ending where the stacking limit leaves room with the other units where
+/// they stand now (`retreat` checks the limit again once every retreating unit has moved).
+/// A retreating unit with none of these has no legal retreat: its path is empty.
+pub fn legal_retreats(scenario: &Scenario, state: &GameState, unit: &str) -> Result<Vec<RetreatPath>, Refusal> {
+    let u =
+        state.unit(unit).ok_or_else(|| Refusal::new("unit", "unit.unknown", format!("there is no unit `{unit}`")))?;
+    let retreating = state.battle.as_ref().is_some_and(|b| b.retreating.iter().any(|id| id == unit));
+    let Some(from) = u.hex.filter(|_| retreating && u.is_on_map()) else {
+        return Ok(vec![]);
+    };
+    let open = |h: Hex| state.occupant(h) != Some(u.side.other());
+    let room = |h: Hex| !u.arm.counts_for_stacking() || state.stacking_count(h) < scenario.movement.stacking_limit;
+    let ending = |path: Vec<Hex>| {
+        let end = path[path.len() - 1];
+        RetreatPath { next_to_enemy: state.enemy_next_to(scenario, end, u.side), path }
+    };
+    let mut paths = vec![];
+    for first in scenario.neighbours(from).into_iter().filter(|h| open(*h)) {
+        if room(first) {
+            paths.push(ending(vec![first]));
+        }
+        for second in scenario.neighbours(first) {
+            if second != from && open(second) && room(second) {
+                paths.push(ending(vec![first, second]));
+            }
+        }
+    }
+    paths.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(paths)
 }
 
 /// Seed 6: "The loser must retreat from their hex." Units that cannot retreat are eliminated;
@@ -305,4 +349,107 @@ pub(crate) fn retreat_outcome(
 pub(crate) fn hex_list(hexes: &[Hex]) -> String {
     let names: Vec<String> = hexes.iter().map(Hex::to_string).collect();
     listed(&names, "and")
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::short_acw::orders::{apply, Applied, Order};
+
+    /// A post of the scripted campaign's kind, posted by `side` at `stamp`.
+    pub(crate) fn post(
+        scenario: &Scenario,
+        state: &GameState,
+        side: Side,
+        kind: &str,
+        body: &Value,
+        stamp: &str,
+    ) -> Result<Applied, Refusal> {
+        let settings = Settings::default();
+        let stamp = stamp.parse().expect("an RFC 3339 stamp");
+        let order = Order { seq: 1, side: Some(side), kind, body, stamp, settings: &settings, sealed: None };
+        apply(scenario, state, &order)
+    }
+
+    /// The scripted campaign (tests/data/short_acw_script.json) after its first `n` posts.
+    pub(crate) fn scripted(n: usize) -> (Scenario, GameState) {
+        let script: Vec<Value> =
+            serde_json::from_str(include_str!("../../tests/data/short_acw_script.json")).expect("the script");
+        let scenario = Scenario::short_acw();
+        let mut state = GameState::new(&scenario);
+        for step in &script[..n] {
+            let side: Side = serde_json::from_value(step["side"].clone()).expect("a side");
+            let kind = step["kind"].as_str().expect("a kind");
+            let stamp = step["stamp"].as_str().expect("a stamp");
+            state = post(&scenario, &state, side, kind, &step["body"], stamp).expect("a scripted post").state;
+        }
+        (scenario, state)
+    }
+
+    fn hexes(path: &[Hex]) -> Vec<String> {
+        path.iter().map(Hex::to_string).collect()
+    }
+
+    const RETREAT_STAMP: &str = "2026-03-02T09:56:36Z";
+
+    #[test]
+    fn every_retreat_offered_is_accepted_and_none_enters_the_enemy_or_goes_back() {
+        // Script post 17: the Rebels in 0604 lost battle 1 and retreat.
+        let (scenario, state) = scripted(16);
+        let from: Hex = "0604".parse().unwrap();
+        let offered = legal_retreats(&scenario, &state, "cs-51st-inf").unwrap();
+        assert!(offered.iter().any(|r| hexes(&r.path) == ["0704", "0804"]), "{offered:?}");
+        for retreat in &offered {
+            assert!((1..=2).contains(&retreat.path.len()), "{retreat:?}");
+            let mut at = from;
+            for &hex in &retreat.path {
+                assert!(at.is_adjacent(hex) && hex != from, "{retreat:?}");
+                assert_ne!(state.occupant(hex), Some(Side::Union), "{retreat:?}");
+                at = hex;
+            }
+            let end = retreat.path[retreat.path.len() - 1];
+            assert_eq!(retreat.next_to_enemy, state.enemy_next_to(&scenario, end, Side::Confederate));
+            let body = json!({"paths": [
+                {"unit": "cs-51st-inf", "path": hexes(&retreat.path)},
+                {"unit": "cs-52nd-inf", "path": ["0704", "0804"]},
+            ]});
+            let accepted = post(&scenario, &state, Side::Confederate, "retreat", &body, RETREAT_STAMP);
+            assert!(accepted.is_ok(), "{retreat:?} was offered but refused: {accepted:?}");
+        }
+        // The Union next door is never a way out.
+        assert!(offered.iter().all(|r| !hexes(&r.path).contains(&"0504".to_owned())));
+        assert_eq!(!offered.is_empty(), has_retreat(&scenario, &state, state.unit("cs-51st-inf").unwrap(), from));
+    }
+
+    #[test]
+    fn a_full_hex_is_passed_through_but_not_ended_in() {
+        let (scenario, mut state) = scripted(16);
+        let full: Hex = "0704".parse().unwrap();
+        for id in ["cs-39th-inf", "cs-40th-inf", "cs-17th-inf"] {
+            state.unit_mut(id).unwrap().hex = Some(full);
+        }
+        let offered = legal_retreats(&scenario, &state, "cs-52nd-inf").unwrap();
+        assert!(offered.iter().all(|r| r.path.last() != Some(&full)), "{offered:?}");
+        assert!(offered.iter().any(|r| r.path.first() == Some(&full)), "{offered:?}");
+        let body = json!({"paths": [
+            {"unit": "cs-51st-inf", "path": ["0704", "0804"]},
+            {"unit": "cs-52nd-inf", "path": ["0704"]},
+        ]});
+        let refused = post(&scenario, &state, Side::Confederate, "retreat", &body, RETREAT_STAMP).unwrap_err();
+        assert_eq!(refused.rule, "retreat.stacking");
+    }
+
+    #[test]
+    fn only_the_units_retreating_now_have_retreats() {
+        let (scenario, state) = scripted(16);
+        assert_eq!(legal_retreats(&scenario, &state, "us-14th-inf").unwrap(), vec![]);
+        assert_eq!(legal_retreats(&scenario, &state, "cs-39th-inf").unwrap(), vec![]);
+        let (scenario, before) = scripted(15);
+        assert_eq!(legal_retreats(&scenario, &before, "cs-51st-inf").unwrap(), vec![]);
+        let (scenario, after) = scripted(17);
+        assert_eq!(legal_retreats(&scenario, &after, "cs-51st-inf").unwrap(), vec![]);
+        assert_eq!(legal_retreats(&scenario, &after, "no-such-unit").unwrap_err().rule, "unit.unknown");
+    }
 }

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use adjutant_rules::Side;
 use adjutant_store::append::step;
 use adjutant_store::{
-    AppendRequest, Appended, Decision, Declined, Post, Principal, PrincipalKind, SharedDecide, Sign, Store, StoreError,
-    Tail,
+    AppendRequest, Appended, Decision, Declined, Post, Principal, PrincipalKind, Quota, SharedDecide, Sign, Store,
+    StoreError, Tail,
 };
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -27,11 +27,14 @@ use crate::signing::Keyring;
 /// to retry.
 const ATTEMPTS: u32 = 16;
 
-/// A player's daily quotas (0: no limit). Moderators have none.
+/// A player's daily quotas per campaign (0: no limit; moderators have none), and the most
+/// posts a campaign's log holds (0: no limit).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Quotas {
     pub notes_per_day: u32,
     pub seals_per_day: u32,
+    pub posts_per_day: u32,
+    pub max_posts_per_campaign: u64,
 }
 
 /// What the log needs to take posts.
@@ -41,6 +44,9 @@ pub struct Log<'a> {
     pub clock: Arc<dyn ServerClock>,
     pub keys: Arc<Keyring>,
     pub quotas: Quotas,
+    pub metrics: crate::monitoring::Metrics,
+    /// Told of each post once it is committed, to wake the campaign's followers.
+    pub live: Option<&'a crate::live::Live>,
 }
 
 /// A post as its author asks for it.
@@ -98,7 +104,6 @@ struct Owned {
     kind: String,
     side: Option<String>,
     body: String,
-    over_quota: Option<PostRefusal>,
     clock: Arc<dyn ServerClock>,
     keys: Arc<Keyring>,
 }
@@ -131,6 +136,17 @@ impl Log<'_> {
     /// Appends `new` to `campaign`'s log. The server stamps it inside the write transaction;
     /// nothing the author sends sets the time.
     pub async fn append(&self, campaign: &Arc<LoadedCampaign>, new: Submission<'_>) -> LogResult<Appended> {
+        let started = std::time::Instant::now();
+        let answer = self.decide_and_write(campaign, new).await;
+        self.metrics.post_answered(&answer, started.elapsed());
+        if let (Some(live), Ok(Appended::New(post, _))) = (self.live, &answer) {
+            live.published(post.campaign_id, post.seq);
+        }
+        answer
+    }
+
+    /// The append itself, which [`Log::append`] counts and times.
+    async fn decide_and_write(&self, campaign: &Arc<LoadedCampaign>, new: Submission<'_>) -> LogResult<Appended> {
         let id = campaign.campaign.id;
         new.check()?;
         // Canonical JSON: serde_json's map keeps keys sorted, and `to_string` writes no white space.
@@ -138,13 +154,16 @@ impl Log<'_> {
         let side = new.side.map(Side::key);
         let request_hash = hex::encode(Sha256::digest(format!("{id}\n{}\n{}\n{asked}", new.kind, side.unwrap_or("-"))));
         let body = if PostKind::of(new.kind) == PostKind::Seal { salted(new.body)? } else { asked };
-        let over_quota = self.quota_spent(id, new.author, new.kind).instrument(step("quota")).await?;
+        let (quotas, quota_refusals): (Vec<Quota>, Vec<PostRefusal>) =
+            self.quotas_of(new.author, new.kind).into_iter().unzip();
         let request = AppendRequest {
             campaign_id: id,
             author_id: new.author.id,
             idempotency_key: new.idempotency_key.clone(),
             request_hash,
+            quotas,
         };
+        let max_posts = i64::try_from(self.quotas.max_posts_per_campaign).unwrap_or(i64::MAX);
 
         for _ in 0..ATTEMPTS {
             // Posts whose verdict reads further back than the tail read it before the write
@@ -171,7 +190,6 @@ impl Log<'_> {
                 kind: new.kind.to_owned(),
                 side: side.map(str::to_owned),
                 body: body.clone(),
-                over_quota: over_quota.clone(),
                 clock: self.clock.clone(),
                 keys: self.keys.clone(),
             });
@@ -183,10 +201,10 @@ impl Log<'_> {
                     *stop.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
                     Declined
                 };
-                // Refused here, not before: a retry of a post stored before is replayed, never
-                // refused for the quota it spent itself.
-                if let Some(refusal) = &o.over_quota {
-                    return Err(refuse(Stop::Refused(refusal.clone().into())));
+                // Refused here, inside the write, not before: a retry of a post stored before is
+                // replayed, never refused for a log that has filled since.
+                if max_posts > 0 && tail.next_seq > max_posts {
+                    return Err(refuse(Stop::Refused(campaign_full(max_posts).into())));
                 }
                 if as_of.is_some_and(|as_of| tail.next_seq != as_of + 1) {
                     return Err(refuse(Stop::MovedOn));
@@ -204,6 +222,12 @@ impl Log<'_> {
             match (written, stopped) {
                 (Err(StoreError::Declined), Some(Stop::MovedOn)) => continue,
                 (Err(StoreError::Declined), Some(Stop::Refused(e))) => return Err(e),
+                (Err(StoreError::QuotaSpent(index)), _) => match quota_refusals.get(index) {
+                    Some(refusal) => return Err(refusal.clone().into()),
+                    None => {
+                        return Err(LogError::Broken(format!("the store named quota {index}, which was not asked")))
+                    }
+                },
                 (Ok(appended), _) => return same_campaign(appended, id),
                 (Err(e), _) => return Err(e.into()),
             }
@@ -211,39 +235,56 @@ impl Log<'_> {
         Err(LogError::Busy)
     }
 
-    /// A player's notes and seals per campaign per UTC day are limited, counted from the log:
-    /// the refusal when this post would go past the limit.
-    async fn quota_spent(
-        &self,
-        campaign_id: uuid::Uuid,
-        author: &Principal,
-        kind: &str,
-    ) -> LogResult<Option<PostRefusal>> {
-        let limit = match PostKind::of(kind) {
-            PostKind::Note => self.quotas.notes_per_day,
-            PostKind::Seal => self.quotas.seals_per_day,
-            _ => return Ok(None),
-        };
-        if limit == 0 || author.kind != PrincipalKind::Player {
-            return Ok(None);
+    /// The quotas a player's post counts against, each with its refusal: posts of every kind,
+    /// and notes or seals, per campaign per UTC day. The store checks them inside the write.
+    fn quotas_of(&self, author: &Principal, kind: &str) -> Vec<(Quota, PostRefusal)> {
+        if author.kind != PrincipalKind::Player {
+            return Vec::new();
         }
         let now = self.clock.now();
         let day_start = now.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
-        let made = self.store.count_posts_by_author(campaign_id, author.id, kind, day_start).await?;
-        if made < i64::from(limit) {
-            return Ok(None);
-        }
-        let next_day = day_start + chrono::Duration::days(1);
-        Ok(Some(PostRefusal {
-            kind: RefusalKind::QuotaSpent {
-                retry_after_secs: u64::try_from((next_day - now).num_seconds()).unwrap_or(0).max(1),
-            },
-            field: FieldPath::post("kind"),
-            rule: format!("quota.{kind}s_per_day"),
-            detail: format!(
-                "a player makes at most {limit} {kind} posts per campaign per day (UTC); the count starts again at midnight"
-            ),
-        }))
+        let retry_after_secs =
+            u64::try_from((day_start + chrono::Duration::days(1) - now).num_seconds()).unwrap_or(0).max(1);
+        let of_kind = match PostKind::of(kind) {
+            PostKind::Note => Some(self.quotas.notes_per_day),
+            PostKind::Seal => Some(self.quotas.seals_per_day),
+            _ => None,
+        };
+        let every = [(None, self.quotas.posts_per_day)];
+        let this = of_kind.map(|limit| (Some(kind), limit));
+        every
+            .into_iter()
+            .chain(this)
+            .filter(|&(_, limit)| limit > 0)
+            .map(|(only, limit)| {
+                let (rule, what) = match only {
+                    Some(kind) => (format!("quota.{kind}s_per_day"), format!("{kind} posts")),
+                    None => ("quota.posts_per_day".to_owned(), "posts".to_owned()),
+                };
+                let quota = Quota { kind: only.map(str::to_owned), since: day_start, limit: i64::from(limit) };
+                let refusal = PostRefusal {
+                    kind: RefusalKind::QuotaSpent { retry_after_secs },
+                    field: FieldPath::post("kind"),
+                    rule,
+                    detail: format!(
+                        "a player makes at most {limit} {what} per campaign per day (UTC); the count starts again at midnight"
+                    ),
+                };
+                (quota, refusal)
+            })
+            .collect()
+    }
+}
+
+/// The refusal of a post to a campaign whose log holds the most posts it may.
+fn campaign_full(max_posts: i64) -> PostRefusal {
+    PostRefusal {
+        kind: RefusalKind::Conflict,
+        field: FieldPath::post("kind"),
+        rule: "campaign.max_posts".into(),
+        detail: format!(
+            "this campaign's log holds {max_posts} posts, the most this server keeps for one campaign; start a new campaign to go on"
+        ),
     }
 }
 

@@ -104,3 +104,34 @@ impl ReadContext {
         }
     }
 }
+
+/// A player turn as the log records it: its number, its side, and the post that began it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayerTurn {
+    pub turn: u32,
+    pub side: adjutant_rules::Side,
+    /// The post whose outcomes began it (an end of turn, or the deployment that ended deployment).
+    pub began_after: i64,
+}
+
+/// The most turn beginnings read: far more than a campaign of any length has, voided ones
+/// included, so reading them is bounded work.
+pub const TURNS_READ: i64 = 2000;
+
+/// The player turns begun in the log as it stood after post `until`, in order. Beginnings that a
+/// rollback (made by then) voided are left out, and a turn begun again stands where it began last.
+pub async fn player_turns(store: &dyn Store, campaign_id: Uuid, until: i64) -> LogResult<Vec<PlayerTurn>> {
+    use adjutant_rules::outcome::OutcomeData;
+    let void = view_of(store, campaign_id, until.saturating_add(1), &[PostKind::Rollback]).await?.void().clone();
+    let mut turns: Vec<PlayerTurn> = Vec::new();
+    for o in store.outcomes_of_kind(campaign_id, "turn_begins", TURNS_READ).await? {
+        if o.seq > until || void.contains(&o.seq) {
+            continue;
+        }
+        let stored: serde_json::Value = serde_json::from_str(&o.data).unwrap_or_default();
+        let Ok(OutcomeData::TurnBegins(begun)) = OutcomeData::read(&o.kind, &stored["data"]) else { continue };
+        turns.retain(|t| !(t.turn == begun.turn && t.side == begun.side));
+        turns.push(PlayerTurn { turn: begun.turn, side: begun.side, began_after: o.seq });
+    }
+    Ok(turns)
+}

@@ -31,8 +31,11 @@ fn verified_prefix(state: &AppState, campaign_id: Uuid) -> Option<Prefix> {
     });
     let walked = state.caches.chain(campaign_id).map(|(seq, hash)| Prefix { seq, hash, problems: Vec::new() });
     match (audited, walked) {
-        (Some(a), Some(w)) => Some(if w.seq > a.seq { w } else { a }),
-        (a, w) => a.or(w),
+        // A longer walk goes on from the audit's prefix: what the audit found broken in it (a
+        // fresh audit's finding, say) still stands.
+        (Some(a), Some(w)) if w.seq > a.seq => Some(Prefix { problems: a.problems, ..w }),
+        (Some(a), _) => Some(a),
+        (None, w) => w,
     }
 }
 
@@ -75,7 +78,9 @@ pub async fn audit_of(
         None
     };
     let walked = prefix.as_ref().is_none_or(|p| p.seq < post.seq);
+    let started = std::time::Instant::now();
     let audit = post_audit(&*state.store, &state.keys, campaign, post, stored_outcomes, prefix).await?;
+    state.metrics.audited("post", audit.ok, started.elapsed());
     if walked && audit.chain.ok && audit.chain.recomputed_hash == post.hash {
         state.caches.remember_chain(post.campaign_id, post.seq, post.hash.clone());
     }
@@ -119,12 +124,13 @@ pub async fn audit_campaign(
 /// it verified meanwhile.
 pub async fn audit_incrementally(state: &AppState, campaign: &LoadedCampaign, fresh: bool) -> ApiResult<CampaignAudit> {
     let id = campaign.campaign.id;
-    if fresh {
-        state.caches.forget_audit(id);
-    }
-    let mut known = state.caches.audit(id);
+    // A fresh audit trusts nothing remembered, yet leaves what others go on from in place until
+    // its own replay, at least as long and with any difference it found, takes its place.
+    let mut known = if fresh { None } else { state.caches.audit(id) };
     let _turn = state.caches.turn_unless_known(&mut known, fresh, || state.caches.audit(id)).await;
+    let started = std::time::Instant::now();
     let (audit, checkpoint) = replay_from(&*state.store, &state.keys, campaign, known.as_deref()).await?;
+    state.metrics.audited("campaign", audit.ok, started.elapsed());
     state.caches.remember_audit(id, checkpoint);
     Ok(audit)
 }

@@ -1,30 +1,43 @@
 //! The campaign's log as a stream of server-sent events: one `post` event per new post, with
 //! its outcomes, so pages and bots learn of the other side's orders without asking again.
 //!
-//! Each connection reads the store for posts after the last one it sent, every half second;
-//! the number of open streams is capped, so their cost stays bounded.
+//! A stream never polls the store: it waits on its campaign's signal ([`crate::live`]), which
+//! the append raises after each commit (and, on PostgreSQL, the relay of other servers'
+//! `NOTIFY`), and then reads the posts after the last one it sent from the store, as a catch-up
+//! does. It follows the signal before its first read, so a post committed while it catches up
+//! wakes it: none is missed, and none is sent twice (it reads only after the last one sent).
+//! The number of open streams is capped (`max_event_streams`), and so is each client address's
+//! (streams without a token) and each token's share of them on a campaign
+//! (`event_streams_per_client`, `event_streams_per_token`), so
+//! their cost stays bounded and no one client can take them all.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use serde::{Deserialize, Serialize};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::OwnedSemaphorePermit;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::auth::Caller;
 use crate::campaign::LoadedCampaign;
+use crate::config::Config;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiPath, ApiQuery};
+use crate::rate_limit::{client_address, CallerKey, TrustedProxies};
 use crate::routes::posts::PostView;
 use crate::routes::shared::load_campaign;
+use crate::shares::{all_in_use, Share, Shares};
 use crate::AppState;
 
 /// One event of the stream, as a client's event-stream parser reads it.
@@ -42,19 +55,92 @@ pub struct PostEvent {
     pub data: String,
 }
 
-/// At most this many streams are open at once, over all campaigns.
-pub const MAX_STREAMS: usize = 256;
-/// How often an open stream looks for new posts.
-const POLL: Duration = Duration::from_millis(500);
 /// Posts read from the store at a time.
 const BATCH: i64 = 50;
 /// A stream closes after this long; the client reconnects with `Last-Event-ID`.
 const LIFETIME: Duration = Duration::from_secs(30 * 60);
+/// The most posts one stream sends: a longer catch-up ends with a `page` event, and the client
+/// goes on from there (an `EventSource` by itself, with `Last-Event-ID`, after `PAGE_RETRY`).
+pub const PAGE: i64 = 1000;
+/// How soon an `EventSource` asks for the next page.
+const PAGE_RETRY: Duration = Duration::from_millis(100);
 
-/// The open streams' permits.
-pub fn stream_permits() -> Arc<Semaphore> {
-    Arc::new(Semaphore::new(MAX_STREAMS))
+/// How many streams each client address (of callers without a token) and each token holds on
+/// each campaign: a bot following every campaign of its moderator holds one stream on each, and
+/// the server's pool bounds them all.
+pub struct StreamShares {
+    per_client: Arc<Shares<CallerKey>>,
+    /// Keyed by the token's principal (the operator's: the nil id) and the campaign.
+    per_token: Arc<Shares<(Uuid, Uuid)>>,
+    trusted_proxies: TrustedProxies,
 }
+
+impl StreamShares {
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            per_client: Shares::new(config.event_streams_per_client),
+            per_token: Shares::new(config.event_streams_per_token),
+            // The service refuses to start with a list it cannot read (`Limits::from_config`).
+            trusted_proxies: TrustedProxies::parse(&config.trusted_proxies).unwrap_or_default(),
+        }
+    }
+
+    /// A stream's shares for the caller, or the 429 that says whose share is spent.
+    fn take(
+        &self,
+        peer: Option<SocketAddr>,
+        headers: &HeaderMap,
+        caller: &Caller,
+        campaign: Uuid,
+    ) -> Result<StreamShare, AppError> {
+        // A token's streams are its own to count; an address counts those that carry none.
+        let client = match caller {
+            Caller::Anonymous => {
+                peer.map(|peer| CallerKey::of_address(client_address(peer.ip(), headers, &self.trusted_proxies)))
+            }
+            _ => None,
+        };
+        let by_client = match client {
+            Some(key) => Some(self.per_client.take(key).ok_or_else(|| AppError::TooManyRequests {
+                field: "path".into(),
+                rule: "events.per_client".into(),
+                detail: format!(
+                    "this client address has {} event streams open, the most one address may; close one (a page or bot following a campaign) and try again",
+                    self.per_client.most()
+                ),
+                retry_after_secs: STREAM_RETRY_SECS,
+            })?),
+            None => None,
+        };
+        let principal = match caller {
+            Caller::Principal(p) => Some(p.id),
+            Caller::Operator => Some(Uuid::nil()),
+            Caller::Anonymous => None,
+        };
+        let by_token = match principal {
+            Some(id) => Some(self.per_token.take((id, campaign)).ok_or_else(|| AppError::TooManyRequests {
+                field: "Authorization".into(),
+                rule: "events.per_token".into(),
+                detail: format!(
+                    "this token has {} event streams open on this campaign, the most one token may; close one and try again",
+                    self.per_token.most()
+                ),
+                retry_after_secs: STREAM_RETRY_SECS,
+            })?),
+            None => None,
+        };
+        Ok(StreamShare { _by_client: by_client, _by_token: by_token })
+    }
+}
+
+/// A stream's place in its client address's and its token's shares, given back when dropped.
+struct StreamShare {
+    _by_client: Option<Share<CallerKey>>,
+    _by_token: Option<Share<(Uuid, Uuid)>>,
+}
+
+/// What a refused stream is told to wait: streams end when their page or bot goes away.
+const STREAM_RETRY_SECS: u64 = 15;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(campaign_events))
@@ -68,7 +154,8 @@ pub struct EventsQuery {
     #[serde(default, deserialize_with = "crate::whole_number::query")]
     #[param(minimum = 0)]
     pub after: Option<i64>,
-    /// `false`: send the posts there are now and close, instead of waiting for more.
+    /// `false`: send the posts there are now (at most a page of 1,000) and close, instead of
+    /// waiting for more.
     #[serde(default)]
     pub follow: Option<bool>,
 }
@@ -80,6 +167,11 @@ pub struct EventsQuery {
 /// the `rollback` post that voids it names, in `body.to_seq`, the last post it keeps).
 /// Reconnect with `Last-Event-ID` (or `after`) to carry on where the stream broke off.
 /// A comment line is sent every 15 seconds to keep the connection open.
+///
+/// A stream sends at most 1,000 posts: when more are waiting, it ends with `event: page`,
+/// `data: {"next_after": <seq>}` (and `retry: 100`), and the client asks again after that post
+/// (an `EventSource` does so by itself). A stream read whole (`follow=false`) or starting more
+/// than 50 posts behind the log's end is an expensive read (`rate_limit.expensive_reads`).
 #[utoipa::path(get, path = "/v1/campaigns/{id}/events", tag = "posts",
     params(("id" = Uuid, Path, description = "campaign id"),
            ("Last-Event-ID" = Option<String>, Header, description = "the last post seen (its sequence number): the stream starts after it; empty reads as none",
@@ -87,11 +179,16 @@ pub struct EventsQuery {
            EventsQuery),
     responses((status = 200, description = "a stream of `post` events", content_type = "text/event-stream", body = PostEvent),
               (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json"),
-              (status = 503, description = "too many streams are open; retry later", body = crate::error::Problem, content_type = "application/problem+json")))]
+              (status = 429, description = "this client address, for streams without a token (`rule`: `events.per_client`, `event_streams_per_client`, default 8), or this token on this campaign (`events.per_token`, `event_streams_per_token`, default 4) has as many event streams open as it may; close one (`Retry-After` says when to try again). Other limits answer 429 as every route does.",
+               body = crate::error::Problem, content_type = "application/problem+json"),
+              (status = 503, description = "every event stream the server keeps is open (`rule`: `events.all_open`, `max_event_streams`, default 256), with `Retry-After`; or the database is unreachable; retry later", body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn campaign_events(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
     ApiQuery(q): ApiQuery<EventsQuery>,
+    caller: Caller,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    counted: Option<Extension<CallerKey>>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let campaign = load_campaign(&state, id).await?;
@@ -118,30 +215,70 @@ pub async fn campaign_events(
     if after < 0 {
         return Err(AppError::bad_request("query.after", "paging.after", "after is a sequence number, 0 or more"));
     }
-    let permit = state
-        .streams
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| AppError::Unavailable(format!("{MAX_STREAMS} event streams are open; retry in a minute")))?;
+    let shares = state.stream_shares.take(peer.map(|Extension(ConnectInfo(peer))| peer), &headers, &caller, id)?;
+    let Ok(permit) = state.streams.clone().try_acquire_owned() else {
+        return Ok(all_in_use(
+            "events.all_open",
+            format!(
+                "every event stream this server keeps ({}) is open; try again in a minute",
+                state.config.max_event_streams.max(1)
+            ),
+            60,
+        ));
+    };
     let follow = q.follow.unwrap_or(true);
-    let reader = Reader { state, campaign, after, queue: VecDeque::new(), follow, _permit: permit, first: true };
+    // A read of the whole log, or a catch-up from far behind its end, is an expensive read.
+    let head = state.store.head(id).await?.map_or(0, |post| post.seq);
+    if !follow || head - after > BATCH {
+        if let Some(Extension(key)) = counted {
+            state.limits.take_expensive(key)?;
+        }
+    }
+    let permit = (permit, shares, state.metrics.event_stream());
+    // Before the first read: a post committed after it wakes the stream.
+    let signal = follow.then(|| state.live.follow(id));
+    let reader = Reader {
+        signal,
+        state,
+        campaign,
+        after,
+        queue: VecDeque::new(),
+        _permit: permit,
+        first: true,
+        sent: 0,
+        paged: false,
+    };
     let deadline = tokio::time::Instant::now() + LIFETIME;
     let stream = futures_util::stream::unfold(reader, move |mut reader| async move {
         loop {
             if let Some(event) = reader.queue.pop_front() {
                 return Some((Ok::<Event, Infallible>(event), reader));
             }
+            if reader.paged {
+                return None;
+            }
             if !reader.first {
-                if !reader.follow || tokio::time::Instant::now() >= deadline {
-                    return None;
+                // A stream read whole (`follow=false`) has no signal: it ends here.
+                let signal = reader.signal.as_mut()?;
+                // Caught up: wait for the next post, until the stream's lifetime is over.
+                match tokio::time::timeout_at(deadline, signal.changed()).await {
+                    Ok(true) => {}
+                    Ok(false) | Err(_) => return None,
                 }
-                tokio::time::sleep(POLL).await;
             }
             reader.first = false;
             match reader.read().await {
                 Ok(more) => {
-                    // A full batch may have more behind it: read again at once.
-                    if more {
+                    if more && reader.sent >= PAGE {
+                        match reader.page_end().await {
+                            Ok(()) => {}
+                            Err(e) => {
+                                tracing::warn!(campaign = %reader.campaign.campaign.id, error = %e.problem().detail, "event stream stopped");
+                                return None;
+                            }
+                        }
+                    } else if more {
+                        // A full batch may have more behind it: read again at once.
                         reader.first = true;
                     }
                 }
@@ -160,9 +297,15 @@ struct Reader {
     campaign: LoadedCampaign,
     after: i64,
     queue: VecDeque<Event>,
-    follow: bool,
+    /// The campaign's signal of new posts; none for a stream read whole (`follow=false`).
+    signal: Option<crate::live::Follower>,
     first: bool,
-    _permit: OwnedSemaphorePermit,
+    /// Posts sent so far, and whether the stream has ended its page.
+    sent: i64,
+    paged: bool,
+    /// The stream's place in the server's pool, in its client's and token's shares, and in the
+    /// gauge of open streams.
+    _permit: (OwnedSemaphorePermit, StreamShare, crate::monitoring::OpenStream),
 }
 
 impl Reader {
@@ -191,6 +334,20 @@ impl Reader {
             self.queue.push_back(Event::default().event("post").id(view.seq.to_string()).data(data));
             self.after = view.seq;
         }
+        self.sent += views.len() as i64;
         Ok(posts.len() as i64 == BATCH)
+    }
+
+    /// A page sent: when posts are still waiting, says where the next page starts, and the
+    /// stream ends once its queue is sent; when none are, it goes on as a stream that caught up.
+    async fn page_end(&mut self) -> ApiResult<()> {
+        let waiting = self.state.store.posts(self.campaign.campaign.id, self.after, 1).await?;
+        if !waiting.is_empty() {
+            self.paged = true;
+            let data = serde_json::json!({ "next_after": self.after }).to_string();
+            let event = Event::default().event("page").id(self.after.to_string()).retry(PAGE_RETRY).data(data);
+            self.queue.push_back(event);
+        }
+        Ok(())
     }
 }

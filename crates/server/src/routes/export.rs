@@ -15,13 +15,14 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use crate::error::{ApiResult, AppError};
+use crate::error::ApiResult;
 use crate::export::{
     CampaignRecord, EndRecord, ErrorRecord, ExportHeader, Line, OutcomeRecord, PostRecord, ReceiptRecord,
     SnapshotRecord, FORMAT,
 };
 use crate::extract::ApiPath;
 use crate::routes::shared::load_campaign;
+use crate::shares::all_in_use;
 use crate::signing::PublicKey;
 use crate::AppState;
 
@@ -43,9 +44,9 @@ pub async fn list_keys(State(state): State<AppState>) -> Json<KeyList> {
 
 /// Posts read per page while exporting: what the export holds in memory at once.
 const PAGE: i64 = 200;
-/// At most this many exports are written at once, over all campaigns.
-pub const MAX_EXPORTS: usize = 16;
-/// An export whose reader takes no line for this long is abandoned, and its permit freed.
+/// An export whose reader takes no line for this long is abandoned, and its permit freed. (A
+/// reader that takes its lines, but too slowly, is cut off by the connection's minimum send rate,
+/// `min_send_bytes_per_sec`, which frees the permit too.)
 const STALL: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Hands a line to the client's side of the export, unless it has stopped reading.
@@ -77,13 +78,19 @@ async fn send_within(
                content_type = "application/x-ndjson", body = String),
               (status = 404, body = crate::error::Problem, content_type = "application/problem+json"),
               (status = 429, body = crate::error::Problem, content_type = "application/problem+json"),
-              (status = 503, description = "too many exports are being written; retry later", body = crate::error::Problem, content_type = "application/problem+json")))]
+              (status = 503, description = "every export the server writes at once is being written (`rule`: `export.all_busy`, `max_exports`, default 16), with `Retry-After`; or the database is unreachable; retry later", body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn export_campaign(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
     let campaign = load_campaign(&state, id).await?;
-    let permit =
-        state.exports.clone().try_acquire_owned().map_err(|_| {
-            AppError::Unavailable(format!("{MAX_EXPORTS} exports are being written; retry in a minute"))
-        })?;
+    let Ok(permit) = state.exports.clone().try_acquire_owned() else {
+        return Ok(all_in_use(
+            "export.all_busy",
+            format!(
+                "every export this server writes at once ({}) is being written; try again in a minute",
+                state.config.max_exports.max(1)
+            ),
+            60,
+        ));
+    };
     let log = crate::log::read::view_before(&*state.store, id, i64::MAX).await?;
     let sealed = crate::log::read::sealed_deployment(&*state.store, &campaign, log.void()).await?;
     let c = &campaign.campaign;

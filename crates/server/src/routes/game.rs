@@ -53,6 +53,8 @@ pub struct StateView {
     pub clock: Option<ClockView>,
 }
 
+/// What a unit may legally do now, as the rules decide it: where it may move, what it may
+/// attack, where it may retreat. Each list is empty when the unit may not do that now.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct MovesView {
     pub unit: String,
@@ -60,6 +62,35 @@ pub struct MovesView {
     /// the unit would halt there next to the enemy.
     #[schema(value_type = Vec<Object>)]
     pub moves: Vec<Value>,
+    /// The enemy-held hexes next to the unit that it may attack now (its side may `attack` and
+    /// it has not attacked this player turn). Units attacking together may attack the hexes
+    /// that every one of them may.
+    #[serde(default)]
+    #[schema(value_type = Vec<String>, example = json!(["0604"]))]
+    pub attack_targets: Vec<short_acw::Hex>,
+    /// While the unit is one of those retreating from a lost battle: every retreat of 1 or 2
+    /// hexes it may make, with the other units where they stand now. Empty for a retreating
+    /// unit with no legal retreat (its `retreat` path is then empty).
+    #[serde(default)]
+    pub retreats: Vec<RetreatView>,
+    /// While the unit is one of the defending cavalry that may retreat 1 hex before the battle:
+    /// the hexes they may retreat to (`cavalry_option`'s `hex`).
+    #[serde(default)]
+    #[schema(value_type = Vec<String>, example = json!(["0703"]))]
+    pub cavalry_hexes: Vec<short_acw::Hex>,
+}
+
+/// One legal retreat.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RetreatView {
+    /// The hexes the unit retreats through, in order (a `retreat` path).
+    #[schema(value_type = Vec<String>, example = json!(["0704", "0804"]))]
+    pub path: Vec<short_acw::Hex>,
+    /// The enemy-held hex next to where the retreat ends, if any: ending there costs half the
+    /// unit's factors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, nullable = false)]
+    pub next_to_enemy: Option<short_acw::Hex>,
 }
 
 /// A post kind as `GET /v1/post-kinds` documents it.
@@ -112,6 +143,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(campaign_state))
         .routes(routes!(unit_moves))
+        .routes(routes!(campaign_turns))
         .routes(routes!(post_kinds))
         .routes(routes!(list_rulesets))
         .routes(routes!(get_ruleset))
@@ -137,7 +169,8 @@ pub async fn campaign_state(
     let campaign = load_campaign(&state, id).await?;
     let scenario = managed(&campaign)?;
     let stand_in_map = scenario.stand_in_map().map(str::to_owned);
-    let (after_seq, game, past) = state_at(&state, &campaign, q.at).await?;
+    let at = q.post(&state, &campaign).await?;
+    let (after_seq, game, past) = state_at(&state, &campaign, at).await?;
     let sides = [adjutant_rules::Side::Union, adjutant_rules::Side::Confederate];
     let deployment_zones = (game.phase == short_acw::Phase::Deployment).then(|| {
         sides
@@ -172,19 +205,86 @@ pub async fn campaign_state(
         deployment_zones,
         clock,
     });
-    Ok(with_cache(view.into_response(), past.as_deref()))
+    Ok(with_cache(view.into_response(), past.as_deref().filter(|_| q.fixed())))
 }
 
-/// `?at=SEQ`: the game as it stood after that post.
+/// `?at=SEQ` and `?turn=N&side=S`: a point of the game's past. `at` alone is the game after
+/// that post; `turn` and `side` name the start of a player turn in the log as it stood after
+/// post `at` (or as it stands now), so every combination names one point.
 #[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct AtQuery {
-    /// The game as it stood after this post (0: before any post); without it, as it stands now.
-    /// A past point's answer never changes.
+    /// The game as it stood after this post (0: before any post); without it (and without
+    /// `turn` and `side`), as it stands now. With `turn` or `side`, the log is read as it stood
+    /// after this post. A past point's answer never changes.
     #[serde(default, deserialize_with = "crate::whole_number::query")]
     #[param(minimum = 0)]
     pub at: Option<i64>,
+    /// The game at the start of this turn's player turn of `side` (without `side`: of the side
+    /// that played first in it): after the post that began it. 404 when it has not begun.
+    #[serde(default, deserialize_with = "crate::whole_number::query")]
+    #[param(minimum = 1, maximum = 1000)]
+    pub turn: Option<i64>,
+    /// `union` or `confederate`: with `turn`, that side's player turn of that turn; alone, that
+    /// side's latest player turn.
+    #[serde(default)]
+    #[param(pattern = "^(union|confederate)$")]
+    pub side: Option<String>,
+}
+
+impl AtQuery {
+    /// Whether the point asked for is fixed for good: a post (`at`), or a player turn in the
+    /// log as it stood after one. A turn asked of the log as it stands now may move (a side's
+    /// latest turn, a turn a rollback voided and played again), so its answer is not cached.
+    fn fixed(&self) -> bool {
+        self.at.is_some() || (self.turn.is_none() && self.side.is_none())
+    }
+
+    /// The post the query names: `at`, or the post that began the player turn that `turn` and
+    /// `side` select in the log as it stood after `at` (the one left standing where a rollback
+    /// voided an earlier one).
+    async fn post(&self, state: &AppState, campaign: &LoadedCampaign) -> ApiResult<Option<i64>> {
+        if self.turn.is_none() && self.side.is_none() {
+            return Ok(self.at);
+        }
+        let side = match &self.side {
+            None => None,
+            Some(text) => Some(crate::campaign::parse_side(text).ok_or_else(|| {
+                AppError::bad_request("query.side", "campaign.sides", "the side is `union` or `confederate`")
+            })?),
+        };
+        if let Some(turn) = self.turn {
+            if !(1..=1000).contains(&turn) {
+                return Err(AppError::bad_request("query.turn", "query.turn", "`turn` is a turn's number, 1 to 1000"));
+            }
+        }
+        let id = campaign.campaign.id;
+        let head = state.store.head(id).await?.map_or(0, |post| post.seq);
+        if let Some(at) = self.at.filter(|&at| at < 0 || at > head) {
+            // The same answer as `at` alone: a point the log does not have.
+            return state_at(state, campaign, Some(at)).await.map(|_| None);
+        }
+        let begun = crate::log::read::player_turns(&*state.store, id, self.at.unwrap_or(head)).await?;
+        let mut matching = begun.iter().filter(|t| {
+            self.turn.is_none_or(|turn| i64::from(t.turn) == turn) && side.is_none_or(|side| t.side == side)
+        });
+        // A turn alone is its first player turn; a side's, its latest.
+        let found = match (self.turn, side) {
+            (Some(_), None) => matching.next(),
+            _ => matching.next_back(),
+        }
+        .map(|t| t.began_after);
+        match found {
+            Some(seq) => Ok(Some(seq)),
+            None => {
+                let whose = side.map_or_else(|| "a".to_owned(), |side| format!("the {side}'s"));
+                let which = self.turn.map_or_else(String::new, |turn| format!(" {turn}"));
+                let when = self.at.map_or_else(String::new, |at| format!(" by post {at}"));
+                Err(AppError::not_found("query.turn", format!("{whose} player turn{which} had not begun{when}")))
+            }
+        }
+    }
 }
 
 /// The game after post `at` (or now), the post's seq, and, for a past point, the hash that
@@ -234,12 +334,62 @@ fn with_cache(mut response: Response, past: Option<&str>) -> Response {
     response
 }
 
+/// The player turns of a managed campaign so far.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TurnsView {
+    pub campaign_id: Uuid,
+    /// In the order they began; a turn a rollback voided is left out.
+    pub turns: Vec<PlayerTurnView>,
+}
+
+/// A player turn: the map at its start is `map.svg?turn=N&side=S` (or `?at=began_after`), its
+/// posts are those after `began_after` up to `ended_at`.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PlayerTurnView {
+    #[schema(minimum = 1)]
+    pub turn: u32,
+    #[schema(pattern = "^(union|confederate)$", example = "union")]
+    pub side: String,
+    /// The post that began it: the other side's end of turn, or the deployment that ended
+    /// deployment.
+    #[schema(minimum = 1)]
+    pub began_after: i64,
+    /// The post that ended it (the next player turn's `began_after`); absent while it goes on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    pub ended_at: Option<i64>,
+}
+
+/// The player turns so far, each with the posts that began and ended it: what a turn-by-turn
+/// history steps through.
+#[utoipa::path(get, path = "/v1/campaigns/{id}/turns", tag = "game",
+    params(("id" = Uuid, Path, description = "campaign id")),
+    responses((status = 200, body = TurnsView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+pub async fn campaign_turns(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> ApiResult<Response> {
+    let campaign = load_campaign(&state, id).await?;
+    managed(&campaign)?;
+    let turns = crate::log::read::player_turns(&*state.store, id, i64::MAX).await?;
+    let ends: Vec<Option<i64>> = turns.iter().skip(1).map(|t| Some(t.began_after)).chain([None]).collect();
+    let turns = turns
+        .iter()
+        .zip(ends)
+        .map(|(t, ended_at)| PlayerTurnView {
+            turn: t.turn,
+            side: t.side.key().to_owned(),
+            began_after: t.began_after,
+            ended_at,
+        })
+        .collect();
+    Ok(with_cache(Json(TurnsView { campaign_id: id, turns }).into_response(), None))
+}
+
 /// The managed game's state after the latest post, and that post.
 async fn current_state(state: &AppState, campaign: &LoadedCampaign) -> ApiResult<(i64, short_acw::GameState)> {
     Ok(crate::log::read::state_now(&*state.store, campaign).await?)
 }
 
-/// The hexes a unit can legally reach now.
+/// What a unit may legally do now: the hexes it can reach, the hexes it may attack, and, while
+/// it retreats from a lost battle or may retreat before one as cavalry, where it may go.
 #[utoipa::path(get, path = "/v1/campaigns/{id}/units/{unit}/moves", tag = "game",
     params(("id" = Uuid, Path, description = "campaign id"), ("unit" = String, Path, description = "unit id, e.g. us-14th-inf")),
     responses((status = 200, body = MovesView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
@@ -253,10 +403,17 @@ pub async fn unit_moves(
     if game.unit(&unit).is_none() {
         return Err(AppError::not_found("path.unit", format!("no unit {unit:?} in this campaign")));
     }
-    let moves = short_acw::legal_moves(scenario, &game, &unit)
-        .map_err(|r| AppError::unprocessable(format!("path.{}", r.field), r.rule, r.detail))?;
+    let refused = |r: adjutant_rules::Refusal| AppError::unprocessable(format!("path.{}", r.field), r.rule, r.detail);
+    let moves = short_acw::legal_moves(scenario, &game, &unit).map_err(refused)?;
     let moves = moves.iter().map(|m| serde_json::to_value(m).unwrap_or(Value::Null)).collect();
-    Ok(Json(MovesView { unit, moves }))
+    let attack_targets = short_acw::attack_targets(scenario, &game, &unit).map_err(refused)?;
+    let retreats = short_acw::legal_retreats(scenario, &game, &unit)
+        .map_err(refused)?
+        .into_iter()
+        .map(|r| RetreatView { path: r.path, next_to_enemy: r.next_to_enemy })
+        .collect();
+    let cavalry_hexes = short_acw::cavalry_option_hexes(scenario, &game, &unit).map_err(refused)?;
+    Ok(Json(MovesView { unit, moves, attack_targets, retreats, cavalry_hexes }))
 }
 
 /// The post kinds of a managed Short ACW campaign, with the schema of each body and an example.
@@ -366,9 +523,10 @@ pub async fn map_svg(
     ApiPath(id): ApiPath<Uuid>,
     ApiQuery(q): ApiQuery<AtQuery>,
 ) -> ApiResult<Response> {
-    let (svg, past) = map_of(&state, id, q.at).await?;
+    let at = q.post(&state, &load_campaign(&state, id).await?).await?;
+    let (svg, past) = map_of(&state, id, at).await?;
     let response = ([(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8")], svg).into_response();
-    Ok(with_cache(response, past.as_deref()))
+    Ok(with_cache(response, past.as_deref().filter(|_| q.fixed())))
 }
 
 /// The map as a PNG picture, for forums that take no SVG.
@@ -382,9 +540,10 @@ pub async fn map_png(
     ApiPath(id): ApiPath<Uuid>,
     ApiQuery(q): ApiQuery<AtQuery>,
 ) -> ApiResult<Response> {
-    let (png, past) = map_png_at(&state, id, q.at).await?;
+    let at = q.post(&state, &load_campaign(&state, id).await?).await?;
+    let (png, past) = map_png_at(&state, id, at).await?;
     let response = ([(header::CONTENT_TYPE, "image/png")], png.to_vec()).into_response();
-    Ok(with_cache(response, past.as_deref()))
+    Ok(with_cache(response, past.as_deref().filter(|_| q.fixed())))
 }
 
 /// The largest SVG rasterised, in bytes: the map of the shipped scenario is a fraction of it;

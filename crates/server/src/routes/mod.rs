@@ -7,6 +7,7 @@ pub mod export;
 pub mod fairness;
 pub mod feed;
 pub mod game;
+pub mod metrics;
 pub mod page;
 pub mod play;
 pub mod posts;
@@ -27,25 +28,30 @@ use crate::error::ApiResult;
 use crate::AppState;
 
 /// The routes the OpenAPI document does not list: the pages, their stylesheet and scripts, the API
-/// docs page and the document itself, as (method, path) the way the router writes them. The
-/// authorization matrix (tests/e2e/authz.rs) holds a row for each of these and for each operation of
-/// the document, and checks the router's sources declare no other route.
+/// docs page and the document itself, and the operator's metrics, as (method, path) the way the
+/// router writes them. The authorization matrix (tests/e2e/authz.rs) holds a row for each of these
+/// and for each operation of the document, and checks the router's sources declare no other route.
 pub const OTHER_ROUTES: &[(&str, &str)] = &[
     ("GET", "/campaigns/{id}"),
     ("GET", "/play/{id}"),
     ("GET", "/console"),
+    ("GET", "/console/editor"),
     ("GET", "/campaigns/{id}/audit"),
     ("GET", "/campaigns/{id}/posts/{seq}/audit"),
     ("GET", "/campaigns/{id}/fairness"),
     ("GET", "/assets/page.js"),
+    ("GET", "/assets/history.js"),
     ("GET", "/assets/app.css"),
     ("GET", "/assets/common.js"),
     ("GET", "/assets/play.js"),
     ("GET", "/assets/console.js"),
+    ("GET", "/assets/editor.js"),
     ("GET", "/docs"),
     ("GET", "/docs/"),
     ("GET", "/docs/{*rest}"),
     ("GET", "/v1/openapi.json"),
+    // Prometheus's text format, for the operator's token: not the API's JSON.
+    ("GET", "/metrics"),
 ];
 
 /// Every route of the service but the API docs. An API route is registered with `routes!`, which
@@ -69,6 +75,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(reports::router())
         .merge(fairness::router())
         .merge(export::router())
+        .merge(metrics::router())
 }
 
 #[derive(Serialize, ToSchema)]

@@ -6,8 +6,7 @@
 use adjutant_rules::dice::stamp_text;
 use adjutant_rules::outcome::OutcomeData;
 use axum::extract::State;
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 use minijinja::context;
 use minijinja::value::Serde;
@@ -19,26 +18,23 @@ use uuid::Uuid;
 use crate::campaign::{Game, LoadedCampaign};
 use crate::error::ApiResult;
 use crate::extract::ApiPath;
-use crate::routes::play::render;
+use crate::routes::play::{asset, render, JAVASCRIPT};
 use crate::routes::shared::load_campaign;
 use crate::views::{stamp_numbers, OutcomeView};
 use crate::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().route("/campaigns/{id}", get(campaign_page)).route("/assets/page.js", get(script))
+    OpenApiRouter::new()
+        .route("/campaigns/{id}", get(campaign_page))
+        .route("/assets/page.js", get(|| asset(JAVASCRIPT, include_str!("../../assets/page.js"))))
+        // The turn-by-turn history, shared by the public page and the player's page.
+        .route("/assets/history.js", get(|| asset(JAVASCRIPT, include_str!("../../assets/history.js"))))
+        .route("/console/editor", get(|| async { crate::routes::play::html_page(EDITOR_HTML.to_owned()) }))
+        .route("/assets/editor.js", get(|| asset(JAVASCRIPT, include_str!("../../assets/editor.js"))))
 }
 
-async fn script() -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
-            (header::CACHE_CONTROL, "public, max-age=300"),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        ],
-        include_str!("../../assets/page.js"),
-    )
-        .into_response()
-}
+/// The moderator's map editor: a page of its own, all its work done by its script.
+const EDITOR_HTML: &str = include_str!("../../assets/editor.html");
 
 /// The page shows at most this many of the latest posts.
 const SHOWN: i64 = 200;
@@ -245,17 +241,11 @@ fn sealed_delay_line(campaign: &LoadedCampaign, data: &Value) -> Option<SealedDe
 /// The map at the start of each player turn so far (the turns a rollback voided left out): the
 /// page's script shows the one picked in place of the map.
 async fn turn_history(state: &AppState, id: Uuid) -> ApiResult<Vec<TurnMap>> {
-    let begun = state.store.outcomes_of_kind(id, "turn_begins", 2000).await?;
-    let void = crate::log::read::void_posts(&*state.store, id).await?;
-    let mut turns: Vec<TurnMap> = vec![];
-    for o in begun.iter().filter(|o| !void.contains(&o.seq)) {
-        let Some(OutcomeData::TurnBegins(begun)) = OutcomeView::of(o, None).typed() else { continue };
-        let (turn, side) = (u64::from(begun.turn), begun.side.key());
-        // A turn begun again after a rollback: the later beginning stands.
-        turns.retain(|t| !(t.turn == turn && t.side == side));
-        turns.push(TurnMap { turn, side: side.to_owned(), seq: o.seq });
-    }
-    Ok(turns)
+    let turns = crate::log::read::player_turns(&*state.store, id, i64::MAX).await?;
+    Ok(turns
+        .into_iter()
+        .map(|t| TurnMap { turn: u64::from(t.turn), side: t.side.key().to_owned(), seq: t.began_after })
+        .collect())
 }
 
 async fn last_seq(state: &AppState, id: Uuid) -> ApiResult<i64> {

@@ -23,9 +23,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .route("/play/{id}", get(play_page))
         .route("/console", get(console_page))
         .route("/assets/app.css", get(|| asset("text/css; charset=utf-8", APP_CSS)))
-        .route("/assets/common.js", get(|| asset("text/javascript; charset=utf-8", COMMON_JS)))
-        .route("/assets/play.js", get(|| asset("text/javascript; charset=utf-8", PLAY_JS)))
-        .route("/assets/console.js", get(|| asset("text/javascript; charset=utf-8", CONSOLE_JS)))
+        .route("/assets/common.js", get(|| asset(JAVASCRIPT, COMMON_JS)))
+        .route("/assets/play.js", get(|| asset(JAVASCRIPT, PLAY_JS)))
+        .route("/assets/console.js", get(|| asset(JAVASCRIPT, CONSOLE_JS)))
 }
 
 const APP_CSS: &str = include_str!("../../assets/app.css");
@@ -38,7 +38,11 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'
      img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; \
      frame-ancestors 'none'";
 
-async fn asset(content_type: &'static str, body: &'static str) -> Response {
+pub(crate) const JAVASCRIPT: &str = "text/javascript; charset=utf-8";
+
+/// A file of the pages, served from the binary and asked again on each load (no-cache), so a
+/// page's scripts always come from one version of the server.
+pub(crate) async fn asset(content_type: &'static str, body: &'static str) -> Response {
     (
         [
             (header::CONTENT_TYPE, content_type),

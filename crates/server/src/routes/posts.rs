@@ -183,8 +183,9 @@ fn idempotency_key(headers: &HeaderMap) -> ApiResult<String> {
     security(("bearer" = [])),
     responses((status = 201, description = "stored now", body = PostView),
               (status = 200, description = "stored before under this Idempotency-Key", body = PostView),
-              (status = 409, description = "the game as it stands does not allow it: not your turn, the wrong phase, a unit that already moved or attacked, an enemy in the way, a battle waiting for another answer (`rule` names which); the same post may pass at another moment", body = crate::error::Problem, content_type = "application/problem+json"),
+              (status = 409, description = "the game as it stands does not allow it: not your turn, the wrong phase, a unit that already moved or attacked, an enemy in the way, a battle waiting for another answer (`rule` names which), or a campaign whose log holds the most posts the server keeps for one (`campaign.max_posts`); the same post may pass at another moment", body = crate::error::Problem, content_type = "application/problem+json"),
               (status = 422, description = "a post that could never be right as sent: an unknown kind or unit, a body of the wrong shape, a hex off the map or out of the deployment zone, a path that skips hexes (`field` and `rule` name which)", body = crate::error::Problem, content_type = "application/problem+json"),
+              (status = 429, description = "too many requests, or a player's daily quota spent: `quota.posts_per_day` (posts of every kind), `quota.notes_per_day`, `quota.seals_per_day`, per campaign per UTC day; `Retry-After` says when", body = crate::error::Problem, content_type = "application/problem+json"),
               (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
 pub async fn create_post(
     State(state): State<AppState>,

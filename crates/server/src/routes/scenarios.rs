@@ -14,6 +14,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -47,13 +48,37 @@ pub fn is_uploaded_id(id: &str) -> bool {
     id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-/// A scenario a moderator uploads.
-#[derive(Debug, Deserialize, ToSchema)]
+/// A scenario a moderator uploads, as the handler reads it: a name and the scenario in one of
+/// its two forms, so that a body with both or neither is answered naming the member at fault.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewScenario {
+    pub name: String,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub scenario: Option<Value>,
+}
+
+/// A scenario a moderator uploads: a name, and the scenario either as TOML text (`text`) or as
+/// JSON (`scenario`). The body says which form it sends by the member it carries: exactly one
+/// of `text` and `scenario`.
+#[derive(Deserialize, ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // The description's shape of the body; the handler reads [`NewScenario`].
+pub enum NewScenarioBody {
+    Toml(NewTomlScenario),
+    Json(NewJsonScenario),
+}
+
+/// An upload in TOML.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct NewTomlScenario {
     /// The moderator's name for it (one line, at most 80 characters).
     #[schema(value_type = crate::free_text::Name, example = "Valley, spring 1862")]
-    pub name: String,
+    name: String,
     /// The scenario in Adjutant's TOML format (docs/rules/short-acw.md, "Scenario file format"), at
     /// most 49 152 bytes. Checked as a whole: every problem is answered at once, listed in the
     /// problem's `errors`, and nothing is kept. Limits beyond the operator's files: the map is
@@ -61,7 +86,91 @@ pub struct NewScenario {
     /// 99, each side deploys near at least one city, and every name and text players read is
     /// one line of at most 200 characters (the note: 1000).
     #[schema(max_length = 49152)]
-    pub text: String,
+    text: String,
+}
+
+/// An upload in JSON.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct NewJsonScenario {
+    /// The moderator's name for it (one line, at most 80 characters).
+    #[schema(value_type = crate::free_text::Name, example = "Valley, spring 1862")]
+    name: String,
+    /// The scenario as a JSON object of the same structure as the TOML format: its tables are
+    /// objects (`map`, `movement`), its arrays of tables arrays of objects (`map.cities`,
+    /// `units.union`), and a `null` member counts as absent. Checked under the same rules and
+    /// limits as `text`, each problem's field a path under `body.scenario`
+    /// (`body.scenario.map.rail[0].hexes[3]`); what is kept, and what campaigns bind, is its
+    /// TOML text, at most 49 152 bytes.
+    #[schema(value_type = Object)]
+    scenario: Value,
+}
+
+/// A scenario to check without keeping it: as TOML text (`text`) or as JSON (`scenario`), the
+/// same two forms as an upload's, exactly one of them.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioToCheck {
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub scenario: Option<Value>,
+}
+
+/// A scenario to check: exactly one of `text` (TOML) and `scenario` (JSON), as an upload's.
+#[derive(Deserialize, ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // The description's shape of the body; the handler reads [`ScenarioToCheck`].
+pub enum ScenarioToCheckBody {
+    Toml(TomlToCheck),
+    Json(JsonToCheck),
+}
+
+/// A scenario in TOML to check.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct TomlToCheck {
+    /// The scenario in Adjutant's TOML format, as an upload's `text` (at most 49 152 bytes).
+    #[schema(max_length = 49152)]
+    text: String,
+}
+
+/// A scenario in JSON to check.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct JsonToCheck {
+    /// The scenario as JSON of the TOML format's structure, as an upload's `scenario`.
+    #[schema(value_type = Object)]
+    scenario: Value,
+}
+
+/// What the server finds in a scenario it checks.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ScenarioCheck {
+    /// Every problem, as an upload's 422 lists them in `errors` (field path and rule); empty
+    /// when the scenario is valid and an upload of it would be kept.
+    pub problems: Vec<ProblemItem>,
+    /// The scenario as JSON of the TOML format's structure, whenever its text reads as TOML
+    /// (valid or not): what an editor opens a scenario's text as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Object, nullable = false)]
+    pub scenario: Option<Value>,
+    /// The TOML text an upload of it keeps (valid scenarios).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub text: Option<String>,
+    /// The id an upload of it gets: the SHA-256 of `text` (valid scenarios).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false, pattern = "^[0-9a-f]{64}$")]
+    pub id: Option<String>,
+    /// The map before any campaign, drawn as `GET /v1/scenarios/{id}/map.svg` draws it (valid
+    /// scenarios).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub svg: Option<String>,
 }
 
 /// A scenario as the API shows it.
@@ -118,39 +227,103 @@ pub struct ScenarioPaging {
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_scenarios, upload_scenario))
+        .routes(routes!(check_scenario))
         .layer(DefaultBodyLimit::max(UPLOAD_BODY_LIMIT))
         .routes(routes!(get_scenario))
         .routes(routes!(scenario_map_svg))
         .routes(routes!(scenario_map_png))
 }
 
-/// Where a scenario's problem sits in the request.
-fn problem_item(error: ScenarioError) -> ProblemItem {
-    if error.rule == rule::SYNTAX {
-        // The TOML itself: its place is a line and column of the text.
-        ProblemItem {
-            field: "body.text".into(),
-            rule: error.rule.into(),
-            detail: format!("{}: {}", error.place, error.problem),
+/// The form a body sends its scenario in.
+pub enum Form {
+    /// `text`: the TOML format.
+    Toml(String),
+    /// `scenario`: JSON of the same structure.
+    Json(Value),
+}
+
+impl Form {
+    /// The one form a body carries, or the rule it breaks when it carries both or neither.
+    fn of(text: Option<String>, scenario: Option<Value>) -> ApiResult<Form> {
+        match (text, scenario) {
+            (Some(text), None) => Ok(Form::Toml(text)),
+            (None, Some(value)) if value.is_object() => Ok(Form::Json(value)),
+            // As the description says: the JSON form is an object, as the TOML format is a table.
+            (None, Some(_)) => Err(AppError::unprocessable(
+                "body.scenario",
+                rule::SYNTAX,
+                "a scenario in JSON is an object, as the TOML format is a table",
+            )),
+            (Some(_), Some(_)) => Err(AppError::unprocessable(
+                "body.scenario",
+                "scenario.one_form",
+                "send the scenario once: as TOML in `text` or as JSON in `scenario`, not both",
+            )),
+            (None, None) => Err(AppError::unprocessable(
+                "body.text",
+                "scenario.one_form",
+                "send the scenario: as TOML in `text` or as JSON in `scenario`",
+            )),
         }
-    } else {
-        ProblemItem { field: format!("body.text.{}", error.place), rule: error.rule.into(), detail: error.problem }
+    }
+
+    /// The request member that holds the scenario.
+    fn field(&self) -> &'static str {
+        match self {
+            Form::Toml(_) => "body.text",
+            Form::Json(_) => "body.scenario",
+        }
     }
 }
 
-/// Checks an upload's text under the upload limits, every problem listed.
-pub fn check_upload(text: &str) -> ApiResult<Scenario> {
-    if text.len() > MAX_TEXT_BYTES {
-        return Err(AppError::unprocessable(
-            "body.text",
-            "scenario.text_length",
-            format!("a scenario's text is at most {MAX_TEXT_BYTES} bytes; this one is {}", text.len()),
-        ));
+/// Where a scenario's problem sits in the request: under `body.text` or `body.scenario`.
+fn problem_item(base: &str, error: ScenarioError) -> ProblemItem {
+    let toml_syntax = error.rule == rule::SYNTAX && base == "body.text";
+    if toml_syntax {
+        // The TOML itself: its place is a line and column of the text.
+        ProblemItem {
+            field: base.into(),
+            rule: error.rule.into(),
+            detail: format!("{}: {}", error.place, error.problem),
+        }
+    } else if error.place == "." {
+        ProblemItem { field: base.into(), rule: error.rule.into(), detail: error.problem }
+    } else {
+        ProblemItem { field: format!("{base}.{}", error.place), rule: error.rule.into(), detail: error.problem }
     }
-    Scenario::checked("upload.toml", text, Limits::UPLOAD).map_err(|errors| {
-        let errors: Vec<ProblemItem> = errors.into_iter().map(problem_item).collect();
-        AppError::Problems {
-            field: "body.text".into(),
+}
+
+/// A scenario checked under the upload limits: the scenario with the TOML text kept for it, or
+/// every problem.
+fn check_form(form: &Form) -> Result<(Scenario, String), Vec<ProblemItem>> {
+    let base = form.field();
+    let text = match form {
+        Form::Toml(text) => text.clone(),
+        Form::Json(value) => {
+            Scenario::checked_json("upload.json", value.clone(), Limits::UPLOAD)
+                .map_err(|errors| errors.into_iter().map(|e| problem_item(base, e)).collect::<Vec<_>>())?;
+            Scenario::json_to_toml(value.clone())
+                .map_err(|detail| vec![ProblemItem { field: base.into(), rule: rule::SYNTAX.into(), detail }])?
+        }
+    };
+    if text.len() > MAX_TEXT_BYTES {
+        let detail = format!("a scenario's text is at most {MAX_TEXT_BYTES} bytes; this one is {}", text.len());
+        return Err(vec![ProblemItem { field: base.into(), rule: "scenario.text_length".into(), detail }]);
+    }
+    let scenario = Scenario::checked("upload.toml", &text, Limits::UPLOAD)
+        .map_err(|errors| errors.into_iter().map(|e| problem_item(base, e)).collect::<Vec<_>>())?;
+    Ok((scenario, text))
+}
+
+/// Checks an upload under the upload limits, every problem listed; the scenario and the TOML
+/// text kept for it.
+pub fn check_upload(form: &Form) -> ApiResult<(Scenario, String)> {
+    check_form(form).map_err(|errors| match &errors[..] {
+        [only] if only.rule == "scenario.text_length" => {
+            AppError::unprocessable(only.field.clone(), only.rule.clone(), only.detail.clone())
+        }
+        _ => AppError::Problems {
+            field: form.field().into(),
             rule: "scenario.invalid".into(),
             detail: format!(
                 "the scenario breaks {} rule{}, each listed in `errors`; nothing was kept",
@@ -158,17 +331,70 @@ pub fn check_upload(text: &str) -> ApiResult<Scenario> {
                 if errors.len() == 1 { "" } else { "s" }
             ),
             errors,
-        }
+        },
     })
 }
 
-/// Uploads a scenario (moderators). The same text uploaded again by the same moderator answers
-/// the scenario kept the first time (200), unchanged.
-#[utoipa::path(post, path = "/v1/scenarios", tag = "scenarios", request_body = NewScenario, security(("bearer" = [])),
+/// Checks a scenario without keeping it (moderators): every problem, as an upload's 422 lists
+/// them, and for a valid scenario the TOML text an upload keeps and its map. The work is bounded
+/// as an upload's: the same body limit, a text of at most 49 152 bytes, a map of at most
+/// 40 × 40 hexes, and as many checks at once as the server draws maps.
+#[utoipa::path(post, path = "/v1/scenarios/check", tag = "scenarios", request_body = ScenarioToCheckBody, security(("bearer" = [])),
+    responses((status = 200, body = ScenarioCheck, description = "Checked: `problems` is empty when the scenario is valid, which `text`, `id` and `svg` then show; nothing is kept either way"),
+              (status = 422, body = crate::error::Problem, content_type = "application/problem+json",
+               description = "The body carries both `text` and `scenario`, or neither (`scenario.one_form`); `scenario` is not an object (`scenario.syntax`); or `text` is longer than 49 152 bytes (`scenario.text_length`)")))]
+pub async fn check_scenario(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(req): ApiJson<ScenarioToCheck>,
+) -> ApiResult<Json<ScenarioCheck>> {
+    caller.require_moderator()?;
+    let form = Form::of(req.text, req.scenario)?;
+    // A text past its limit is outside what the description allows: refused as an upload's is.
+    if let Form::Toml(text) = &form {
+        if text.len() > MAX_TEXT_BYTES {
+            let detail = format!("a scenario's text is at most {MAX_TEXT_BYTES} bytes; this one is {}", text.len());
+            return Err(AppError::unprocessable("body.text", "scenario.text_length", detail));
+        }
+    }
+    let permit = state
+        .caches
+        .map_renders
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| AppError::Unavailable("the scenario cannot be checked now".into()))?;
+    let checked = tokio::task::spawn_blocking(move || {
+        let json = match &form {
+            Form::Toml(text) => Scenario::toml_to_json(text),
+            Form::Json(value) => Some(value.clone()),
+        };
+        let answer = match check_form(&form) {
+            Ok((scenario, text)) => ScenarioCheck {
+                problems: vec![],
+                scenario: json,
+                id: Some(hex::encode(Sha256::digest(text.as_bytes()))),
+                text: Some(text),
+                svg: Some(preview_svg(&scenario)),
+            },
+            Err(problems) => ScenarioCheck { problems, scenario: json, text: None, id: None, svg: None },
+        };
+        drop(permit);
+        answer
+    })
+    .await
+    .map_err(|e| AppError::Internal(e.to_string()))?;
+    Ok(Json(checked))
+}
+
+/// Uploads a scenario (moderators), as TOML (`text`) or as JSON (`scenario`); a JSON scenario is
+/// kept as its TOML text. The same text uploaded again by the same moderator answers the
+/// scenario kept the first time (200), unchanged.
+#[utoipa::path(post, path = "/v1/scenarios", tag = "scenarios", request_body = NewScenarioBody, security(("bearer" = [])),
     responses((status = 201, body = ScenarioView, description = "Kept"),
               (status = 200, body = ScenarioView, description = "This moderator had uploaded the same text already: the scenario kept then"),
               (status = 422, body = crate::error::Problem, content_type = "application/problem+json",
-               description = "The scenario breaks the rules: `errors` lists every problem with its field path (`body.text.map.rail[0].hexes[3]`) and rule (`scenario.rail_gap`); or the name or text length is refused"),
+               description = "The scenario breaks the rules: `errors` lists every problem with its field path (`body.text.map.rail[0].hexes[3]`, or under `body.scenario` for JSON) and rule (`scenario.rail_gap`); or the name or text length is refused; or the body carries both `text` and `scenario`, or neither (`scenario.one_form`)"),
               (status = 409, body = crate::error::Problem, content_type = "application/problem+json",
                description = "The moderator keeps 200 scenarios already (`scenario.quota`)")))]
 pub async fn upload_scenario(
@@ -178,8 +404,9 @@ pub async fn upload_scenario(
 ) -> ApiResult<(StatusCode, Json<ScenarioView>)> {
     let moderator = caller.require_moderator()?;
     let name = check_name("body.name", &req.name)?;
-    let scenario = check_upload(&req.text)?;
-    let id = hex::encode(Sha256::digest(req.text.as_bytes()));
+    let form = Form::of(req.text, req.scenario)?;
+    let (scenario, text) = check_upload(&form)?;
+    let id = hex::encode(Sha256::digest(text.as_bytes()));
     let entry = ScenarioEntry {
         id: id.clone(),
         moderator_id: moderator.id,
@@ -196,7 +423,7 @@ pub async fn upload_scenario(
         ));
     }
     let asked = entry.clone();
-    let kept = state.store.keep_scenario(UploadedScenario { entry, text: req.text }).await?;
+    let kept = state.store.keep_scenario(UploadedScenario { entry, text }).await?;
     let status = if kept.entry == asked { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(uploaded_view(&kept.entry, None))))
 }

@@ -172,6 +172,57 @@ impl Scenario {
             Err(check.errors)
         }
     }
+
+    /// Reads and checks a scenario written as JSON, the same structure as the TOML (its tables
+    /// objects, its arrays of tables arrays of objects; a `null` member counts as absent), every
+    /// problem reported. A problem of the structure itself (a missing or unknown key, a value
+    /// of the wrong type) is one [`rule::SYNTAX`] problem whose place is the path of the value
+    /// at fault (`units.union[0].factors`), or `.` for the whole.
+    pub fn checked_json(
+        file_name: &str,
+        value: serde_json::Value,
+        limits: Limits,
+    ) -> Result<Scenario, Vec<ScenarioError>> {
+        let mut check = Checker { file: file_name, errors: vec![] };
+        let raw: RawScenario = match serde_path_to_error::deserialize(without_nulls(value)) {
+            Ok(raw) => raw,
+            Err(e) => {
+                check.error(e.path().to_string(), rule::SYNTAX, e.inner().to_string());
+                return Err(check.errors);
+            }
+        };
+        let scenario = check_scenario(&mut check, file_name, raw, limits);
+        if check.errors.is_empty() {
+            Ok(scenario)
+        } else {
+            Err(check.errors)
+        }
+    }
+
+    /// The TOML text of a scenario written as JSON (as [`Scenario::checked_json`] reads it),
+    /// for keeping: campaigns bind a scenario's text, and every scenario's text is TOML.
+    pub fn json_to_toml(value: serde_json::Value) -> Result<String, String> {
+        let table: toml::Value = serde_json::from_value(without_nulls(value)).map_err(|e| e.to_string())?;
+        toml::to_string(&table).map_err(|e| e.to_string())
+    }
+
+    /// A scenario's TOML text as JSON of the same structure, or None when the text is not TOML.
+    pub fn toml_to_json(text: &str) -> Option<serde_json::Value> {
+        let table: toml::Table = toml::from_str(text).ok()?;
+        serde_json::to_value(table).ok()
+    }
+}
+
+/// A JSON value with every `null` member of an object left out, as TOML, which has no null,
+/// would leave the key out.
+fn without_nulls(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(members) => serde_json::Value::Object(
+            members.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, without_nulls(v))).collect(),
+        ),
+        serde_json::Value::Array(items) => serde_json::Value::Array(items.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
 }
 
 fn letter(check: &mut Checker, place: &str, text: &str) -> Option<char> {
