@@ -8,36 +8,10 @@
 //! Needs chromium and chromium-driver, as the other browser tests; skipped with a note without
 //! them, unless ADJUTANT_REQUIRE_BROWSER=1.
 
-use std::path::PathBuf;
-
 use adjutant_e2e::serde_json::{json, Value};
 use adjutant_e2e::{Backend, TestApp};
 
-use crate::play::{Driver, Session};
-
-/// chromium and chromedriver, or None (skip) when absent and not required.
-fn browser() -> Option<(PathBuf, PathBuf)> {
-    let find = |env: &str, candidates: &[&str]| {
-        std::env::var_os(env)
-            .map(PathBuf::from)
-            .into_iter()
-            .chain(candidates.iter().map(PathBuf::from))
-            .find(|p| p.exists())
-    };
-    let chromium = find("ADJUTANT_CHROMIUM", &["/usr/bin/chromium", "/usr/bin/chromium-browser"]);
-    let driver = find("ADJUTANT_CHROMEDRIVER", &["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]);
-    match (chromium, driver) {
-        (Some(c), Some(d)) => Some((c, d)),
-        _ => {
-            assert!(
-                std::env::var("ADJUTANT_REQUIRE_BROWSER").as_deref() != Ok("1"),
-                "ADJUTANT_REQUIRE_BROWSER=1 but chromium or chromedriver is missing"
-            );
-            eprintln!("note: chromium or chromedriver not found; skipping the map editor test");
-            None
-        }
-    }
-}
+use crate::play::{browser, Driver, Session};
 
 /// WebDriver's names of the keys the test presses.
 const TAB: &str = "\u{E004}";
