@@ -47,6 +47,7 @@ ADJUTANT_ADMIN_TOKEN="$ADJ_FUZZ_OPERATOR" \
 ADJUTANT_DATA_DIR="$WORK/data" \
 ADJUTANT_RATE_LIMIT_PER_MINUTE=0 \
 ADJUTANT_WEBHOOK_POLL_MS=86400000 \
+ADJUTANT_WEBHOOK_WAKE=false \
 ADJUTANT_EXPENSIVE_READS_PER_MINUTE=0 \
 ADJUTANT_AUTH_FAILURES_PER_MINUTE=0 \
 ADJUTANT_NOTES_PER_PLAYER_PER_DAY=0 \
@@ -57,7 +58,7 @@ ADJUTANT_LOG=warn \
 SERVER_PID=$!
 
 # (Webhooks registered by generated requests point at generated addresses: the deliverer is made
-# to wait a day before it looks, so none is ever sent to.)
+# to wait a day before it looks, and no post wakes it, so none is ever sent to.)
 # A moderator, a campaign, a player and a bot of it, made over the API itself.
 eval "$(python3 - "$BASE" <<'PY'
 import json, sys, time, urllib.request
@@ -100,7 +101,7 @@ for SEED in $SEEDS; do
   "$VENV/bin/schemathesis" --config-file scripts/schemathesis/schemathesis.toml run "$BASE/v1/openapi.json" \
     --max-examples "${ADJUTANT_FUZZ_EXAMPLES:-400}" \
     --seed "$SEED" \
-    --max-time "${ADJUTANT_FUZZ_SECONDS:-100}" \
+    --max-time "${ADJUTANT_FUZZ_SECONDS:-60}" \
     --workers 1 \
     --phases examples,coverage,fuzzing,stateful \
     --report ndjson --report-ndjson-path "$WORK/events-$SEED.ndjson" \

@@ -207,6 +207,24 @@ async fn restore_is_refused_while_a_server_has_the_database_open() {
     assert!(refused.contains("pg_dump"), "{refused}");
 }
 
+/// A server whose connections have all gone idle and closed still has the database: the lock
+/// file it holds for its life refuses the restore, and lets it through once the server is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_is_refused_while_a_server_holds_the_database_with_every_connection_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("adjutant.db").display());
+    let store = adjutant_store_sqlite::SqliteStore::open(&url).await.unwrap();
+    let dest = dir.path().join("b.db");
+    backup::backup(&url, &dest).await.unwrap();
+    store.close().await;
+    assert!(!adjutant_store_sqlite::backup::in_use(&url).await.unwrap(), "no connection is open");
+    let refused = backup::restore(&url, &dest).await.unwrap_err();
+    assert!(refused.contains("stop the server first"), "{refused}");
+    drop(store);
+    let restored = backup::restore(&url, &dest).await.expect("restore once the server is gone");
+    assert!(restored.kept.as_ref().is_some_and(|kept| kept.is_file()), "{restored:?}");
+}
+
 /// Whether PostgreSQL's `pg_dump` and `pg_restore` are at hand (skipped with a note if not,
 /// unless PostgreSQL is required).
 fn postgres_tools() -> bool {

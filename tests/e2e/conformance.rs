@@ -273,7 +273,14 @@ async fn quota_race(backend: Backend) {
         }
     }
     assert_eq!((stored.len(), refused), (20, 28), "the quota of 20 notes, against 48 sent at once");
-    assert_eq!(store.posts(campaign.id, 0, 100).await.unwrap().len(), 20);
+    // Those refused leave no gap: posts decided on a tail a refused post would have left were
+    // decided again, so the log runs on, each post linked to the one before it.
+    let log = store.posts(campaign.id, 0, 100).await.unwrap();
+    assert_eq!(log.iter().map(|p| p.seq).collect::<Vec<_>>(), (1..=20).collect::<Vec<_>>());
+    for pair in log.windows(2) {
+        assert_eq!(pair[1].prev_hash, pair[0].hash, "post {} links to post {}", pair[1].seq, pair[0].seq);
+        assert!(pair[1].stamp >= pair[0].stamp);
+    }
     // A key used before is answered with its post, never refused for the quota it spent.
     let again = AppendRequest { quotas: quotas(20), ..request(&campaign, &player, &format!("q{}", stored[0]), "h") };
     let replayed = store.append_post(again, writer(campaign.id, player.id, 0, false)).await;

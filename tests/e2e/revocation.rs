@@ -13,6 +13,16 @@ on_both_backends! {
     a_deleted_webhook_keeps_its_log_and_is_sent_nothing_more => webhooks;
 }
 
+mod replicas {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_token_revoked_or_rotated_while_a_replica_is_not_listening_is_refused_there() {
+        if adjutant_e2e::postgres_admin_url().is_none() {
+            return;
+        }
+        super::unheard().await;
+    }
+}
+
 async fn issue(app: &TestApp, moderator: &str, path: &str, body: Value) -> (String, String) {
     let answer = app.request(Method::POST, path, Some(moderator), Some(body)).await;
     let issued = answer.ok(201);
@@ -160,4 +170,58 @@ async fn webhooks(backend: Backend) {
     let union = app.player(&moderator, &campaign, "union").await;
     app.post(&union, &campaign, note("after the webhook went")).await.ok(201);
     assert_eq!(app.db.count("webhook_outbox").await, 0);
+}
+
+/// Cuts this database's listening connections (each server's `LISTEN`) again and again until
+/// `stop` is set, so that the servers mostly miss what is told meanwhile; how many it cut.
+async fn cut_listeners(url: String, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> i64 {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&url).await.expect("connect to PostgreSQL");
+    let mut cut = 0;
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        let killed: i64 = sqlx::query_scalar(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
+        )
+        .fetch_one(&mut conn)
+        .await
+        .expect("terminate the listeners");
+        cut += killed;
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    cut
+}
+
+/// A replica that knew a token (it served it a moment ago) and whose listening connection is
+/// cut while the token is revoked, or another is rotated, refuses the old tokens all the same.
+async fn unheard() {
+    let app = TestApp::spawn(Backend::Postgres).await;
+    let replica = TestApp::spawn_on(app.db.clone(), |_| {}).await;
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "Antietam"})).await;
+    let players = format!("/v1/campaigns/{campaign}/players");
+    let (revoked_id, revoked) = issue(&app, &moderator, &players, json!({"name": "Lee", "side": "confederate"})).await;
+    let (rotated_id, rotated) = issue(&app, &moderator, &players, json!({"name": "McClellan", "side": "union"})).await;
+    for token in [&revoked, &rotated] {
+        replica.post(token, &campaign, note("known here")).await.ok(201);
+    }
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cutting = tokio::spawn(cut_listeners(app.db.url.clone(), stop.clone()));
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    app.request(Method::DELETE, &format!("{players}/{revoked_id}"), Some(&moderator), None).await.ok(204);
+    let rotate = format!("{players}/{rotated_id}/rotate");
+    let new =
+        app.request(Method::POST, &rotate, Some(&moderator), None).await.ok(200)["token"].as_str().unwrap().to_owned();
+    for token in [&revoked, &rotated] {
+        replica.post(token, &campaign, note("after")).await.problem(401, "Authorization");
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert!(cutting.await.expect("the cutting task") > 0, "no listening connection was cut");
+
+    // Listening again, the replica still refuses them, and takes the rotated player's new token.
+    for token in [&revoked, &rotated] {
+        replica.post(token, &campaign, note("later")).await.problem(401, "Authorization");
+    }
+    replica.post(&new, &campaign, note("with the new token")).await.ok(201);
 }

@@ -454,9 +454,13 @@ async fn two_replicas(backend: Backend) {
 }
 
 async fn concurrent_claims(backend: Backend) {
-    // The server's own deliverer looks once at start, then not for an hour: the claims here
-    // are the only ones.
-    let app = TestApp::spawn_with(backend, |c| c.webhook_poll_ms = 3_600_000).await;
+    // The server's own deliverer looks once at start, then not for an hour, and no post wakes
+    // it: the claims here are the only ones.
+    let app = TestApp::spawn_with(backend, |c| {
+        c.webhook_poll_ms = 3_600_000;
+        c.webhook_wake = false;
+    })
+    .await;
     let moderator = app.moderator().await;
     // 40 rows, two for each of 20 webhooks (a claim takes at most
     // `PER_WEBHOOK_IN_FLIGHT` = 2 rows of one webhook at a time).
@@ -653,8 +657,13 @@ async fn tarpit_backlog_is_fair(backend: Backend) {
 /// The deliverer takes its time from the clock it is given, never the machine's: the due rows,
 /// the retry an endpoint asks for, and `webhook-timestamp` all follow it.
 async fn deliverer_clock(backend: Backend) {
-    // The server's own deliverer looks once, before there is anything, then not for a day.
-    let app = TestApp::spawn_with(backend, |c| c.webhook_poll_ms = 86_400_000).await;
+    // The server's own deliverer looks once, before there is anything, then not for a day,
+    // and no post wakes it.
+    let app = TestApp::spawn_with(backend, |c| {
+        c.webhook_poll_ms = 86_400_000;
+        c.webhook_wake = false;
+    })
+    .await;
     let Table { app, moderator, campaign, union: player, .. } = Table::open(app, "Clocked", "acw-25mm").await;
     let busy = Receiver::start(Mode::Busy).await;
     let hook = register(&app, &moderator, &campaign, &busy.url).await;

@@ -35,9 +35,23 @@ impl Process {
 
     /// Peak resident memory, from /proc: VmHWM in KiB.
     pub fn peak_kib(&self) -> Option<u64> {
+        self.status_kib("VmHWM:")
+    }
+
+    /// Resident memory now, from /proc: VmRSS in KiB.
+    pub fn rss_kib(&self) -> Option<u64> {
+        self.status_kib("VmRSS:")
+    }
+
+    fn status_kib(&self, field: &str) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let line = status.lines().find(|l| l.starts_with(field))?;
         line.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    /// The address the server listens on.
+    pub fn address(&self) -> Result<std::net::SocketAddr> {
+        Ok(self.base.trim_start_matches("http://").parse()?)
     }
 }
 
@@ -61,6 +75,18 @@ pub async fn start_server_logging(
     database_url: &str,
     admin: &str,
     spans: Option<&Path>,
+) -> Result<Process> {
+    start_server_with(binary, database_url, admin, spans, &[]).await
+}
+
+/// The server as [`start_server_logging`] starts it, with `settings` (`ADJUTANT_*` variables)
+/// laid over the bench's own.
+pub async fn start_server_with(
+    binary: &Path,
+    database_url: &str,
+    admin: &str,
+    spans: Option<&Path>,
+    settings: &[(&str, String)],
 ) -> Result<Process> {
     let port = free_port()?;
     let mut command = Command::new(binary);
@@ -92,6 +118,7 @@ pub async fn start_server_logging(
         .env("ADJUTANT_MAX_POSTS_PER_CAMPAIGN", "0")
         // Its clients all come from one address, more of them at once than one client may hold.
         .env("ADJUTANT_MAX_CONNECTIONS_PER_CLIENT", "0")
+        .envs(settings.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .spawn()
         .map_err(|e| format!("{}: {e} (build it with cargo build --release -p adjutant-server)", binary.display()))?;

@@ -9,7 +9,9 @@ use uuid::Uuid;
 use crate::http::USER_AGENT;
 
 /// Follows a campaign's event stream (`GET /v1/campaigns/{id}/events`), waking the bot at each
-/// `post` event; reconnects with `Last-Event-ID` when the stream ends or breaks.
+/// `post` event; reconnects with `Last-Event-ID` when the stream ends or breaks (the server ends
+/// a stream after a while, after a page of a long catch-up, and when its follower falls too far
+/// behind), so no post is missed. It never polls: between posts it waits on the open stream.
 pub(crate) async fn follow_events(adjutant_url: String, token: String, campaign: Uuid, wake: Arc<tokio::sync::Notify>) {
     // No overall time-out: the stream stays open (the server sends a comment every 15 s).
     let client =
@@ -19,6 +21,9 @@ pub(crate) async fn follow_events(adjutant_url: String, token: String, campaign:
         };
     let url = format!("{adjutant_url}/v1/campaigns/{campaign}/events");
     let mut last: Option<String> = None;
+    // How long to wait before reconnecting: what the server asked (`retry:`) after a stream it
+    // ended, and a little longer after a refusal or a broken connection.
+    let mut retry = None;
     loop {
         let mut request = client.get(&url).bearer_auth(&token).header("Accept", "text/event-stream");
         if let Some(id) = &last {
@@ -38,6 +43,9 @@ pub(crate) async fn follow_events(adjutant_url: String, token: String, campaign:
                                 last = Some(id.trim().to_owned());
                             }
                             post |= line.strip_prefix("event:").is_some_and(|e| e.trim() == "post");
+                            if let Some(ms) = line.strip_prefix("retry:").and_then(|ms| ms.trim().parse().ok()) {
+                                retry = Some(Duration::from_millis(ms));
+                            }
                         }
                         if post {
                             wake.notify_one();
@@ -45,9 +53,15 @@ pub(crate) async fn follow_events(adjutant_url: String, token: String, campaign:
                     }
                 }
             }
-            Ok(response) => tracing::warn!(%campaign, status = %response.status(), "the event stream was refused"),
-            Err(e) => tracing::warn!(%campaign, error = %e, "the event stream broke"),
+            Ok(response) => {
+                retry = None;
+                tracing::warn!(%campaign, status = %response.status(), "the event stream was refused");
+            }
+            Err(e) => {
+                retry = None;
+                tracing::warn!(%campaign, error = %e, "the event stream broke");
+            }
         }
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        tokio::time::sleep(retry.take().unwrap_or(Duration::from_secs(2))).await;
     }
 }

@@ -96,8 +96,9 @@ impl Caller {
 }
 
 /// Finds who holds the bearer token of `headers`, with the token's hash: the operator, or a
-/// principal whose token is not revoked (one indexed lookup, made on every request, so a
-/// revocation holds at once on every replica). A malformed header or an unknown token is 401.
+/// principal whose token is not revoked. The store keeps the principals it has looked up and
+/// forgets them at every revocation or new token, on every replica, so a revocation holds at
+/// once everywhere. A malformed header or an unknown token is 401.
 pub async fn authenticate(headers: &HeaderMap, state: &AppState) -> Result<(Caller, [u8; 32]), AppError> {
     let token = headers
         .get(AUTHORIZATION)

@@ -336,7 +336,11 @@ pub async fn restore(database_url: &str, src: &Path) -> Result<Restored, String>
     let heads = adjutant_store_sqlite::backup::heads(src)
         .await
         .map_err(|e| format!("{} is not an Adjutant database: {e}", src.display()))?;
-    if database.exists() && adjutant_store_sqlite::backup::in_use(database_url).await.map_err(|e| e.to_string())? {
+    // A running server holds the database's lock file (even with its connections idle and
+    // closed); an older one, or another program, is found by its open connections.
+    if adjutant_store_sqlite::backup::held(database_url).map_err(|e| e.to_string())?
+        || database.exists() && adjutant_store_sqlite::backup::in_use(database_url).await.map_err(|e| e.to_string())?
+    {
         return Err(format!("{} is open (is the server running?): stop the server first", database.display()));
     }
     let name = database.file_name().ok_or_else(|| format!("{} names no file", database.display()))?;

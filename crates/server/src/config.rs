@@ -59,9 +59,21 @@ pub struct Config {
     /// together; a connection that would go past it is closed.
     #[serde(default = "default_header_bytes_budget")]
     pub header_bytes_budget: usize,
-    /// Event streams open at once, over all campaigns.
-    #[serde(default = "default_max_event_streams")]
+    /// Bytes of memory the open event streams may take together, over all campaigns: each
+    /// stream is charged [`crate::live::IDLE_STREAM_BYTES`] (what an idle stream was measured
+    /// to cost the server: about 24 KiB) while it is open, and the posts it has read and not yet
+    /// sent while it holds them. Past it, a new stream is refused (503). The default, 384 MiB,
+    /// holds some 16,000 idle streams; 0: no bound.
+    #[serde(default = "default_event_streams_memory")]
+    pub event_streams_memory: usize,
+    /// Besides the memory, at most this many event streams open at once (0: no such count).
+    #[serde(default)]
     pub max_event_streams: usize,
+    /// Bytes one event stream may have written and its client not yet taken (the socket's
+    /// send queue, and the posts it has read to send); a follower further behind has its stream
+    /// ended, and resumes with `Last-Event-ID`. 0: no bound.
+    #[serde(default = "default_event_stream_unsent_bytes")]
+    pub event_stream_unsent_bytes: usize,
     /// Event streams one client address may hold open; 0 turns it off.
     #[serde(default = "default_event_streams_per_client")]
     pub event_streams_per_client: usize,
@@ -87,7 +99,14 @@ pub struct Config {
     #[serde(default = "default_max_posts_per_campaign")]
     pub max_posts_per_campaign: u64,
     pub log_format: String,
+    /// How often the webhook deliverer looks for due rows when nothing woke it: a fallback,
+    /// since each committed post wakes it (`webhook_wake`) and it keeps a timer for the retries
+    /// it schedules.
     pub webhook_poll_ms: u64,
+    /// Whether a committed post (on this server, or heard from another on PostgreSQL) wakes
+    /// the webhook deliverer at once; false: it looks only every `webhook_poll_ms`.
+    #[serde(default = "default_webhook_wake")]
+    pub webhook_wake: bool,
     /// How often the campaign clock looks for deadlines that have passed.
     #[serde(default = "default_deadline_poll_ms")]
     pub deadline_poll_ms: u64,
@@ -164,8 +183,12 @@ fn default_header_bytes_budget() -> usize {
     8 * 1024 * 1024
 }
 
-fn default_max_event_streams() -> usize {
-    256
+fn default_event_streams_memory() -> usize {
+    384 * 1024 * 1024
+}
+
+fn default_event_stream_unsent_bytes() -> usize {
+    1024 * 1024
 }
 
 fn default_event_streams_per_client() -> usize {
@@ -198,6 +221,10 @@ fn default_deadline_poll_ms() -> u64 {
 
 fn default_deadline_rescan_ms() -> u64 {
     15_000
+}
+
+fn default_webhook_wake() -> bool {
+    true
 }
 
 fn default_webhook_concurrency() -> usize {
@@ -278,14 +305,15 @@ fn variable(key: &str) -> String {
 }
 
 /// A variable's text read in the shape of the file's value for its key: a list comma-separated,
-/// a number as `str::parse` reads one (the file's numbers are all counts), anything else as it
-/// stands. Text that is no number stays text, for the key to refuse by the variable's name.
+/// a number as `str::parse` reads one (the file's numbers are all counts), a switch as `true` or
+/// `false`, anything else as it stands. Text that is no number stays text, for the key to refuse by the variable's name.
 fn read_as(file_value: &Value, text: &str) -> Value {
     match file_value {
         Value::Array(..) => {
             text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(Value::from).collect::<Vec<_>>().into()
         }
         Value::Num(..) => text.parse::<u64>().map_or_else(|_| Value::from(text), Value::from),
+        Value::Bool(..) => text.parse::<bool>().map_or_else(|_| Value::from(text), Value::from),
         _ => Value::from(text),
     }
 }
@@ -401,6 +429,7 @@ mod tests {
             ("ADJUTANT_RATE_LIMIT_PER_MINUTE", "5000000000"),
             ("ADJUTANT_WEBHOOK_POLL_MS", "1.5"),
             ("ADJUTANT_DEADLINE_POLL_MS", " 100"),
+            ("ADJUTANT_WEBHOOK_WAKE", "maybe"),
         ] {
             let err = Config::read("site.toml", DEFAULT_TOML, env(&[(name, value)])).unwrap_err();
             assert_eq!(err, format!("{name}: cannot read {value:?}"));
@@ -421,21 +450,32 @@ mod tests {
         );
         assert_eq!((shipped.max_header_bytes, shipped.header_bytes_budget), (32768, 8 << 20));
         assert_eq!(
-            (shipped.max_event_streams, shipped.event_streams_per_client, shipped.event_streams_per_token),
-            (256, 8, 4)
+            (shipped.event_streams_memory, shipped.max_event_streams, shipped.event_stream_unsent_bytes),
+            (384 << 20, 0, 1 << 20)
         );
+        assert_eq!((shipped.event_streams_per_client, shipped.event_streams_per_token), (8, 4));
+        assert!(shipped.webhook_wake);
         assert_eq!((shipped.max_exports, shipped.send_buffer_bytes), (16, 0));
         let vars = [
             ("ADJUTANT_MAX_CONNECTIONS_PER_CLIENT", "4"),
             ("ADJUTANT_MIN_SEND_BYTES_PER_SEC", "0"),
             ("ADJUTANT_EVENT_STREAMS_PER_TOKEN", "2"),
             ("ADJUTANT_HEADER_BYTES_BUDGET", "65536"),
+            ("ADJUTANT_EVENT_STREAMS_MEMORY", "1048576"),
+            ("ADJUTANT_MAX_EVENT_STREAMS", "256"),
+            ("ADJUTANT_WEBHOOK_WAKE", "false"),
         ];
         let config = Config::read("site.toml", DEFAULT_TOML, env(&vars)).unwrap();
         assert_eq!(config.max_connections_per_client, 4);
         assert_eq!(config.min_send_bytes_per_sec, 0);
         assert_eq!(config.event_streams_per_token, 2);
         assert_eq!(config.header_bytes_budget, 65536);
+        assert_eq!((config.event_streams_memory, config.max_event_streams), (1 << 20, 256));
+        assert!(!config.webhook_wake);
+        // A file written before the memory budget, with only the old count, still reads.
+        let old = file_with("event_streams_memory", "").replace("max_event_streams = 0", "max_event_streams = 256");
+        let config = Config::read("site.toml", &old, env(&[])).unwrap();
+        assert_eq!((config.event_streams_memory, config.max_event_streams), (384 << 20, 256));
     }
 
     #[test]

@@ -37,14 +37,19 @@ pub mod views;
 pub mod webhooks;
 pub mod whole_number;
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use adjutant_store::Store;
-use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::middleware::Next;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
+use futures_util::FutureExt;
 use tower_http::trace::TraceLayer;
 
 use crate::clock::ServerClock;
@@ -77,9 +82,8 @@ pub struct Shared {
     pub webhook_allow: Arc<net_guard::Allowlist>,
     /// What public reads remember: verified audit prefixes, results by head hash.
     pub caches: Arc<cache::Caches>,
-    /// Permits of the open event streams (`GET /v1/campaigns/{id}/events`).
-    pub streams: Arc<tokio::sync::Semaphore>,
-    /// The open event streams of each client address and of each token.
+    /// The open event streams (`GET /v1/campaigns/{id}/events`): their memory, and those of
+    /// each client address and of each token.
     pub stream_shares: routes::events::StreamShares,
     /// The signal of each followed campaign's next post, which wakes its event streams.
     pub live: Arc<live::Live>,
@@ -129,7 +133,6 @@ impl AppState {
             clock,
             scenarios: Arc::new(scenarios),
             limits: Arc::new(rate_limit::Limits::from_config(&config)?),
-            streams: Arc::new(tokio::sync::Semaphore::new(config.max_event_streams.max(1))),
             stream_shares: routes::events::StreamShares::from_config(&config),
             live: Arc::default(),
             exports: Arc::new(tokio::sync::Semaphore::new(config.max_exports.max(1))),
@@ -169,11 +172,11 @@ pub fn app(state: AppState) -> Router {
     // boxed service for the whole stack, not one per layer.
     let layers = tower::ServiceBuilder::new()
         .layer(TraceLayer::new_for_http())
-        .layer(axum::middleware::from_fn_with_state(state.clone(), monitoring::track))
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panic_problem))
-        .layer(DefaultBodyLimit::max(body_limit))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), time_limit))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), rate_limit::guard));
+        .layer(tower::layer::layer_fn({
+            let state = state.clone();
+            move |inner| Guarded { state: state.clone(), inner }
+        }))
+        .layer(DefaultBodyLimit::max(body_limit));
     let (api, description) = routes::router().split_for_parts();
     api.merge(openapi::router(&state.scenarios, description))
         .fallback(not_found)
@@ -205,13 +208,61 @@ async fn method_not_allowed() -> AppError {
     }
 }
 
-/// Answers 503 problem+json when a request runs past the configured time.
-async fn time_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let limit_secs = state.config.request_timeout_secs.max(1);
-    let writes = !matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD);
-    match tokio::time::timeout(Duration::from_secs(limit_secs), next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => AppError::TimedOut { limit_secs, writes }.into_response(),
+/// The layer around every route, inside the trace's span: it times the request and counts its
+/// answer ([`monitoring::answered`]), answers a panic with a problem+json 500
+/// ([`panic_problem`]), and runs the caller's limits ([`rate_limit::guard`]) and the handler
+/// within the time limit (503 problem+json past it). Written out as one service rather than
+/// `from_fn` layers and tower-http's panic catcher, so a request pays one boxed future here
+/// instead of a boxed future and a boxed service per step.
+#[derive(Clone)]
+struct Guarded<S> {
+    state: AppState,
+    inner: S,
+}
+
+impl<S> tower::Service<Request> for Guarded<S>
+where
+    S: tower::Service<Request, Error = Infallible> + Clone + Send + 'static,
+    S::Response: IntoResponse,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        // The service made ready is the one called; its clone waits for the next request.
+        let ready = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, ready);
+        let state = self.state.clone();
+        Box::pin(async move {
+            let started = Instant::now();
+            let method = request.method().clone();
+            let route = request.extensions().get::<MatchedPath>().cloned();
+            let limit_secs = state.config.request_timeout_secs.max(1);
+            let writes = !matches!(method, axum::http::Method::GET | axum::http::Method::HEAD);
+            let handling = async {
+                if let Err(refused) = rate_limit::guard(&state, &mut request).await {
+                    return refused;
+                }
+                match inner.call(request).await {
+                    Ok(response) => response.into_response(),
+                    Err(never) => match never {},
+                }
+            };
+            let timed = tokio::time::timeout(Duration::from_secs(limit_secs), handling);
+            let response = match AssertUnwindSafe(timed).catch_unwind().await {
+                Ok(Ok(response)) => response,
+                Ok(Err(_)) => AppError::TimedOut { limit_secs, writes }.into_response(),
+                Err(panic) => panic_problem(panic),
+            };
+            monitoring::answered(&state.metrics, &method, route.as_ref(), started, &response);
+            Ok(response)
+        })
     }
 }
 
@@ -229,7 +280,8 @@ pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::i
         Arc::new(clock::SystemClock),
     )
     .map_err(std::io::Error::other)?
-    .with_metrics(state.metrics.clone());
+    .with_metrics(state.metrics.clone())
+    .woken_by(state.config.webhook_wake.then(|| state.live.deliveries()));
     let metrics_apart = monitoring::listen_apart(&state.config).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let timekeeper = timekeeper::Timekeeper::new(state.clone());
@@ -278,4 +330,60 @@ async fn shutdown_signal() {
         () = terminate => {},
     }
     tracing::info!("shutting down: finishing requests in flight");
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use tower::ServiceExt;
+
+    use super::*;
+
+    async fn state(dir: &std::path::Path) -> AppState {
+        let mut config = Config::defaults();
+        config.database_url = format!("sqlite://{}", dir.join("adjutant.db").display());
+        config.scenarios_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/scenarios").into();
+        config.signing_key = Some(auth::Secret::new("ab".repeat(32)));
+        config.request_timeout_secs = 1;
+        let store = open_store(&config.database_url).await.expect("store");
+        AppState::new(config, store, Arc::new(clock::SystemClock)).expect("state")
+    }
+
+    fn get() -> Request {
+        Request::get("/v1/tools/result-number?time=9:51:45").body(Body::empty()).expect("request")
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_is_answered_500_problem_json_and_counted() {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let state = state(dir.path()).await;
+        let handler = tower::service_fn(|_: Request| async {
+            let divisor = std::hint::black_box(0u32);
+            Ok::<_, Infallible>(format!("{}", 1 / divisor))
+        });
+        let response = Guarded { state: state.clone(), inner: handler }.oneshot(get()).await.expect("answer");
+        assert_eq!(response.status(), axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(response.headers()[axum::http::header::CONTENT_TYPE], error::PROBLEM_JSON);
+        let shown = state.metrics.render();
+        assert!(shown.contains(r#"adjutant_http_request_seconds_count{method="GET",route="unmatched"} 1"#), "{shown}");
+    }
+
+    #[tokio::test]
+    async fn a_handler_past_the_time_limit_is_answered_503_and_counted() {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let state = state(dir.path()).await;
+        let handler = tower::service_fn(|_: Request| async {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            Ok::<_, Infallible>("too late")
+        });
+        let response = Guarded { state: state.clone(), inner: handler }.oneshot(get()).await.expect("answer");
+        assert_eq!(response.status(), axum::http::StatusCode::SERVICE_UNAVAILABLE);
+        let body = axum::body::to_bytes(response.into_body(), 64 * 1024).await.expect("body");
+        let problem: serde_json::Value = serde_json::from_slice(&body).expect("problem+json");
+        assert_eq!(problem["rule"], "request.time_limit", "{problem}");
+        assert!(state
+            .metrics
+            .render()
+            .contains(r#"adjutant_http_request_seconds_count{method="GET",route="unmatched"} 1"#));
+    }
 }

@@ -177,8 +177,10 @@ pub async fn serve(
         let heads = Heads::new(budget.clone());
         let router = router.clone();
         let handled = heads.clone();
+        let send_queue = crate::live::SendQueue::of(&stream);
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             request.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
+            request.extensions_mut().insert(send_queue);
             let mut router = router.clone();
             let handling = handled.handling();
             async move {

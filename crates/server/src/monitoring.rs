@@ -26,6 +26,7 @@ const APPEND_SECONDS: &str = "adjutant_append_seconds";
 const BATCH_POSTS: &str = "adjutant_batch_posts";
 const REQUEST_SECONDS: &str = "adjutant_http_request_seconds";
 const EVENT_STREAMS: &str = "adjutant_event_streams_open";
+const EVENT_STREAM_READS: &str = "adjutant_event_stream_reads_total";
 const WEBHOOK_DELIVERIES: &str = "adjutant_webhook_deliveries_total";
 const MAILS: &str = "adjutant_mails_total";
 const LIMITED: &str = "adjutant_limited_total";
@@ -56,6 +57,7 @@ struct Inner {
     append_seconds: Histogram,
     batch_posts: Histogram,
     event_streams: Gauge,
+    event_stream_reads: Counter,
     database_errors: Counter,
 }
 
@@ -76,7 +78,7 @@ impl Metrics {
             })
             .expect("the buckets are not empty");
         let recorder = builder.build_recorder();
-        let described: [(&str, Unit, &str); 13] = [
+        let described: [(&str, Unit, &str); 14] = [
             (POSTS_ACCEPTED, Unit::Count, "Posts stored."),
             (POSTS_REPLAYED, Unit::Count, "Posts answered from an idempotency key seen before."),
             (POSTS_REFUSED, Unit::Count, "Posts refused, by the rule that refused them."),
@@ -84,6 +86,11 @@ impl Metrics {
             (BATCH_POSTS, Unit::Count, "Posts per commit of the writer (group commit)."),
             (REQUEST_SECONDS, Unit::Seconds, "Time to answer a request, by method and route template."),
             (EVENT_STREAMS, Unit::Count, "Event streams open now."),
+            (
+                EVENT_STREAM_READS,
+                Unit::Count,
+                "Reads of the store by event streams (each the posts after the last one sent, with their outcomes).",
+            ),
             (WEBHOOK_DELIVERIES, Unit::Count, "Webhook delivery attempts, by result."),
             (MAILS, Unit::Count, "Mail attempts, by result."),
             (LIMITED, Unit::Count, "Requests refused with 429, by the limit or quota met (its rule)."),
@@ -111,6 +118,7 @@ impl Metrics {
             posts_accepted: counter(POSTS_ACCEPTED),
             posts_replayed: counter(POSTS_REPLAYED),
             database_errors: counter(DATABASE_ERRORS),
+            event_stream_reads: counter(EVENT_STREAM_READS),
             append_seconds: recorder.register_histogram(&Key::from_static_name(APPEND_SECONDS), &METADATA),
             batch_posts: recorder.register_histogram(&Key::from_static_name(BATCH_POSTS), &METADATA),
             event_streams: recorder.register_gauge(&Key::from_static_name(EVENT_STREAMS), &METADATA),
@@ -173,6 +181,11 @@ impl Metrics {
         OpenStream(self.0.event_streams.clone())
     }
 
+    /// An event stream read the store: what followers cost the database.
+    pub fn event_stream_read(&self) {
+        self.0.event_stream_reads.increment(1);
+    }
+
     /// A webhook delivery attempt's result: `delivered`, `gone`, `retry` or `gave_up`.
     pub fn webhook_attempted(&self, result: &'static str) {
         self.counter(WEBHOOK_DELIVERIES, vec![Label::from_static_parts("result", result)]).increment(1);
@@ -214,8 +227,24 @@ pub struct Limited(pub String);
 /// failures that the answers are marked with.
 pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
+    let method = request.method().clone();
+    let route = request.extensions().get::<MatchedPath>().cloned();
+    let response = next.run(request).await;
+    answered(&state.metrics, &method, route.as_ref(), started, &response);
+    response
+}
+
+/// What [`track`] records of a request answered: for the router's own layer (`crate::app`),
+/// which times every request this way.
+pub fn answered(
+    metrics: &Metrics,
+    method: &Method,
+    route: Option<&MatchedPath>,
+    started: Instant,
+    response: &Response,
+) {
     // A method the service never routes is `other`: a client may send any word as a method.
-    let method = match *request.method() {
+    let method = match *method {
         Method::GET => "GET",
         Method::HEAD => "HEAD",
         Method::POST => "POST",
@@ -225,9 +254,7 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
         Method::OPTIONS => "OPTIONS",
         _ => "other",
     };
-    let route = request.extensions().get::<MatchedPath>().map_or("unmatched", MatchedPath::as_str).to_owned();
-    let response = next.run(request).await;
-    let metrics = &state.metrics;
+    let route = route.map_or("unmatched", MatchedPath::as_str).to_owned();
     let labels = vec![Label::from_static_parts("method", method), Label::new("route", route)];
     metrics.histogram(REQUEST_SECONDS, labels).record(started.elapsed().as_secs_f64());
     if let Some(Limited(rule)) = response.extensions().get::<Limited>() {
@@ -236,7 +263,6 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
     if response.extensions().get::<DatabaseFailed>().is_some() {
         metrics.0.database_errors.increment(1);
     }
-    response
 }
 
 /// The separate address that serves the metrics with no token (`metrics_listen`), bound now so

@@ -8,6 +8,12 @@
 //! disabled), otherwise tried again after an exponential back-off with full jitter. Everything
 //! it knows is in the database, so a restart picks up where it left off.
 //!
+//! It does not wait for a timer to find new rows: each committed post wakes it
+//! ([`crate::live::Live::deliveries`]; on PostgreSQL, posts other servers commit too), and when
+//! the campaign has webhooks it claims at once. A timer remains for the retries it schedules
+//! (each at its time) and, as a fallback, a look every `webhook_poll_ms` (rows left by a server
+//! that stopped, retries another server scheduled).
+//!
 //! Each request carries:
 //! The body is `{"type": "outcome.created", "timestamp": <post stamp>, "data": <the outcome as
 //! the feed serves it: id, campaign_id, position, seq, kind, headline, data, text>}`.
@@ -17,7 +23,9 @@
 //! - `webhook-signature`: `v1,` and the base64 of HMAC-SHA256 over `{id}.{timestamp}.{body}`,
 //!   keyed with the base64-decoded part of the secret after `whsec_`.
 
-use std::sync::Arc;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use adjutant_store::{ClaimedDelivery, DeliveryAttempt, DeliveryVerdict, Store, StoreError};
@@ -28,6 +36,7 @@ use hmac::{Hmac, Mac};
 use rand::{Rng, RngCore};
 use sha2::Sha256;
 use tokio::sync::watch;
+use uuid::Uuid;
 
 use crate::clock::ServerClock;
 use crate::config::Config;
@@ -97,7 +106,8 @@ pub fn body_of(payload: &str) -> String {
 /// How the deliverer paces itself.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// How often to look for due rows when there was nothing to do.
+    /// How often to look for due rows when nothing woke it (a fallback when it is woken by
+    /// posts, [`Deliverer::woken_by`]).
     pub poll: Duration,
     /// The back-off before the second attempt, doubled for each later one…
     pub retry_base: Duration,
@@ -154,7 +164,25 @@ pub struct Deliverer {
     clock: Arc<dyn ServerClock>,
     /// The server's metrics, told each attempt's result.
     metrics: Option<crate::monitoring::Metrics>,
+    /// The campaigns posted to, which wake it; none: it only looks every `poll`.
+    wake: Option<Arc<crate::live::Deliveries>>,
+    /// Whether each campaign posted to lately has webhooks, and when that was read.
+    hooked: Arc<Mutex<HashMap<Uuid, (bool, Instant)>>>,
+    /// The retries it scheduled.
+    retries: Arc<Retries>,
 }
+
+/// When the retries a deliverer scheduled fall due, soonest first, and the signal that one was
+/// scheduled (its loop may be waiting for longer).
+#[derive(Default)]
+struct Retries {
+    due: Mutex<BinaryHeap<Reverse<DateTime<Utc>>>>,
+    scheduled: tokio::sync::Notify,
+}
+
+/// How long the deliverer believes a campaign has (or has no) webhooks before reading again: a
+/// webhook registered meanwhile waits at most this for its first wake-up.
+const HOOKED_FOR: Duration = Duration::from_secs(2);
 
 impl Deliverer {
     /// The client connects only where `allow` permits (global addresses, and the operator's
@@ -174,13 +202,85 @@ impl Deliverer {
             .user_agent(concat!("Adjutant-Webhooks/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| format!("webhook client: {e}"))?;
-        Ok(Self { store, client, settings, allow, clock, metrics: None })
+        Ok(Self {
+            store,
+            client,
+            settings,
+            allow,
+            clock,
+            metrics: None,
+            wake: None,
+            hooked: Arc::default(),
+            retries: Arc::default(),
+        })
     }
 
     /// Counts each attempt's result in `metrics`.
     pub fn with_metrics(mut self, metrics: crate::monitoring::Metrics) -> Self {
         self.metrics = Some(metrics);
         self
+    }
+
+    /// Starts at once when a post is committed to a campaign with webhooks (`webhook_wake`);
+    /// `None`: only every `poll`.
+    pub fn woken_by(mut self, wake: Option<crate::live::Deliveries>) -> Self {
+        self.wake = wake.map(Arc::new);
+        self
+    }
+
+    /// Returns once a post was committed to a campaign with webhooks (or every campaign may have
+    /// new posts); never without a wake-up.
+    async fn woken(&self) {
+        let Some(wake) = &self.wake else {
+            return std::future::pending().await;
+        };
+        loop {
+            wake.posted().await;
+            let posted = wake.take();
+            if posted.is_empty() {
+                return;
+            }
+            for campaign in posted {
+                if self.hooked(campaign).await {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Whether `campaign` has webhooks, as read at most [`HOOKED_FOR`] ago; a database that
+    /// cannot say is taken for yes (the claim says what is wrong).
+    async fn hooked(&self, campaign: Uuid) -> bool {
+        let now = Instant::now();
+        let known = self.hooked.lock().unwrap_or_else(|e| e.into_inner()).get(&campaign).copied();
+        if let Some((hooked, read)) = known {
+            if now.duration_since(read) < HOOKED_FOR {
+                return hooked;
+            }
+        }
+        let hooked = self.store.webhooks(campaign).await.map_or(true, |hooks| !hooks.is_empty());
+        let mut known = self.hooked.lock().unwrap_or_else(|e| e.into_inner());
+        if known.len() >= 4096 {
+            // Only campaigns posted to lately are worth remembering.
+            known.retain(|_, (_, read)| now.duration_since(*read) < HOOKED_FOR);
+        }
+        known.insert(campaign, (hooked, now));
+        hooked
+    }
+
+    /// How long until the soonest retry this deliverer scheduled is due (zero when one is);
+    /// `None` when it scheduled none.
+    fn next_retry(&self) -> Option<Duration> {
+        let mut retries = self.retries.due.lock().unwrap_or_else(|e| e.into_inner());
+        let Reverse(at) = *retries.peek()?;
+        // A little after the time itself, so that the database's rounding of it cannot leave the
+        // row a moment short of due when the claim looks.
+        let wait = (at + TimeDelta::milliseconds(5) - self.clock.now()).to_std().unwrap_or(Duration::ZERO);
+        if wait.is_zero() {
+            // Due: the next claim takes it up.
+            retries.pop();
+        }
+        Some(wait)
     }
 
     /// Claims the rows due now and attempts each (concurrently); returns how many it attempted.
@@ -204,7 +304,8 @@ impl Deliverer {
         Ok(count)
     }
 
-    /// Delivers until `stop` turns true: busy while there are due rows, polling otherwise.
+    /// Delivers until `stop` turns true: busy while there are due rows; otherwise waiting for a
+    /// post to a campaign with webhooks, the next retry it scheduled, or the fallback `poll`.
     ///
     /// Each attempt runs as its own task, with its own time-out, up to `concurrency` at once;
     /// the loop claims more rows as soon as a slot is free, never waiting for a whole batch.
@@ -245,10 +346,13 @@ impl Deliverer {
                     }
                 }
             };
+            let pause = self.next_retry().map_or(pause, |retry| pause.min(retry));
             tokio::select! {
                 _ = stop.changed() => {}
                 () = tokio::time::sleep(pause) => {}
                 Some(done) = in_flight.join_next(), if free == 0 => log(done),
+                () = self.woken(), if free > 0 && !pause.is_zero() => {}
+                () = self.retries.scheduled.notified() => {}
             }
         }
         // Attempts under way are finished and logged.
@@ -315,7 +419,18 @@ impl Deliverer {
             error,
             duration_ms,
         };
-        self.store.finish_delivery(attempt, verdict).await
+        let retry_at = match verdict {
+            DeliveryVerdict::RetryAt(at) => Some(at),
+            _ => None,
+        };
+        self.store.finish_delivery(attempt, verdict).await?;
+        // Once the row says when it is due again (not before, or the claim would find it still
+        // leased), the loop waits for that time.
+        if let Some(at) = retry_at {
+            self.retries.due.lock().unwrap_or_else(|e| e.into_inner()).push(Reverse(at));
+            self.retries.scheduled.notify_one();
+        }
+        Ok(())
     }
 
     /// Sends one request; the status and any Retry-After, or why there was no answer.

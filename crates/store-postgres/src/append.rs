@@ -1,10 +1,11 @@
 //! Appending posts: the steps of [`adjutant_store::append`] in PostgreSQL's SQL.
 
-use adjutant_store::append::{AppendSteps, KnownKey, LastPost};
+use adjutant_store::append::{step, AppendSteps, KnownKey, LastPost};
 use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
 use adjutant_store::{AppendRequest, Outcome, Post, Result, Tail};
 use async_trait::async_trait;
 use sqlx::{PgPool, Postgres, Transaction};
+use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::db::{map_err, Db};
@@ -159,6 +160,50 @@ impl AppendSteps for Append {
         Db::decode_all(&rows, row::tail)
     }
 
+    async fn tails_unless_known(
+        &mut self,
+        campaign_ids: &[Uuid],
+        keys: &[(Uuid, &str)],
+    ) -> Result<Option<Vec<(Uuid, Tail, bool)>>> {
+        let (principals, keys): (Vec<Uuid>, Vec<&str>) = keys.iter().copied().unzip();
+        // `tails` and `any_known_key` in one round trip: each row also says whether any key has
+        // a record.
+        let rows = sqlx::query(
+            "SELECT asked.id AS campaign_id, last.seq AS last_seq, last.hash AS last_hash, last.stamp AS last_stamp,
+                    snapshot.seq AS snapshot_seq, snapshot.state AS snapshot_state,
+                    (SELECT position FROM outcomes WHERE campaign_id = asked.id ORDER BY position DESC LIMIT 1)
+                      AS last_position,
+                    CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = asked.id AND disabled_at IS NULL)
+                      THEN 1 ELSE 0 END::INT8 AS webhooks,
+                    known.found AS known
+             FROM UNNEST($1::uuid[]) AS asked (id)
+             LEFT JOIN LATERAL (SELECT seq, hash, stamp FROM posts WHERE campaign_id = asked.id
+                                ORDER BY seq DESC LIMIT 1) last ON true
+             LEFT JOIN LATERAL (SELECT seq, state FROM snapshots WHERE campaign_id = asked.id AND seq <= last.seq
+                                ORDER BY seq DESC LIMIT 1) snapshot ON true
+             CROSS JOIN (SELECT EXISTS (
+                 SELECT 1 FROM UNNEST($2::uuid[], $3::text[]) AS key_asked (principal_id, key)
+                 CROSS JOIN LATERAL (SELECT 1 FROM idempotency_keys k
+                                     WHERE k.principal_id = key_asked.principal_id AND k.key = key_asked.key
+                                     LIMIT 1) AS found)) AS known (found)",
+        )
+        .bind(campaign_ids)
+        .bind(principals)
+        .bind(keys)
+        .fetch_all(&mut *self.0)
+        .instrument(step("tail"))
+        .await
+        .map_err(map_err)?;
+        let known = match rows.first() {
+            Some(row) => sqlx::Row::try_get::<bool, _>(row, "known").map_err(map_err)?,
+            None => false,
+        };
+        if known {
+            return Ok(None);
+        }
+        Db::decode_all(&rows, row::tail).map(Some)
+    }
+
     async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
         sqlx::query(&format!(
             "INSERT INTO posts ({POST_COLUMNS})
@@ -269,6 +314,67 @@ impl AppendSteps for Append {
             .await
             .map_err(map_err)
             .map(|_| ())
+    }
+
+    async fn write_rows(
+        &mut self,
+        posts: &[&Post],
+        outcomes: &[&Outcome],
+        keys: &[(&AppendRequest, i64)],
+        heads: &[(Uuid, i64)],
+    ) -> Result<()> {
+        // One statement, one round trip: each table's rows from column arrays, and the notices
+        // (sent when, and only if, the transaction commits). The outcomes' foreign key to their
+        // posts is checked at the statement's end, when both are in.
+        let notices: Vec<String> =
+            heads.iter().map(|(campaign_id, seq)| crate::listen::notice(*campaign_id, *seq)).collect();
+        sqlx::query(&format!(
+            "WITH new_posts AS (
+                 INSERT INTO posts ({POST_COLUMNS})
+                 SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::timestamptz[], $4::uuid[], $5::text[],
+                                      $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])),
+             new_outcomes AS (
+                 INSERT INTO outcomes ({OUTCOME_COLUMNS})
+                 SELECT * FROM UNNEST($12::uuid[], $13::uuid[], $14::bigint[], $15::bigint[], $16::text[],
+                                      $17::text[])),
+             new_keys AS (
+                 INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq)
+                 SELECT * FROM UNNEST($18::uuid[], $19::text[], $20::uuid[], $21::text[], $22::bigint[]))
+             SELECT pg_notify($23, notice) FROM UNNEST($24::text[]) AS notice"
+        ))
+        .bind(posts.iter().map(|p| p.campaign_id).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.seq).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.stamp).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.author_id).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.side.as_deref()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.kind.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.body.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.prev_hash.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.hash.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.key_id.as_str())).collect::<Vec<_>>())
+        .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.signature.as_str())).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.id).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.campaign_id).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.position).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.seq).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.kind.as_str()).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.data.as_str()).collect::<Vec<_>>())
+        .bind(keys.iter().map(|(r, _)| r.author_id).collect::<Vec<_>>())
+        .bind(keys.iter().map(|(r, _)| r.idempotency_key.as_str()).collect::<Vec<_>>())
+        .bind(keys.iter().map(|(r, _)| r.campaign_id).collect::<Vec<_>>())
+        .bind(keys.iter().map(|(r, _)| r.request_hash.as_str()).collect::<Vec<_>>())
+        .bind(keys.iter().map(|&(_, seq)| seq).collect::<Vec<_>>())
+        .bind(crate::listen::CHANNEL)
+        .bind(&notices)
+        .execute(&mut *self.0)
+        .instrument(step("insert_post"))
+        .await
+        .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn rollback(self) -> Result<()> {
+        self.0.rollback().await.map_err(map_err)
     }
 
     async fn commit(self) -> Result<()> {

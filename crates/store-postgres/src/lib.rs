@@ -4,9 +4,11 @@
 //! so replicas serving the same campaign take turns, sequence numbers never repeat or skip, and
 //! a repeated idempotency key is seen by whichever request comes second.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use adjutant_store::append::GroupCommit;
+use adjutant_store::principals::PrincipalCache;
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, ClaimedMail, Contact, DeliveryAttempt,
     DeliveryLogEntry, DeliveryVerdict, MailLogEntry, MailVerdict, NewMail, NewPrincipal, Outcome, Post, Principal,
@@ -46,6 +48,13 @@ pub struct PostgresStore {
     appended: std::sync::atomic::AtomicU64,
     /// How to open the listening connection ([`Store::listen`]), which is not the pool's.
     options: PgConnectOptions,
+    /// The principals looked up by token, forgotten at every change of standing on any server
+    /// ([`listen::forget_principals_on_notice`]).
+    principal_cache: Arc<PrincipalCache>,
+    /// The changes of standing this server told, until it hears them back.
+    echoes: listen::Echoes,
+    /// Dropped with the store, which stops its listening for changes of standing.
+    _listening: tokio::sync::watch::Sender<()>,
 }
 
 impl PostgresStore {
@@ -72,7 +81,25 @@ impl PostgresStore {
             .await
             .map_err(map_err)?;
         MIGRATOR.run(&pool).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
-        Ok(Self { pool, batches: GroupCommit::new(MAX_BATCH), appended: Default::default(), options })
+        // Nothing is kept until the listener hears every change of standing.
+        let principal_cache = Arc::new(PrincipalCache::new(false));
+        let echoes = listen::Echoes::default();
+        let (listening, stop) = tokio::sync::watch::channel(());
+        tokio::spawn(listen::forget_principals_on_notice(
+            options.clone(),
+            principal_cache.clone(),
+            echoes.clone(),
+            stop,
+        ));
+        Ok(Self {
+            pool,
+            batches: GroupCommit::new(MAX_BATCH),
+            appended: Default::default(),
+            options,
+            principal_cache,
+            echoes,
+            _listening: listening,
+        })
     }
 
     pub async fn close(&self) {
@@ -93,7 +120,15 @@ impl Store for PostgresStore {
 
     #[instrument(skip_all)]
     async fn principal_by_token_hash(&self, token_hash: &[u8; 32]) -> Result<Option<Principal>> {
-        principals::principal_by_token_hash(&self.pool, token_hash).await
+        if let Some(principal) = self.principal_cache.get(token_hash) {
+            return Ok(Some(principal));
+        }
+        let read_at = self.principal_cache.generation();
+        let found = principals::principal_by_token_hash(&self.pool, token_hash).await?;
+        if let Some(principal) = &found {
+            self.principal_cache.keep(read_at, *token_hash, principal.clone());
+        }
+        Ok(found)
     }
 
     #[instrument(skip_all)]
@@ -113,12 +148,24 @@ impl Store for PostgresStore {
 
     #[instrument(skip_all)]
     async fn revoke_principal(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool> {
-        principals::revoke_principal(&self.pool, id, at).await
+        let mut transaction = self.pool.begin().await.map_err(map_err)?;
+        let revoked = principals::revoke_principal(&mut *transaction, id, at).await?;
+        let told = listen::tell_standing_changed(&mut transaction, &self.echoes).await?;
+        transaction.commit().await.map_err(map_err)?;
+        self.principal_cache.forget_all();
+        listen::heard_back(&self.principal_cache, told).await;
+        Ok(revoked)
     }
 
     #[instrument(skip_all)]
     async fn replace_token(&self, id: Uuid, token_hash: &[u8; 32]) -> Result<bool> {
-        principals::replace_token(&self.pool, id, token_hash).await
+        let mut transaction = self.pool.begin().await.map_err(map_err)?;
+        let replaced = principals::replace_token(&mut *transaction, id, token_hash).await?;
+        let told = listen::tell_standing_changed(&mut transaction, &self.echoes).await?;
+        transaction.commit().await.map_err(map_err)?;
+        self.principal_cache.forget_all();
+        listen::heard_back(&self.principal_cache, told).await;
+        Ok(replaced)
     }
 
     #[instrument(skip_all)]

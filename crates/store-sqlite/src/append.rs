@@ -256,6 +256,10 @@ impl AppendSteps for Append {
         sqlx::query(sql).execute(&mut *self.0).await.map_err(map_err).map(|_| ())
     }
 
+    async fn rollback(self) -> Result<()> {
+        self.0.rollback().await.map_err(map_err)
+    }
+
     async fn commit(self) -> Result<()> {
         self.0.commit().await.map_err(map_err)?;
         self.1.notify_one();

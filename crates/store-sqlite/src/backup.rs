@@ -63,6 +63,52 @@ pub async fn heads(path: &Path) -> Result<Vec<Head>> {
         .collect()
 }
 
+/// The lock file beside the database file at `url` (`adjutant.db` → `adjutant.db.lock`), or
+/// none for a database held in memory.
+fn lock_path(url: &str) -> Result<Option<std::path::PathBuf>> {
+    let options =
+        SqliteConnectOptions::from_str(url).map_err(|e| StoreError::Database(format!("bad SQLite URL: {e}")))?;
+    let file = options.get_filename();
+    let name = file.to_string_lossy();
+    if name.is_empty() || name.starts_with(":memory:") || name.starts_with("file:") || url.contains("mode=memory") {
+        return Ok(None);
+    }
+    let mut lock = file.as_os_str().to_owned();
+    lock.push(".lock");
+    Ok(Some(lock.into()))
+}
+
+/// Takes a shared lock on the database's lock file for as long as the returned file is kept:
+/// every store that opens the database holds one, so a restore, which needs the lock alone,
+/// knows the database is in use even while its connections are idle and closed.
+pub fn hold(url: &str) -> Result<Option<std::fs::File>> {
+    let Some(path) = lock_path(url)? else { return Ok(None) };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| StoreError::Database(format!("{}: {e}", path.display())))?;
+    file.lock_shared().map_err(|e| StoreError::Database(format!("{}: {e}", path.display())))?;
+    Ok(Some(file))
+}
+
+/// Whether a store (a running server, a copy) holds the database at `url`: its lock file's
+/// lock cannot be had alone. The exclusive lock taken to find out is let go at once.
+pub fn held(url: &str) -> Result<bool> {
+    let Some(path) = lock_path(url)? else { return Ok(false) };
+    let file = match std::fs::OpenOptions::new().write(true).open(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(StoreError::Database(format!("{}: {e}", path.display()))),
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(false),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(true),
+        Err(std::fs::TryLockError::Error(e)) => Err(StoreError::Database(format!("{}: {e}", path.display()))),
+    }
+}
+
 /// Whether a connection (a running server's) has the database at `url` open. Under WAL every
 /// open connection keeps a shared lock, so an exclusive one is refused at once while any is.
 pub async fn in_use(url: &str) -> Result<bool> {

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use adjutant_store::append::GroupCommit;
+use adjutant_store::principals::PrincipalCache;
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, ClaimedMail, Contact, DeliveryAttempt,
     DeliveryLogEntry, DeliveryVerdict, MailLogEntry, MailVerdict, NewMail, NewPrincipal, Outcome, Post, Principal,
@@ -53,8 +54,14 @@ pub struct SqliteStore {
     /// Told of each commit of posts: see [`checkpoint::after_commits`].
     commits: Arc<tokio::sync::Notify>,
     checkpointer: SqlitePool,
+    /// The principals looked up by token, shared by every store of this process on the same
+    /// file ([`shared_principal_cache`]).
+    principal_cache: Arc<PrincipalCache>,
     /// Dropped with the store, which stops its checkpointer.
     _checkpointing: tokio::sync::watch::Sender<()>,
+    /// A shared lock on the database's lock file, held for the store's life: see
+    /// [`backup::hold`].
+    _held: Option<std::fs::File>,
 }
 
 impl SqliteStore {
@@ -68,6 +75,7 @@ impl SqliteStore {
     /// its schema up to date.
     pub async fn open(url: &str) -> Result<Self> {
         malloc::use_mimalloc();
+        let held = backup::hold(url)?;
         let options = SqliteConnectOptions::from_str(url)
             .map_err(|e| StoreError::Database(format!("bad SQLite URL: {e}")))?
             .create_if_missing(true)
@@ -92,6 +100,7 @@ impl SqliteStore {
             .await
             .map_err(map_err)?;
         MIGRATOR.run(&writer).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
+        let principal_cache = shared_principal_cache(options.get_filename());
         let checkpointer = SqlitePoolOptions::new()
             .max_connections(1)
             .test_before_acquire(false)
@@ -117,7 +126,9 @@ impl SqliteStore {
             batches: GroupCommit::new(MAX_BATCH),
             commits,
             checkpointer,
+            principal_cache,
             _checkpointing: checkpointing,
+            _held: held,
         })
     }
 
@@ -126,6 +137,27 @@ impl SqliteStore {
         self.checkpointer.close().await;
         self.writer.close().await;
     }
+}
+
+/// The principals kept for a database file, shared by every store of this process on it: a
+/// change of standing made through any of them (a revocation, a new token) reaches them all at
+/// once. A server in another process on the same file would not hear of them: servers share a
+/// SQLite file only within one process (several processes take turns at PostgreSQL).
+fn shared_principal_cache(file: &std::path::Path) -> Arc<PrincipalCache> {
+    type Caches = std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, std::sync::Weak<PrincipalCache>>>;
+    static CACHES: std::sync::OnceLock<Caches> = std::sync::OnceLock::new();
+    let Ok(file) = std::fs::canonicalize(file) else {
+        // A database in memory is this store's alone.
+        return Arc::new(PrincipalCache::new(true));
+    };
+    let mut caches = CACHES.get_or_init(Caches::default).lock().unwrap_or_else(|e| e.into_inner());
+    caches.retain(|_, cache| cache.strong_count() > 0);
+    if let Some(cache) = caches.get(&file).and_then(std::sync::Weak::upgrade) {
+        return cache;
+    }
+    let cache = Arc::new(PrincipalCache::new(true));
+    caches.insert(file, Arc::downgrade(&cache));
+    cache
 }
 
 #[async_trait]
@@ -141,7 +173,15 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all)]
     async fn principal_by_token_hash(&self, token_hash: &[u8; 32]) -> Result<Option<Principal>> {
-        principals::principal_by_token_hash(&self.readers, token_hash).await
+        if let Some(principal) = self.principal_cache.get(token_hash) {
+            return Ok(Some(principal));
+        }
+        let read_at = self.principal_cache.generation();
+        let found = principals::principal_by_token_hash(&self.readers, token_hash).await?;
+        if let Some(principal) = &found {
+            self.principal_cache.keep(read_at, *token_hash, principal.clone());
+        }
+        Ok(found)
     }
 
     #[instrument(skip_all)]
@@ -161,12 +201,16 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all)]
     async fn revoke_principal(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool> {
-        principals::revoke_principal(&self.writer, id, at).await
+        let revoked = principals::revoke_principal(&self.writer, id, at).await;
+        self.principal_cache.forget_all();
+        revoked
     }
 
     #[instrument(skip_all)]
     async fn replace_token(&self, id: Uuid, token_hash: &[u8; 32]) -> Result<bool> {
-        principals::replace_token(&self.writer, id, token_hash).await
+        let replaced = principals::replace_token(&self.writer, id, token_hash).await;
+        self.principal_cache.forget_all();
+        replaced
     }
 
     #[instrument(skip_all)]

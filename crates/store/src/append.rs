@@ -3,16 +3,19 @@
 //! [`append_one`] is the whole protocol for a post: replay a known idempotency key, otherwise
 //! read the tail, let `decide` rule on it, and write the post, its outcomes, their webhook
 //! outbox rows, the state snapshot and the idempotency record. [`GroupCommit`] runs the posts
-//! waiting at once in one write transaction, each in a savepoint, and answers them after the
-//! commit. A backend supplies the steps ([`AppendSteps`]) in its own SQL, inside a transaction
-//! it has opened so that no other append to the same campaign runs between a tail read and the
-//! commit (SQLite's single writer, PostgreSQL's lock on the campaign's row).
+//! waiting at once in one write transaction and answers them after the commit; a post may be
+//! decided ahead, while the batch before it commits, on the tail that batch leaves, and is
+//! written so only if its own transaction reads that very tail. A backend supplies the steps
+//! ([`AppendSteps`]) in its own SQL, inside a transaction it has opened so that no other append
+//! to the same campaign runs between a tail read and the commit (SQLite's single writer,
+//! PostgreSQL's lock on the campaign's row).
 
 use async_trait::async_trait;
 use chrono::{DateTime, SecondsFormat, Utc};
 use tracing::Instrument;
 use uuid::Uuid;
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -94,6 +97,21 @@ pub trait AppendSteps: Send {
         }
         Ok(tails)
     }
+    /// Each campaign's tail, as [`AppendSteps::tails`], unless one of `keys` (principal, key)
+    /// has a record: then `None`. A backend may ask both in one statement.
+    async fn tails_unless_known(
+        &mut self,
+        campaign_ids: &[Uuid],
+        keys: &[(Uuid, &str)],
+    ) -> Result<Option<Vec<(Uuid, Tail, bool)>>>
+    where
+        Self: Sized,
+    {
+        if self.any_known_key(keys).instrument(step("known_key")).await? {
+            return Ok(None);
+        }
+        self.tails(campaign_ids).instrument(step("tail")).await.map(Some)
+    }
     /// Several posts' rows; a backend may write them in one statement.
     async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
         for post in posts {
@@ -128,19 +146,6 @@ pub trait AppendSteps: Send {
     /// Runs one statement that takes no parameters and returns no rows (the savepoints are
     /// the same SQL in both dialects).
     async fn execute(&mut self, sql: &'static str) -> Result<()>;
-    /// `SAVEPOINT batch`: a batch written together starts here.
-    async fn savepoint_batch(&mut self) -> Result<()> {
-        self.execute("SAVEPOINT batch").await
-    }
-    /// `RELEASE SAVEPOINT batch`: the batch's rows stay.
-    async fn release_batch(&mut self) -> Result<()> {
-        self.execute("RELEASE SAVEPOINT batch").await
-    }
-    /// `ROLLBACK TO SAVEPOINT batch`: nothing of the batch stays; its posts go one by one.
-    async fn rollback_batch(&mut self) -> Result<()> {
-        self.execute("ROLLBACK TO SAVEPOINT batch").await?;
-        self.execute("RELEASE SAVEPOINT batch").await
-    }
     /// `SAVEPOINT post`: a post of a batch starts here.
     async fn savepoint(&mut self) -> Result<()> {
         self.execute("SAVEPOINT post").await
@@ -160,7 +165,26 @@ pub trait AppendSteps: Send {
     async fn notify(&mut self, _heads: &[(Uuid, i64)]) -> Result<()> {
         Ok(())
     }
+    /// A batch's rows written together: its posts, their outcomes and its idempotency
+    /// records, and the notice of each campaign's new last post ([`AppendSteps::notify`]). A
+    /// backend may write them all in one statement.
+    async fn write_rows(
+        &mut self,
+        posts: &[&Post],
+        outcomes: &[&Outcome],
+        keys: &[(&AppendRequest, i64)],
+        heads: &[(Uuid, i64)],
+    ) -> Result<()> {
+        self.insert_posts(posts).instrument(step("insert_post")).await?;
+        if !outcomes.is_empty() {
+            self.insert_outcomes(outcomes).instrument(step("insert_outcome")).await?;
+        }
+        self.remember_keys(keys).instrument(step("remember_key")).await?;
+        self.notify(heads).instrument(step("notify")).await
+    }
     async fn commit(self) -> Result<()>;
+    /// Ends the transaction with nothing of it written.
+    async fn rollback(self) -> Result<()>;
 }
 
 /// Appends one post through `steps`, inside the batch's transaction, without committing it:
@@ -222,20 +246,37 @@ struct Waiting {
     request: AppendRequest,
     decide: SharedDecide,
     answer: Answer,
+    /// Decided and signed ahead, while the batch before it committed, on the tail that batch
+    /// was to leave: used if the tail read in its own transaction is that one.
+    ahead: Option<Decided>,
 }
+
+/// A post decided on a tail: the post (signed once its `Sign` has run), its outcomes and the
+/// state snapshot it leaves, if any.
+type Written = (Post, Vec<Outcome>, Option<String>);
+
+/// A post decided on a tail, or declined.
+type Decided = std::result::Result<Written, Declined>;
 
 /// Group commit: the posts waiting for the writer are appended in one transaction and answered
 /// after its commit, so a batch of posts shares one durable write.
 ///
 /// A post joins the queue, then waits for its answer or for the writer, whichever comes first.
 /// Whoever gets the writer takes every post queued (at most `max_batch`) and writes them in
-/// order, each in a savepoint: a post sees the tail the one before it left, a refused post or
-/// a database error rolls back only that post, and an idempotency key used twice in a batch
-/// is answered from the first. Every post is answered only once the commit is durable; a
-/// failed commit fails the batch's new posts (503). A lone post is never held back: a batch is
-/// whatever queued while the writer was busy.
+/// order: a post sees the tail the one before it left, and an idempotency key used twice in a
+/// batch is answered from the first. A batch that cannot be written together (a key seen
+/// before, a statement that failed) is rolled back and written again one post at a time, each
+/// in a savepoint, so that a refused post or a database error rolls back only that post. Every
+/// post is answered only once the commit is durable; a failed commit fails the batch's new
+/// posts (503). A lone post is never held back: a batch is whatever queued while the writer was
+/// busy.
+///
+/// While a batch commits, the writer takes the next one from the queue and decides and signs
+/// its posts on the tails the committing batch leaves; the next transaction reads the tails
+/// again and keeps those decisions only for the campaigns whose tail is the one foreseen (a
+/// failed commit, or another server's post, has every post of that campaign decided again).
 pub struct GroupCommit {
-    queue: std::sync::Mutex<Vec<Waiting>>,
+    queue: Arc<std::sync::Mutex<Vec<Waiting>>>,
     writer: Arc<tokio::sync::Mutex<()>>,
     max_batch: usize,
     largest: Arc<AtomicUsize>,
@@ -250,7 +291,7 @@ pub type BatchObserver = Arc<dyn Fn(usize) + Send + Sync>;
 impl GroupCommit {
     pub fn new(max_batch: usize) -> Self {
         Self {
-            queue: std::sync::Mutex::default(),
+            queue: Arc::default(),
             writer: Arc::default(),
             max_batch: max_batch.max(1),
             largest: Arc::default(),
@@ -275,101 +316,172 @@ impl GroupCommit {
         self.one_by_one.load(Ordering::Relaxed)
     }
 
-    /// Appends a post in the next batch. `begin` opens the batch's transaction.
+    /// Appends a post in the next batch. `begin` opens a batch's transaction.
     pub async fn append<S, B, F>(&self, request: AppendRequest, decide: SharedDecide, begin: B) -> Result<Appended>
     where
         S: AppendSteps + 'static,
-        B: Fn() -> F,
+        B: Fn() -> F + Send + Sync + 'static,
         F: std::future::Future<Output = Result<S>> + Send + 'static,
     {
         let (answer, mut answered) = tokio::sync::oneshot::channel();
-        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(Waiting { request, decide, answer });
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(Waiting { request, decide, answer, ahead: None });
         let lost = || StoreError::Unavailable("the batch writing this post stopped; it was not stored".into());
+        let begin = Arc::new(begin);
         loop {
             tokio::select! {
                 biased;
                 result = &mut answered => return result.unwrap_or_else(|_| Err(lost())),
                 writer = self.writer.clone().lock_owned() => {
-                    let batch: Vec<Waiting> = {
-                        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-                        let n = queue.len().min(self.max_batch);
-                        queue.drain(..n).collect()
-                    };
+                    let batch = take(&self.queue, self.max_batch, Vec::new());
                     if batch.is_empty() {
                         // Another writer took this post: its answer is on the way.
                         drop(writer);
                         return (&mut answered).await.unwrap_or_else(|_| Err(lost()));
                     }
-                    let (largest, one_by_one) = (self.largest.clone(), self.one_by_one.clone());
-                    if let Some(observer) = self.observer.get() {
-                        observer(batch.len());
-                    }
-                    let opened = begin();
-                    // On a task of its own, so a caller going away never cuts a batch short.
-                    // The batch's steps are logged under the post whose task took the writer.
-                    let writing = tokio::spawn(
+                    let begin = begin.clone();
+                    let writing = Writing {
+                        queue: self.queue.clone(),
+                        max_batch: self.max_batch,
+                        largest: self.largest.clone(),
+                        one_by_one: self.one_by_one.clone(),
+                        observer: self.observer.clone(),
+                    };
+                    // On a task of its own, so a caller going away never cuts a batch short; it
+                    // goes on with the batches queued meanwhile, and lets the writer go when the
+                    // queue is empty. The batches' steps are logged under the post whose task
+                    // took the writer.
+                    tokio::spawn(
                         async move {
-                            largest.fetch_max(batch.len(), Ordering::Relaxed);
-                            if !write_batch(opened, batch).await {
-                                one_by_one.fetch_add(1, Ordering::Relaxed);
-                            }
+                            writing.write_while_queued(move || begin(), batch).await;
                             drop(writer);
                         }
                         .in_current_span(),
                     );
-                    let _ = writing.await;
                 }
             }
         }
     }
 }
 
+/// Takes up to `max_batch` posts from the queue, after the `taken` ones.
+fn take(queue: &std::sync::Mutex<Vec<Waiting>>, max_batch: usize, mut taken: Vec<Waiting>) -> Vec<Waiting> {
+    let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
+    let n = queue.len().min(max_batch.saturating_sub(taken.len()));
+    taken.extend(queue.drain(..n));
+    taken
+}
+
+/// The writer's side of a [`GroupCommit`], moved into the task that holds the writer.
+struct Writing {
+    queue: Arc<std::sync::Mutex<Vec<Waiting>>>,
+    max_batch: usize,
+    largest: Arc<AtomicUsize>,
+    one_by_one: Arc<AtomicUsize>,
+    observer: Arc<std::sync::OnceLock<BatchObserver>>,
+}
+
+impl Writing {
+    /// Writes `batch`, then each batch queued meanwhile, until the queue is empty.
+    async fn write_while_queued<S, B, F>(&self, begin: B, first: Vec<Waiting>)
+    where
+        S: AppendSteps + 'static,
+        B: Fn() -> F,
+        F: std::future::Future<Output = Result<S>> + Send + 'static,
+    {
+        let (mut batch, mut foreseen) = (first, HashMap::new());
+        while !batch.is_empty() {
+            self.largest.fetch_max(batch.len(), Ordering::Relaxed);
+            if let Some(observer) = self.observer.get() {
+                observer(batch.len());
+            }
+            let (together, next) = write_batch(&begin, batch, foreseen, self).await;
+            if !together {
+                self.one_by_one.fetch_add(1, Ordering::Relaxed);
+            }
+            // The posts that queued while the batch committed join the ones decided ahead.
+            let (next, next_foreseen) = next;
+            batch = take(&self.queue, self.max_batch, next);
+            foreseen = next_foreseen;
+        }
+    }
+}
+
 type Answer = tokio::sync::oneshot::Sender<Result<Appended>>;
 
-/// Writes and answers a batch; false when it went one by one.
-async fn write_batch<S: AppendSteps>(
-    opened: impl std::future::Future<Output = Result<S>>,
-    batch: Vec<Waiting>,
-) -> bool {
-    let mut steps = match opened.instrument(step("begin")).await {
+/// The next batch, taken as the one before it committed, with the tail each campaign decided
+/// ahead was foreseen to have.
+type Next = (Vec<Waiting>, HashMap<Uuid, Tail>);
+
+/// Writes and answers a batch, and takes the next while it commits; the first part is false
+/// when the batch went one by one. A batch that cannot be written together is rolled back and
+/// written one by one in a transaction `begin` opens anew.
+async fn write_batch<S: AppendSteps, F: std::future::Future<Output = Result<S>>>(
+    begin: impl Fn() -> F,
+    mut batch: Vec<Waiting>,
+    foreseen: HashMap<Uuid, Tail>,
+    writing: &Writing,
+) -> (bool, Next) {
+    let nothing_next = || (Vec::new(), HashMap::new());
+    let fail = |batch: Vec<Waiting>, e: &StoreError| {
+        for waiting in batch {
+            let _ = waiting.answer.send(Err(e.clone()));
+        }
+    };
+    let mut steps = match begin().instrument(step("begin")).await {
         Ok(steps) => steps,
         Err(e) => {
-            for waiting in batch {
-                let _ = waiting.answer.send(Err(e.clone()));
-            }
-            return true;
+            fail(batch, &e);
+            return (true, nothing_next());
         }
     };
     // Together when it can be, one by one when it cannot: either way, the same answers.
-    let together = match steps.savepoint_batch().await {
-        Ok(()) => match write_together(&mut steps, &batch).await {
-            Ok(Some(results)) => steps.release_batch().await.map(|()| Some(results)),
-            Ok(None) => steps.rollback_batch().await.map(|()| None),
-            Err(e) => {
-                tracing::warn!(error = %e, posts = batch.len(), "a batch could not be written together; one by one instead");
-                steps.rollback_batch().await.map(|()| None)
-            }
-        },
-        Err(e) => Err(e),
-    };
-    let written_together = matches!(together, Ok(Some(_)));
-    let (done, broken) = match together {
-        Ok(Some(results)) => (batch.into_iter().map(|waiting| waiting.answer).zip(results).collect(), None),
-        Ok(None) => one_by_one(&mut steps, batch).await,
+    let together = match write_together(&mut steps, &mut batch, &foreseen).await {
+        Ok(Some(written)) => Some(written),
+        Ok(None) => None,
         Err(e) => {
-            // The transaction cannot go on: nothing of this batch is written.
-            for waiting in batch {
-                let _ = waiting.answer.send(Err(e.clone()));
-            }
-            return false;
+            tracing::warn!(error = %e, posts = batch.len(), "a batch could not be written together; one by one instead");
+            None
         }
     };
-    let committed = match &broken {
-        Some(e) => Err(e.clone()),
-        None => match steps.notify(&heads(&done)).instrument(step("notify")).await {
-            Ok(()) => steps.commit().instrument(step("commit")).await,
-            Err(e) => Err(e),
-        },
+    let written_together = together.is_some();
+    let (done, broken, left) = match together {
+        Some((results, left)) => (batch.into_iter().map(|waiting| waiting.answer).zip(results).collect(), None, left),
+        None => {
+            let opened = match steps.rollback().await {
+                Ok(()) => begin().instrument(step("begin")).await,
+                Err(e) => Err(e),
+            };
+            steps = match opened {
+                Ok(steps) => steps,
+                Err(e) => {
+                    // Nothing of this batch is written.
+                    fail(batch, &e);
+                    return (false, nothing_next());
+                }
+            };
+            let (done, broken) = one_by_one(&mut steps, batch).await;
+            (done, broken, HashMap::new())
+        }
+    };
+    let told = match (&broken, written_together) {
+        (Some(e), _) => Err(e.clone()),
+        // Written together, the batch's rows told of its posts already.
+        (None, true) => Ok(()),
+        (None, false) => steps.notify(&heads(&done)).instrument(step("notify")).await,
+    };
+    let (committed, next) = match told {
+        Err(e) => (Err(e), nothing_next()),
+        Ok(()) => {
+            // The next batch is decided ahead while this one commits, off this task.
+            let next = take(&writing.queue, writing.max_batch, Vec::new());
+            if next.iter().any(|waiting| left.contains_key(&waiting.request.campaign_id)) {
+                let ahead = tokio::task::spawn_blocking(move || decide_ahead(next, left));
+                let committed = steps.commit().instrument(step("commit")).await;
+                (committed, ahead.await.unwrap_or_else(|_| nothing_next()))
+            } else {
+                (steps.commit().instrument(step("commit")).await, (next, HashMap::new()))
+            }
+        }
     };
     for (answer, result) in done {
         let result = match (&committed, result) {
@@ -380,7 +492,69 @@ async fn write_batch<S: AppendSteps>(
         };
         let _ = answer.send(result);
     }
-    written_together
+    (written_together, next)
+}
+
+/// Decides and signs ahead the posts of `next` whose campaign's tail the committing batch
+/// leaves (`left`), on that tail. Quotas are not counted here: the transaction that writes a
+/// post decided ahead counts them, and one it refuses sends its campaign's later posts back to
+/// be decided again. The second part is the tail foreseen for each campaign decided ahead.
+fn decide_ahead(mut next: Vec<Waiting>, left: HashMap<Uuid, Tail>) -> Next {
+    let mut tails: HashMap<Uuid, Tail> = left
+        .into_iter()
+        .filter(|(campaign_id, _)| next.iter().any(|w| w.request.campaign_id == *campaign_id))
+        .collect();
+    let foreseen = tails.clone();
+    let mut signers = Vec::with_capacity(next.len());
+    for waiting in &mut next {
+        let Some(tail) = tails.get_mut(&waiting.request.campaign_id) else {
+            signers.push(None);
+            continue;
+        };
+        let (decided, sign) = match decide_on(&waiting.decide, waiting.request.campaign_id, tail) {
+            Ok((decided, sign)) => (Ok(decided), sign),
+            Err(Declined) => (Err(Declined), None),
+        };
+        waiting.ahead = Some(decided);
+        signers.push(sign);
+    }
+    let unsigned = next.iter_mut().zip(signers).filter_map(|(waiting, sign)| match (&mut waiting.ahead, sign) {
+        (Some(Ok((post, _, _))), Some(sign)) => Some((post, sign)),
+        _ => None,
+    });
+    step("sign").in_scope(|| sign_all(unsigned.collect()));
+    (next, foreseen)
+}
+
+/// Decides a post on its campaign's tail and moves the tail on past it: the post (unsigned),
+/// its outcomes and snapshot, and what signs it.
+fn decide_on(
+    decide: &SharedDecide,
+    campaign_id: Uuid,
+    tail: &mut Tail,
+) -> std::result::Result<(Written, Option<Sign>), Declined> {
+    let decision = step("decide").in_scope(|| decide(tail))?;
+    let post = decision.post;
+    let outcomes: Vec<Outcome> = (tail.next_position..)
+        .zip(decision.outcomes)
+        .map(|(position, new)| Outcome {
+            id: new.id,
+            campaign_id,
+            position,
+            seq: post.seq,
+            kind: new.kind,
+            data: new.data,
+        })
+        .collect();
+    // The tail this post leaves, for the next post of its campaign.
+    tail.next_seq = post.seq + 1;
+    tail.prev_hash = Some(post.hash.clone());
+    tail.prev_stamp = Some(post.stamp);
+    tail.next_position += outcomes.len() as i64;
+    if let Some(state) = &decision.snapshot {
+        tail.snapshot = Some((post.seq, state.clone()));
+    }
+    Ok(((post, outcomes, decision.snapshot), decision.sign))
 }
 
 /// Each campaign's last new post of a batch: (campaign, sequence number), in campaign order.
@@ -395,13 +569,21 @@ fn heads(done: &[(Answer, Result<Appended>)]) -> Vec<(Uuid, i64)> {
     heads.into_iter().collect()
 }
 
+/// A batch written together: each post's result, and the tail each campaign is left with.
+type Together = (Vec<Result<Appended>>, HashMap<Uuid, Tail>);
+
 /// Writes a batch's posts together: every key checked in one statement, each campaign's tail
-/// read once, every post decided on the tail the post before it left, then each table's rows
-/// in one statement. `None` when the batch must go one by one because a key was used before or
-/// twice in it (its posts are answered from the first); an error when a statement failed (the
-/// caller rolls the batch back and goes one by one, so that the error fails only the posts it
+/// read once, every post decided on the tail the post before it left (or taken as decided
+/// ahead, when its campaign's tail is the one `foreseen`), then each table's rows in one
+/// statement. `None` when the batch must go one by one because a key was used before or twice
+/// in it (its posts are answered from the first); an error when a statement failed (the caller
+/// rolls the batch back and goes one by one, so that the error fails only the posts it
 /// touched).
-async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Result<Option<Vec<Result<Appended>>>> {
+async fn write_together<S: AppendSteps>(
+    steps: &mut S,
+    batch: &mut [Waiting],
+    foreseen: &HashMap<Uuid, Tail>,
+) -> Result<Option<Together>> {
     // Each campaign held in one order, whoever writes, so that replicas never wait on each other
     // in a circle.
     let mut campaigns: Vec<Uuid> = batch.iter().map(|waiting| waiting.request.campaign_id).collect();
@@ -411,14 +593,22 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
 
     let keys: Vec<(Uuid, &str)> =
         batch.iter().map(|waiting| (waiting.request.author_id, waiting.request.idempotency_key.as_str())).collect();
-    let distinct: std::collections::HashSet<&(Uuid, &str)> = keys.iter().collect();
-    if distinct.len() < keys.len() || steps.any_known_key(&keys).instrument(step("known_key")).await? {
+    let distinct: HashSet<&(Uuid, &str)> = keys.iter().collect();
+    if distinct.len() < keys.len() {
         return Ok(None);
     }
+    let Some(read) = steps.tails_unless_known(&campaigns, &keys).await? else {
+        return Ok(None);
+    };
 
-    let mut tails = std::collections::HashMap::with_capacity(campaigns.len());
-    let mut webhooks = std::collections::HashSet::new();
-    for (campaign_id, tail, has_webhooks) in steps.tails(&campaigns).instrument(step("tail")).await? {
+    let mut tails = HashMap::with_capacity(campaigns.len());
+    let mut webhooks = HashSet::new();
+    // The campaigns whose posts decided ahead stand: their tail is the one foreseen.
+    let mut as_foreseen = HashSet::new();
+    for (campaign_id, tail, has_webhooks) in read {
+        if foreseen.get(&campaign_id) == Some(&tail) {
+            as_foreseen.insert(campaign_id);
+        }
         tails.insert(campaign_id, tail);
         if has_webhooks {
             webhooks.insert(campaign_id);
@@ -430,9 +620,15 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
     let mut snapshots = Vec::new();
     // The batch's posts so far, which its later posts' quotas count with the stored ones.
     let mut earlier: Vec<(Uuid, Uuid, String)> = Vec::new();
-    for waiting in batch {
+    for waiting in batch.iter_mut() {
         let campaign_id = waiting.request.campaign_id;
+        let ahead = waiting.ahead.take().filter(|_| as_foreseen.contains(&campaign_id));
         if let Some(spent) = spent_quota(steps, &waiting.request, &earlier).instrument(step("quota")).await? {
+            // Its campaign's later posts were decided ahead on the tail this one would have
+            // left: they are decided again, on the tail as it stands.
+            if ahead.is_some() {
+                as_foreseen.remove(&campaign_id);
+            }
             results.push(Err(StoreError::QuotaSpent(spent)));
             signers.push(None);
             continue;
@@ -440,35 +636,40 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
         let Some(tail) = tails.get_mut(&campaign_id) else {
             return Err(StoreError::Database(format!("no tail was read for campaign {campaign_id}")));
         };
-        let Ok(decision) = step("decide").in_scope(|| (waiting.decide)(tail)) else {
-            results.push(Err(StoreError::Declined));
-            signers.push(None);
-            continue;
+        let (decided, sign) = match ahead {
+            Some(Ok(decided)) => {
+                // Signed ahead already; the tail moves on past it as it did then.
+                let (post, outcomes, snapshot) = &decided;
+                tail.next_seq = post.seq + 1;
+                tail.prev_hash = Some(post.hash.clone());
+                tail.prev_stamp = Some(post.stamp);
+                tail.next_position += outcomes.len() as i64;
+                if let Some(state) = snapshot {
+                    tail.snapshot = Some((post.seq, state.clone()));
+                }
+                (decided, None)
+            }
+            Some(Err(Declined)) => {
+                results.push(Err(StoreError::Declined));
+                signers.push(None);
+                continue;
+            }
+            None => match decide_on(&waiting.decide, campaign_id, tail) {
+                Ok(decided) => decided,
+                Err(Declined) => {
+                    results.push(Err(StoreError::Declined));
+                    signers.push(None);
+                    continue;
+                }
+            },
         };
-        signers.push(decision.sign);
-        let post = decision.post;
+        let (post, outcomes, snapshot) = decided;
+        signers.push(sign);
         if !waiting.request.quotas.is_empty() {
             earlier.push((campaign_id, waiting.request.author_id, post.kind.clone()));
         }
-        let outcomes: Vec<Outcome> = (tail.next_position..)
-            .zip(decision.outcomes)
-            .map(|(position, new)| Outcome {
-                id: new.id,
-                campaign_id,
-                position,
-                seq: post.seq,
-                kind: new.kind,
-                data: new.data,
-            })
-            .collect();
-        // The tail this post leaves, for the next post of its campaign.
-        tail.next_seq = post.seq + 1;
-        tail.prev_hash = Some(post.hash.clone());
-        tail.prev_stamp = Some(post.stamp);
-        tail.next_position += outcomes.len() as i64;
-        if let Some(state) = decision.snapshot {
-            snapshots.push((campaign_id, post.seq, state.clone()));
-            tail.snapshot = Some((post.seq, state));
+        if let Some(state) = snapshot {
+            snapshots.push((campaign_id, post.seq, state));
         }
         results.push(Ok(Appended::New(post, outcomes)));
     }
@@ -487,14 +688,21 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
         })
         .collect();
     if written.is_empty() {
-        return Ok(Some(results));
+        return Ok(Some((results, tails)));
     }
     let posts: Vec<&Post> = written.iter().map(|&(_, post, _)| post).collect();
-    steps.insert_posts(&posts).instrument(step("insert_post")).await?;
     let outcomes: Vec<&Outcome> = written.iter().flat_map(|&(_, _, outcomes)| outcomes).collect();
-    if !outcomes.is_empty() {
-        steps.insert_outcomes(&outcomes).instrument(step("insert_outcome")).await?;
+    let remembered: Vec<(&AppendRequest, i64)> =
+        written.iter().map(|&(request, post, _)| (request, post.seq)).collect();
+    let mut heads: Vec<(Uuid, i64)> = Vec::new();
+    for post in &posts {
+        match heads.iter_mut().find(|(campaign_id, _)| *campaign_id == post.campaign_id) {
+            Some((_, seq)) => *seq = (*seq).max(post.seq),
+            None => heads.push((post.campaign_id, post.seq)),
+        }
     }
+    heads.sort_unstable();
+    steps.write_rows(&posts, &outcomes, &remembered, &heads).await?;
     for &(_, post, outcomes) in &written {
         if !outcomes.is_empty() && webhooks.contains(&post.campaign_id) {
             // The outbox rows go with the outcomes, in the same transaction.
@@ -508,10 +716,7 @@ async fn write_together<S: AppendSteps>(steps: &mut S, batch: &[Waiting]) -> Res
     for (campaign_id, seq, state) in &snapshots {
         steps.insert_snapshot(*campaign_id, *seq, state).instrument(step("insert_snapshot")).await?;
     }
-    let remembered: Vec<(&AppendRequest, i64)> =
-        written.iter().map(|&(request, post, _)| (request, post.seq)).collect();
-    steps.remember_keys(&remembered).instrument(step("remember_key")).await?;
-    Ok(Some(results))
+    Ok(Some((results, tails)))
 }
 
 /// Fewer posts than this to each thread are signed on the batch's own thread: a thread costs

@@ -3,8 +3,9 @@
 //! Two backends implement [`Store`]: `adjutant-store-sqlite` (the embedded default) and
 //! `adjutant-store-postgres` (many campaigns, several replicas). The store persists and reads;
 //! it never decides a rule. Appending a post hands the campaign's tail to a `decide` callback
-//! inside the write transaction, so the post's stamp, its hash, the rules' verdict, the
-//! outcomes, the state snapshot and the idempotency record are written together or not at all.
+//! (in the write transaction, or ahead of it on the tail that transaction then finds), so the
+//! post's stamp, its hash, the rules' verdict, the outcomes, the state snapshot and the
+//! idempotency record are written together or not at all.
 //!
 //! Posts, outcomes and snapshots are append-only: the schemas of both backends refuse UPDATE
 //! and DELETE on them.
@@ -16,6 +17,7 @@
 
 pub mod append;
 pub mod delivery;
+pub mod principals;
 pub mod row;
 pub mod transfer;
 
@@ -205,7 +207,7 @@ pub struct Acknowledgement {
     pub acked_at: DateTime<Utc>,
 }
 
-/// The end of a campaign's log, as `decide` sees it inside the write transaction.
+/// The end of a campaign's log, as `decide` sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tail {
     /// The sequence number the new post will get.

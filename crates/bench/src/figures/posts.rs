@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use sqlx::{Connection, Executor};
 
-use crate::campaign::{game, largest_batch, order, Game};
+use crate::campaign::{batches, game, order, Game};
 use crate::child::{start_server, CpuSince, Process};
 use crate::load::{load, progress, Run, CLIENTS};
 use crate::report::mib;
@@ -123,7 +123,13 @@ pub async fn throughput_alone(url: Option<String>) -> Result<()> {
     let run = post_throughput(&server, Arc::new(vec![one]), seconds).await?;
     progress(&run);
     write_timeline(&run)?;
-    println!("largest batch {}, peak memory {}", largest_batch(&server.base).await?, mib(server.peak_kib()));
+    let batches = batches(&server.base).await?;
+    println!(
+        "largest batch {}, {} batches one by one, peak memory {}",
+        batches.largest,
+        batches.one_by_one,
+        mib(server.peak_kib())
+    );
     let percentiles: Vec<String> = [0.1, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0]
         .iter()
         .map(|p| format!("p{}: {:.1}", p * 100.0, run.percentile_ms(*p)))

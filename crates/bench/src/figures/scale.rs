@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::campaign::{campaigns, largest_batch};
+use crate::campaign::{batches, campaigns, Batches};
 use crate::child::start_server;
 use crate::figures::posts::{post_throughput, write_timeline};
 use crate::load::{client, progress, Run};
@@ -22,7 +22,7 @@ pub const SCALE_POSTS: i64 = 1_000;
 /// A scale row: the posts, and how the campaigns were made.
 pub struct Scale {
     pub service: Run,
-    pub largest_batch: u64,
+    pub batches: Batches,
     pub peak_kib: Option<u64>,
     pub create_seconds: f64,
     pub seed_seconds: f64,
@@ -47,7 +47,7 @@ pub async fn scale(binary: &Path, db: Database<'_>, admin: &str, seconds: u64) -
     let service = post_throughput(&server, Arc::new(games), seconds).await?;
     progress(&service);
     let peak_kib = server.peak_kib();
-    let largest_batch = largest_batch(&server.base).await?;
+    let batches = batches(&server.base).await?;
     let client = client()?;
     let mut audited = Vec::new();
     for campaign in [&ids[0], &ids[ids.len() / 2], &ids[ids.len() - 1]] {
@@ -60,7 +60,7 @@ pub async fn scale(binary: &Path, db: Database<'_>, admin: &str, seconds: u64) -
         }
         audited.push(posts);
     }
-    Ok(Scale { service, largest_batch, peak_kib, create_seconds, seed_seconds, audited })
+    Ok(Scale { service, batches, peak_kib, create_seconds, seed_seconds, audited })
 }
 
 /// Figure 1's scale row alone, on SQLite in a temporary folder or on the PostgreSQL database at
@@ -77,6 +77,11 @@ pub async fn scale_alone(url: Option<String>) -> Result<()> {
     let seconds = std::env::var("ADJUTANT_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
     let scale = scale(&binary, db, &admin, seconds).await?;
     write_timeline(&scale.service)?;
-    println!("largest batch {}, peak memory {}", scale.largest_batch, mib(scale.peak_kib));
+    println!(
+        "largest batch {}, {} batches one by one, peak memory {}",
+        scale.batches.largest,
+        scale.batches.one_by_one,
+        mib(scale.peak_kib)
+    );
     Ok(())
 }

@@ -1,5 +1,6 @@
-//! The append: a post is stamped, chained, signed and decided inside the store's write
-//! transaction, and written with its outcomes, or not at all.
+//! The append: a post is stamped, chained, signed and decided by the store's writer on its
+//! campaign's tail, and written with its outcomes in a transaction that finds that tail, or not
+//! at all.
 
 use std::sync::{Arc, Mutex};
 
@@ -133,8 +134,8 @@ impl Owned {
 }
 
 impl Log<'_> {
-    /// Appends `new` to `campaign`'s log. The server stamps it inside the write transaction;
-    /// nothing the author sends sets the time.
+    /// Appends `new` to `campaign`'s log. The server stamps it as its writer decides it, on the
+    /// log's tail (never before the last post's stamp); nothing the author sends sets the time.
     pub async fn append(&self, campaign: &Arc<LoadedCampaign>, new: Submission<'_>) -> LogResult<Appended> {
         let started = std::time::Instant::now();
         let answer = self.decide_and_write(campaign, new).await;
