@@ -14,7 +14,7 @@ pub const PROFILE_POSTS: u64 = 500;
 /// A step of a post, as the server's spans name it, with what it is.
 const STEPS: [(&str, &str); 21] = [
     ("request", "the whole request, as the HTTP layer sees it (body read, JSON, handler, answer)"),
-    ("auth", "the token's principal (a read of the principals table)"),
+    ("auth", "the token's principal (kept from an earlier read for at most 5 s; forgotten on every revocation)"),
     (
         "campaign",
         "the campaign's creation record, settings and game: read at its first post, then kept (it never changes)",
