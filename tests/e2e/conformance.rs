@@ -18,6 +18,7 @@ on_both_backends! {
     appends_number_posts_and_replay_idempotency_keys => appends;
     a_refused_append_writes_nothing => refused_append;
     concurrent_appends_never_skip_or_repeat => concurrent_appends;
+    posts_decided_ahead_on_a_tail_another_store_moved_are_decided_again => kept_tails_out_of_date;
     a_quota_holds_against_posts_made_at_once => quota_race;
     the_same_key_sent_concurrently_stores_one_post => concurrent_same_key;
     refusals_and_reused_keys_fail_only_their_own_post_in_a_batch => mixed_batch;
@@ -244,6 +245,61 @@ async fn concurrent_appends(backend: Backend) {
     assert_eq!(outcomes.iter().map(|o| o.position).collect::<Vec<_>>(), (1..=128).collect::<Vec<_>>());
     // New keys, no failing statement: every batch was written together.
     assert_eq!(store.batches_one_by_one(), 0);
+}
+
+/// Posts to four campaigns through two stores on one database, in rounds: a store decides a
+/// campaign's posts ahead, while a batch commits, on the tail it kept from an earlier batch of its
+/// own, which the other store's posts have since moved on. Each such post is decided again on the
+/// tail its transaction reads: every campaign's log runs 1…n, each post linked to the one before,
+/// with its own receipt, its outcome and its snapshot, and no batch had to go one by one.
+async fn kept_tails_out_of_date(backend: Backend) {
+    let (db, first, moderator, _, _) = setup(backend).await;
+    let second = db.store().await;
+    let mut games = Vec::new();
+    for i in 0..4u8 {
+        let campaign = first.create_campaign(new_campaign(moderator.id, &format!("Spread {i}"))).await.unwrap();
+        let mut player = principal(PrincipalKind::Player, Some(campaign.id));
+        player.created_by = Some(moderator.id);
+        let player =
+            first.create_principal(NewPrincipal { principal: player, token_hash: [10 + i; 32] }).await.unwrap();
+        games.push((campaign, player));
+    }
+    let rounds = 4;
+    for round in 0..rounds {
+        let mut tasks = Vec::new();
+        for i in 0..48 {
+            // Each campaign gets posts through both stores in every round.
+            let store = if (i / 4 + round) % 2 == 0 { first.clone() } else { second.clone() };
+            let (campaign, player) = games[i % 4].clone();
+            tasks.push(tokio::spawn(async move {
+                let decide = writer(campaign.id, player.id, 1, i % 3 == 0);
+                store.append_post(request(&campaign, &player, &format!("k{round}-{i}"), "h"), decide).await
+            }));
+        }
+        for task in tasks {
+            match task.await.unwrap() {
+                Ok(Appended::New(post, _)) => assert_eq!(post.receipt, receipt_of(&post)),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    let per_campaign = rounds * 12;
+    for (campaign, _) in &games {
+        let posts = first.posts(campaign.id, 0, 1000).await.unwrap();
+        assert_eq!(posts.iter().map(|p| p.seq).collect::<Vec<_>>(), (1..=per_campaign as i64).collect::<Vec<_>>());
+        for pair in posts.windows(2) {
+            assert_eq!(pair[1].prev_hash, pair[0].hash);
+        }
+        for post in &posts {
+            assert_eq!(post.receipt, receipt_of(post), "post {}", post.seq);
+        }
+        let outcomes = first.outcomes(campaign.id, 0, 1000).await.unwrap();
+        assert_eq!(
+            outcomes.iter().map(|o| (o.position, o.seq)).collect::<Vec<_>>(),
+            (1..=per_campaign as i64).map(|n| (n, n)).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!((first.batches_one_by_one(), second.batches_one_by_one()), (0, 0));
 }
 
 async fn quota_race(backend: Backend) {

@@ -272,11 +272,13 @@ type Decided = std::result::Result<Written, Declined>;
 /// busy.
 ///
 /// While a batch commits, the writer takes the next one from the queue and decides and signs
-/// its posts on the tails the committing batch leaves; the next transaction reads the tails
-/// again and keeps those decisions only for the campaigns whose tail is the one foreseen (a
-/// failed commit, or another server's post, has every post of that campaign decided again).
+/// its posts on the tails the committing batch leaves, or, for a campaign that batch did not
+/// touch, on the tail an earlier batch left ([`KeptTails`]); the next transaction reads the
+/// tails again and keeps those decisions only for the campaigns whose tail is the one foreseen
+/// (a failed commit, or another server's post, has every post of that campaign decided again).
 pub struct GroupCommit {
     queue: Arc<std::sync::Mutex<Vec<Waiting>>>,
+    kept: Arc<std::sync::Mutex<KeptTails>>,
     writer: Arc<tokio::sync::Mutex<()>>,
     max_batch: usize,
     largest: Arc<AtomicUsize>,
@@ -292,6 +294,7 @@ impl GroupCommit {
     pub fn new(max_batch: usize) -> Self {
         Self {
             queue: Arc::default(),
+            kept: Arc::default(),
             writer: Arc::default(),
             max_batch: max_batch.max(1),
             largest: Arc::default(),
@@ -341,6 +344,7 @@ impl GroupCommit {
                     let begin = begin.clone();
                     let writing = Writing {
                         queue: self.queue.clone(),
+                        kept: self.kept.clone(),
                         max_batch: self.max_batch,
                         largest: self.largest.clone(),
                         one_by_one: self.one_by_one.clone(),
@@ -374,6 +378,7 @@ fn take(queue: &std::sync::Mutex<Vec<Waiting>>, max_batch: usize, mut taken: Vec
 /// The writer's side of a [`GroupCommit`], moved into the task that holds the writer.
 struct Writing {
     queue: Arc<std::sync::Mutex<Vec<Waiting>>>,
+    kept: Arc<std::sync::Mutex<KeptTails>>,
     max_batch: usize,
     largest: Arc<AtomicUsize>,
     one_by_one: Arc<AtomicUsize>,
@@ -381,6 +386,10 @@ struct Writing {
 }
 
 impl Writing {
+    fn lock_kept(&self) -> std::sync::MutexGuard<'_, KeptTails> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Writes `batch`, then each batch queued meanwhile, until the queue is empty.
     async fn write_while_queued<S, B, F>(&self, begin: B, first: Vec<Waiting>)
     where
@@ -472,17 +481,33 @@ async fn write_batch<S: AppendSteps, F: std::future::Future<Output = Result<S>>>
     let (committed, next) = match told {
         Err(e) => (Err(e), nothing_next()),
         Ok(()) => {
-            // The next batch is decided ahead while this one commits, off this task.
+            // The next batch is decided ahead while this one commits, off this task: on the
+            // tails this batch leaves, or those earlier batches left.
             let next = take(&writing.queue, writing.max_batch, Vec::new());
-            if next.iter().any(|waiting| left.contains_key(&waiting.request.campaign_id)) {
-                let ahead = tokio::task::spawn_blocking(move || decide_ahead(next, left));
+            let tails = writing.lock_kept().tails_for(&next, &left);
+            let committed = if tails.is_empty() {
+                (steps.commit().instrument(step("commit")).await, (next, HashMap::new()))
+            } else {
+                let ahead = tokio::task::spawn_blocking(move || decide_ahead(next, tails));
                 let committed = steps.commit().instrument(step("commit")).await;
                 (committed, ahead.await.unwrap_or_else(|_| nothing_next()))
-            } else {
-                (steps.commit().instrument(step("commit")).await, (next, HashMap::new()))
+            };
+            let mut kept = writing.lock_kept();
+            match committed.0 {
+                Ok(()) => kept.keep(left),
+                Err(_) => kept.forget(left.keys()),
             }
+            committed
         }
     };
+    if !written_together {
+        // Written one by one, the batch left no tails to keep: those kept for its campaigns
+        // are out of date.
+        writing.lock_kept().forget(done.iter().filter_map(|(_, result)| match result {
+            Ok(Appended::New(post, _)) => Some(&post.campaign_id),
+            _ => None,
+        }));
+    }
     for (answer, result) in done {
         let result = match (&committed, result) {
             (Ok(()), result) => result,
@@ -495,8 +520,79 @@ async fn write_batch<S: AppendSteps, F: std::future::Future<Output = Result<S>>>
     (written_together, next)
 }
 
-/// Decides and signs ahead the posts of `next` whose campaign's tail the committing batch
-/// leaves (`left`), on that tail. Quotas are not counted here: the transaction that writes a
+/// How long a tail a batch left is kept to decide a later batch's posts ahead on: the tail is
+/// read again in that batch's transaction either way, so this bounds only the work done in vain
+/// where another server posted to the campaign meanwhile.
+const TAIL_KEPT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// At most this many bytes of tails are kept (the hashes and the state snapshots); past it the
+/// oldest half goes.
+const KEPT_TAIL_BYTES: usize = 8 << 20;
+
+/// The tails recent batches left, by campaign, for deciding ahead the posts of a campaign the
+/// committing batch did not touch. A batch spread over many campaigns is then decided and
+/// signed while the batch before it commits, not inside its own transaction.
+#[derive(Default)]
+struct KeptTails {
+    tails: HashMap<Uuid, (Tail, std::time::Instant)>,
+    bytes: usize,
+}
+
+impl KeptTails {
+    fn size(tail: &Tail) -> usize {
+        std::mem::size_of::<(Uuid, Tail)>()
+            + tail.prev_hash.as_ref().map_or(0, String::len)
+            + tail.snapshot.as_ref().map_or(0, |(_, state)| state.len())
+    }
+
+    /// The tail each campaign of `next` is foreseen to have: the one `left` by the committing
+    /// batch, else one kept and recent enough.
+    fn tails_for(&self, next: &[Waiting], left: &HashMap<Uuid, Tail>) -> HashMap<Uuid, Tail> {
+        let mut tails = HashMap::new();
+        for waiting in next {
+            let campaign_id = waiting.request.campaign_id;
+            if tails.contains_key(&campaign_id) {
+                continue;
+            }
+            let tail = left.get(&campaign_id).or_else(|| {
+                self.tails.get(&campaign_id).filter(|(_, at)| at.elapsed() < TAIL_KEPT).map(|(tail, _)| tail)
+            });
+            if let Some(tail) = tail {
+                tails.insert(campaign_id, tail.clone());
+            }
+        }
+        tails
+    }
+
+    /// Keeps the tails a committed batch left.
+    fn keep(&mut self, left: HashMap<Uuid, Tail>) {
+        let now = std::time::Instant::now();
+        for (campaign_id, tail) in left {
+            self.bytes += Self::size(&tail);
+            if let Some((old, _)) = self.tails.insert(campaign_id, (tail, now)) {
+                self.bytes -= Self::size(&old);
+            }
+        }
+        if self.bytes > KEPT_TAIL_BYTES {
+            let mut ages: Vec<std::time::Instant> = self.tails.values().map(|(_, at)| *at).collect();
+            ages.sort_unstable();
+            let cut = ages[ages.len() / 2];
+            self.tails.retain(|_, (_, at)| *at > cut);
+            self.bytes = self.tails.values().map(|(tail, _)| Self::size(tail)).sum();
+        }
+    }
+
+    fn forget<'a>(&mut self, campaigns: impl IntoIterator<Item = &'a Uuid>) {
+        for campaign_id in campaigns {
+            if let Some((old, _)) = self.tails.remove(campaign_id) {
+                self.bytes -= Self::size(&old);
+            }
+        }
+    }
+}
+
+/// Decides and signs ahead the posts of `next` whose campaign's tail is foreseen (`left`: the
+/// one the committing batch leaves, or one an earlier batch left), on that tail. Quotas are not counted here: the transaction that writes a
 /// post decided ahead counts them, and one it refuses sends its campaign's later posts back to
 /// be decided again. The second part is the tail foreseen for each campaign decided ahead.
 fn decide_ahead(mut next: Vec<Waiting>, left: HashMap<Uuid, Tail>) -> Next {
