@@ -59,7 +59,13 @@ struct Inner {
     event_streams: Gauge,
     event_stream_reads: Counter,
     database_errors: Counter,
+    /// Each route's request-time histogram by method ([`METHODS`]), registered at its first
+    /// request: a request then finds its handle without building the metric's key.
+    request_seconds: std::sync::RwLock<std::collections::HashMap<String, [Option<Histogram>; METHODS.len()]>>,
 }
+
+/// The methods a request's time is counted under; any other is `other`.
+const METHODS: [&str; 8] = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "other"];
 
 impl Default for Metrics {
     fn default() -> Self {
@@ -122,6 +128,7 @@ impl Metrics {
             append_seconds: recorder.register_histogram(&Key::from_static_name(APPEND_SECONDS), &METADATA),
             batch_posts: recorder.register_histogram(&Key::from_static_name(BATCH_POSTS), &METADATA),
             event_streams: recorder.register_gauge(&Key::from_static_name(EVENT_STREAMS), &METADATA),
+            request_seconds: std::sync::RwLock::default(),
             handle,
             recorder,
         };
@@ -154,6 +161,25 @@ impl Metrics {
 
     fn histogram(&self, name: &'static str, labels: Vec<Label>) -> Histogram {
         self.0.recorder.register_histogram(&Key::from_parts(name, labels), &METADATA)
+    }
+
+    /// The request-time histogram of a route (its matched path, or `unmatched`) and method.
+    fn request_seconds(&self, route: &str, method: usize) -> Histogram {
+        let known = |map: &std::collections::HashMap<String, [Option<Histogram>; METHODS.len()]>| {
+            map.get(route).and_then(|by_method| by_method[method].clone())
+        };
+        if let Some(histogram) = known(&self.0.request_seconds.read().unwrap_or_else(|e| e.into_inner())) {
+            return histogram;
+        }
+        let mut map = self.0.request_seconds.write().unwrap_or_else(|e| e.into_inner());
+        let by_method = map.entry(route.to_owned()).or_default();
+        by_method[method]
+            .get_or_insert_with(|| {
+                let labels =
+                    vec![Label::from_static_parts("method", METHODS[method]), Label::new("route", route.to_owned())];
+                self.histogram(REQUEST_SECONDS, labels)
+            })
+            .clone()
     }
 
     /// A post the log answered: stored, replayed, or refused by a rule.
@@ -245,18 +271,17 @@ pub fn answered(
 ) {
     // A method the service never routes is `other`: a client may send any word as a method.
     let method = match *method {
-        Method::GET => "GET",
-        Method::HEAD => "HEAD",
-        Method::POST => "POST",
-        Method::PUT => "PUT",
-        Method::DELETE => "DELETE",
-        Method::PATCH => "PATCH",
-        Method::OPTIONS => "OPTIONS",
-        _ => "other",
+        Method::GET => 0,
+        Method::HEAD => 1,
+        Method::POST => 2,
+        Method::PUT => 3,
+        Method::DELETE => 4,
+        Method::PATCH => 5,
+        Method::OPTIONS => 6,
+        _ => 7,
     };
-    let route = route.map_or("unmatched", MatchedPath::as_str).to_owned();
-    let labels = vec![Label::from_static_parts("method", method), Label::new("route", route)];
-    metrics.histogram(REQUEST_SECONDS, labels).record(started.elapsed().as_secs_f64());
+    let route = route.map_or("unmatched", MatchedPath::as_str);
+    metrics.request_seconds(route, method).record(started.elapsed().as_secs_f64());
     if let Some(Limited(rule)) = response.extensions().get::<Limited>() {
         metrics.counter(LIMITED, vec![Label::new("rule", rule.clone())]).increment(1);
     }

@@ -371,7 +371,10 @@ pub async fn guard(state: &AppState, request: &mut Request) -> Result<(), Respon
     }
     // Who is counted, for a handler that finds its read expensive only once it looks.
     request.extensions_mut().insert(key);
-    request.extensions_mut().insert(caller);
+    // An anonymous caller is one without the header, which the extractor answers by itself.
+    if !matches!(caller, Caller::Anonymous) {
+        request.extensions_mut().insert(caller);
+    }
     Ok(())
 }
 

@@ -6,7 +6,8 @@ use adjutant_store::append::{AppendSteps, KnownKey, LastPost};
 use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
 use adjutant_store::{AppendRequest, Outcome, Post, Result, Tail};
 use async_trait::async_trait;
-use sqlx::{QueryBuilder, Sqlite, SqlitePool, Transaction};
+use sqlx::pool::PoolConnection;
+use sqlx::{QueryBuilder, Sqlite, SqlitePool};
 use uuid::Uuid;
 
 use crate::db::{map_err, Db};
@@ -37,13 +38,45 @@ const ROWS_PER_STATEMENT: usize = 1000;
 
 /// An append's steps, inside a `BEGIN IMMEDIATE` transaction: the single writer holds the
 /// database's write lock from the tail read to the commit.
-pub(crate) struct Append(Transaction<'static, Sqlite>, Arc<tokio::sync::Notify>);
+///
+/// The transaction is the writer connection's own `BEGIN IMMEDIATE` … `COMMIT`, and the
+/// connection goes back to the pool in the writer's task as the transaction ends. A connection
+/// sqlx takes back by itself is returned from a task of its own, which waits its turn behind
+/// the requests on the runtime's threads while the next batch waits for the writer.
+pub(crate) struct Append {
+    conn: PoolConnection<Sqlite>,
+    commits: Arc<tokio::sync::Notify>,
+    /// Begun and neither committed nor rolled back: dropped so, the connection is closed, not
+    /// returned to the pool (closing it rolls the transaction back).
+    open: bool,
+}
 
 impl Append {
     /// Opens a batch's transaction on the writer; `commits` is told when it commits.
     pub(crate) async fn begin(writer: SqlitePool, commits: Arc<tokio::sync::Notify>) -> Result<Self> {
-        let transaction = writer.begin_with("BEGIN IMMEDIATE").await.map_err(map_err)?;
-        Ok(Append(transaction, commits))
+        let conn = writer.acquire().await.map_err(map_err)?;
+        // Open from before `BEGIN` is sent: a caller going away while it runs closes the
+        // connection rather than handing it back inside a transaction nobody ends.
+        let mut append = Append { conn, commits, open: true };
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut *append.conn).await.map_err(map_err)?;
+        Ok(append)
+    }
+
+    /// Ends the transaction with `sql` (`COMMIT` or `ROLLBACK`) and, once it has ended, hands the
+    /// connection back to the pool here rather than from a task of its own.
+    async fn end(mut self, sql: &'static str) -> Result<()> {
+        sqlx::query(sql).execute(&mut *self.conn).await.map_err(map_err)?;
+        self.open = false;
+        self.conn.return_to_pool().await;
+        Ok(())
+    }
+}
+
+impl Drop for Append {
+    fn drop(&mut self) {
+        if self.open {
+            self.conn.close_on_drop();
+        }
     }
 }
 
@@ -55,14 +88,14 @@ impl AppendSteps for Append {
         )
         .bind(principal_id.to_string())
         .bind(key)
-        .fetch_optional(&mut *self.0)
+        .fetch_optional(&mut *self.conn)
         .await
         .map_err(map_err)?;
         Db::decode_optional(row, row::known_key)
     }
 
     async fn post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
-        log::post(&mut *self.0, campaign_id, seq).await
+        log::post(&mut *self.conn, campaign_id, seq).await
     }
 
     async fn count_posts_by_author(
@@ -72,11 +105,11 @@ impl AppendSteps for Append {
         kind: Option<&str>,
         since: chrono::DateTime<chrono::Utc>,
     ) -> Result<i64> {
-        log::count_posts_by_author(&mut *self.0, campaign_id, author_id, kind, since).await
+        log::count_posts_by_author(&mut *self.conn, campaign_id, author_id, kind, since).await
     }
 
     async fn outcomes_of_post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
-        log::outcomes_of_posts(&mut *self.0, campaign_id, seq - 1, seq).await
+        log::outcomes_of_posts(&mut *self.conn, campaign_id, seq - 1, seq).await
     }
 
     async fn last_post(&mut self, campaign_id: Uuid) -> Result<Option<LastPost>> {
@@ -84,14 +117,14 @@ impl AppendSteps for Append {
             "SELECT seq, hash, stamp_ms AS stamp FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1",
         )
         .bind(campaign_id.to_string())
-        .fetch_optional(&mut *self.0)
+        .fetch_optional(&mut *self.conn)
         .await
         .map_err(map_err)?;
         Db::decode_optional(row, row::last_post)
     }
 
     async fn snapshot_at(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
-        log::snapshot_at(&mut *self.0, campaign_id, seq).await
+        log::snapshot_at(&mut *self.conn, campaign_id, seq).await
     }
 
     async fn last_position(&mut self, campaign_id: Uuid) -> Result<i64> {
@@ -101,7 +134,7 @@ impl AppendSteps for Append {
             "SELECT COALESCE((SELECT position FROM outcomes WHERE campaign_id = ? ORDER BY position DESC LIMIT 1), 0)",
         )
         .bind(campaign_id.to_string())
-        .fetch_one(&mut *self.0)
+        .fetch_one(&mut *self.conn)
         .await
         .map_err(map_err)
     }
@@ -123,7 +156,7 @@ impl AppendSteps for Append {
                 row.push_bind(principal_id.to_string()).push_bind(*key);
             });
             query.push("))");
-            if query.build_query_scalar().fetch_one(&mut *self.0).await.map_err(map_err)? {
+            if query.build_query_scalar().fetch_one(&mut *self.conn).await.map_err(map_err)? {
                 return Ok(true);
             }
         }
@@ -133,7 +166,7 @@ impl AppendSteps for Append {
     async fn has_webhooks(&mut self, campaign_id: Uuid) -> Result<bool> {
         sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = ? AND disabled_at IS NULL)")
             .bind(campaign_id.to_string())
-            .fetch_one(&mut *self.0)
+            .fetch_one(&mut *self.conn)
             .await
             .map_err(map_err)
     }
@@ -161,7 +194,7 @@ impl AppendSteps for Append {
                 row.push_bind(id.to_string());
             });
             query.push(") AS a) AS t");
-            let rows = query.build().fetch_all(&mut *self.0).await.map_err(map_err)?;
+            let rows = query.build().fetch_all(&mut *self.conn).await.map_err(map_err)?;
             tails.extend(Db::decode_all(&rows, row::tail)?);
         }
         Ok(tails)
@@ -183,7 +216,7 @@ impl AppendSteps for Append {
                     .push_bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
                     .push_bind(post.receipt.as_ref().map(|r| r.signature.as_str()));
             });
-            query.build().execute(&mut *self.0).await.map_err(map_err)?;
+            query.build().execute(&mut *self.conn).await.map_err(map_err)?;
         }
         Ok(())
     }
@@ -199,7 +232,7 @@ impl AppendSteps for Append {
                     .push_bind(outcome.kind.as_str())
                     .push_bind(outcome.data.as_str());
             });
-            query.build().execute(&mut *self.0).await.map_err(map_err)?;
+            query.build().execute(&mut *self.conn).await.map_err(map_err)?;
         }
         Ok(())
     }
@@ -209,7 +242,7 @@ impl AppendSteps for Append {
             .bind(timestamp)
             .bind(campaign_id.to_string())
             .bind(seq)
-            .execute(&mut *self.0)
+            .execute(&mut *self.conn)
             .await
             .map_err(map_err)?;
         Ok(())
@@ -220,7 +253,7 @@ impl AppendSteps for Append {
             .bind(campaign_id.to_string())
             .bind(seq)
             .bind(state)
-            .execute(&mut *self.0)
+            .execute(&mut *self.conn)
             .await
             .map_err(map_err)?;
         Ok(())
@@ -242,7 +275,7 @@ impl AppendSteps for Append {
                     .push_bind(request.request_hash.as_str())
                     .push_bind(*seq);
             });
-            query.build().execute(&mut *self.0).await.map_err(map_err)?;
+            query.build().execute(&mut *self.conn).await.map_err(map_err)?;
         }
         Ok(())
     }
@@ -253,16 +286,17 @@ impl AppendSteps for Append {
     }
 
     async fn execute(&mut self, sql: &'static str) -> Result<()> {
-        sqlx::query(sql).execute(&mut *self.0).await.map_err(map_err).map(|_| ())
+        sqlx::query(sql).execute(&mut *self.conn).await.map_err(map_err).map(|_| ())
     }
 
     async fn rollback(self) -> Result<()> {
-        self.0.rollback().await.map_err(map_err)
+        self.end("ROLLBACK").await
     }
 
     async fn commit(self) -> Result<()> {
-        self.0.commit().await.map_err(map_err)?;
-        self.1.notify_one();
+        let commits = self.commits.clone();
+        self.end("COMMIT").await?;
+        commits.notify_one();
         Ok(())
     }
 }

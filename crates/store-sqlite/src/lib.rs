@@ -95,6 +95,11 @@ impl SqliteStore {
                 options
                     .clone()
                     .pragma("temp_store", "memory")
+                    // 32 MiB of pages rather than SQLite's 2 MiB: a post adds an entry to each
+                    // index at the end of its campaign's range, and with posts spread over a
+                    // thousand campaigns those pages are read again from the file at every
+                    // batch unless they stay here.
+                    .pragma("cache_size", "-32768")
                     .pragma("wal_autocheckpoint", checkpoint::WRITER_CHECKPOINT_PAGES),
             )
             .await
