@@ -205,25 +205,12 @@ impl AppendSteps for Append {
     }
 
     async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
-        sqlx::query(&format!(
+        let sql = format!(
             "INSERT INTO posts ({POST_COLUMNS})
              SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::timestamptz[], $4::uuid[], $5::text[], $6::text[],
                                   $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])"
-        ))
-        .bind(posts.iter().map(|p| p.campaign_id).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.seq).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.stamp).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.author_id).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.side.as_deref()).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.kind.as_str()).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.body.as_str()).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.prev_hash.as_str()).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.hash.as_str()).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.key_id.as_str())).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.signature.as_str())).collect::<Vec<_>>())
-        .execute(&mut *self.0)
-        .await
-        .map_err(map_err)?;
+        );
+        bind_posts(sqlx::query(&sql), posts).execute(&mut *self.0).await.map_err(map_err)?;
         Ok(())
     }
 
@@ -328,7 +315,7 @@ impl AppendSteps for Append {
         // posts is checked at the statement's end, when both are in.
         let notices: Vec<String> =
             heads.iter().map(|(campaign_id, seq)| crate::listen::notice(*campaign_id, *seq)).collect();
-        sqlx::query(&format!(
+        let sql = format!(
             "WITH new_posts AS (
                  INSERT INTO posts ({POST_COLUMNS})
                  SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::timestamptz[], $4::uuid[], $5::text[],
@@ -341,7 +328,44 @@ impl AppendSteps for Append {
                  INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq)
                  SELECT * FROM UNNEST($18::uuid[], $19::text[], $20::uuid[], $21::text[], $22::bigint[]))
              SELECT pg_notify($23, notice) FROM UNNEST($24::text[]) AS notice"
-        ))
+        );
+        bind_posts(sqlx::query(&sql), posts)
+            .bind(outcomes.iter().map(|o| o.id).collect::<Vec<_>>())
+            .bind(outcomes.iter().map(|o| o.campaign_id).collect::<Vec<_>>())
+            .bind(outcomes.iter().map(|o| o.position).collect::<Vec<_>>())
+            .bind(outcomes.iter().map(|o| o.seq).collect::<Vec<_>>())
+            .bind(outcomes.iter().map(|o| o.kind.as_str()).collect::<Vec<_>>())
+            .bind(outcomes.iter().map(|o| o.data.as_str()).collect::<Vec<_>>())
+            .bind(keys.iter().map(|(r, _)| r.author_id).collect::<Vec<_>>())
+            .bind(keys.iter().map(|(r, _)| r.idempotency_key.as_str()).collect::<Vec<_>>())
+            .bind(keys.iter().map(|(r, _)| r.campaign_id).collect::<Vec<_>>())
+            .bind(keys.iter().map(|(r, _)| r.request_hash.as_str()).collect::<Vec<_>>())
+            .bind(keys.iter().map(|&(_, seq)| seq).collect::<Vec<_>>())
+            .bind(crate::listen::CHANNEL)
+            .bind(&notices)
+            .execute(&mut *self.0)
+            .instrument(step("insert_post"))
+            .await
+            .map_err(map_err)?;
+        Ok(())
+    }
+
+    async fn rollback(self) -> Result<()> {
+        self.0.rollback().await.map_err(map_err)
+    }
+
+    async fn commit(self) -> Result<()> {
+        self.0.commit().await.map_err(map_err)
+    }
+}
+
+/// Binds a batch's posts as the eleven column arrays `$1`…`$11` of an `UNNEST` into `posts`
+/// ([`POST_COLUMNS`]): the first parameters the query binds.
+fn bind_posts<'q>(
+    query: sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>,
+    posts: &'q [&'q Post],
+) -> sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments> {
+    query
         .bind(posts.iter().map(|p| p.campaign_id).collect::<Vec<_>>())
         .bind(posts.iter().map(|p| p.seq).collect::<Vec<_>>())
         .bind(posts.iter().map(|p| p.stamp).collect::<Vec<_>>())
@@ -353,31 +377,4 @@ impl AppendSteps for Append {
         .bind(posts.iter().map(|p| p.hash.as_str()).collect::<Vec<_>>())
         .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.key_id.as_str())).collect::<Vec<_>>())
         .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.signature.as_str())).collect::<Vec<_>>())
-        .bind(outcomes.iter().map(|o| o.id).collect::<Vec<_>>())
-        .bind(outcomes.iter().map(|o| o.campaign_id).collect::<Vec<_>>())
-        .bind(outcomes.iter().map(|o| o.position).collect::<Vec<_>>())
-        .bind(outcomes.iter().map(|o| o.seq).collect::<Vec<_>>())
-        .bind(outcomes.iter().map(|o| o.kind.as_str()).collect::<Vec<_>>())
-        .bind(outcomes.iter().map(|o| o.data.as_str()).collect::<Vec<_>>())
-        .bind(keys.iter().map(|(r, _)| r.author_id).collect::<Vec<_>>())
-        .bind(keys.iter().map(|(r, _)| r.idempotency_key.as_str()).collect::<Vec<_>>())
-        .bind(keys.iter().map(|(r, _)| r.campaign_id).collect::<Vec<_>>())
-        .bind(keys.iter().map(|(r, _)| r.request_hash.as_str()).collect::<Vec<_>>())
-        .bind(keys.iter().map(|&(_, seq)| seq).collect::<Vec<_>>())
-        .bind(crate::listen::CHANNEL)
-        .bind(&notices)
-        .execute(&mut *self.0)
-        .instrument(step("insert_post"))
-        .await
-        .map_err(map_err)?;
-        Ok(())
-    }
-
-    async fn rollback(self) -> Result<()> {
-        self.0.rollback().await.map_err(map_err)
-    }
-
-    async fn commit(self) -> Result<()> {
-        self.0.commit().await.map_err(map_err)
-    }
 }
