@@ -93,7 +93,7 @@ pub async fn start_server_with(
     match spans {
         Some(file) => {
             command
-                .env("ADJUTANT_LOG", "warn,adjutant::post=debug,tower_http::trace=debug")
+                .env("ADJUTANT_LOG", "warn,adjutant::post=debug,adjutant::request=debug")
                 .env("ADJUTANT_LOG_SPANS", "close")
                 .env("NO_COLOR", "1")
                 .stdout(std::fs::File::create(file)?);

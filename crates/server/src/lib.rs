@@ -50,7 +50,7 @@ use axum::extract::{DefaultBodyLimit, MatchedPath, Request};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use futures_util::FutureExt;
-use tower_http::trace::TraceLayer;
+use tracing::Instrument;
 
 use crate::clock::ServerClock;
 use crate::config::Config;
@@ -171,7 +171,6 @@ pub fn app(state: AppState) -> Router {
     // One stack of layers, outermost first, put around each route at once: a request clones one
     // boxed service for the whole stack, not one per layer.
     let layers = tower::ServiceBuilder::new()
-        .layer(TraceLayer::new_for_http())
         .layer(tower::layer::layer_fn({
             let state = state.clone();
             move |inner| Guarded { state: state.clone(), inner }
@@ -208,12 +207,17 @@ async fn method_not_allowed() -> AppError {
     }
 }
 
-/// The layer around every route, inside the trace's span: it times the request and counts its
-/// answer ([`monitoring::answered`]), answers a panic with a problem+json 500
+/// The layer around every route: it opens the request's span (`request`, target
+/// `adjutant::request`, at debug level, with the method, the address and the version) and logs
+/// the answer in it (`answered`, with the status and the microseconds; a 503 at warn level and
+/// another server error at error level, with the method and the route); it times the request and
+/// counts its answer ([`monitoring::answered`]), answers a panic with a problem+json 500
 /// ([`panic_problem`]), and runs the caller's limits ([`rate_limit::guard`]) and the handler
 /// within the time limit (503 problem+json past it). Written out as one service rather than
-/// `from_fn` layers and tower-http's panic catcher, so a request pays one boxed future here
-/// instead of a boxed future and a boxed service per step.
+/// tower-http's trace and panic layers and `from_fn` steps, so a request pays one boxed future
+/// here instead of a boxed future and a boxed service per step; and the time limit's timer is
+/// set only for a request that is not answered at its first poll (a calculator's read, a
+/// refusal), so most reads never touch the timer wheel.
 #[derive(Clone)]
 struct Guarded<S> {
     state: AppState,
@@ -243,7 +247,14 @@ where
             let started = Instant::now();
             let method = request.method().clone();
             let route = request.extensions().get::<MatchedPath>().cloned();
-            let limit_secs = state.config.request_timeout_secs.max(1);
+            let span = tracing::debug_span!(
+                target: "adjutant::request",
+                "request",
+                method = %method,
+                uri = %request.uri(),
+                version = ?request.version()
+            );
+            let limit = Duration::from_secs(state.config.request_timeout_secs.max(1));
             let writes = !matches!(method, axum::http::Method::GET | axum::http::Method::HEAD);
             let handling = async {
                 if let Err(refused) = rate_limit::guard(&state, &mut request).await {
@@ -254,12 +265,35 @@ where
                     Err(never) => match never {},
                 }
             };
-            let timed = tokio::time::timeout(Duration::from_secs(limit_secs), handling);
-            let response = match AssertUnwindSafe(timed).catch_unwind().await {
-                Ok(Ok(response)) => response,
-                Ok(Err(_)) => AppError::TimedOut { limit_secs, writes }.into_response(),
-                Err(panic) => panic_problem(panic),
+            let mut handling = std::pin::pin!(AssertUnwindSafe(handling.instrument(span.clone())).catch_unwind());
+            // Polled once before the timer is set: what is answered at once never needs it.
+            let first = std::future::poll_fn(|cx| Poll::Ready(handling.as_mut().poll(cx))).await;
+            let finished = match (first, started.checked_add(limit)) {
+                (Poll::Ready(finished), _) => Ok(finished),
+                (Poll::Pending, Some(deadline)) => tokio::time::timeout_at(deadline.into(), handling).await,
+                // A limit past what the clock can count: none.
+                (Poll::Pending, None) => Ok(handling.await),
             };
+            // Made in the request's span, so that what a panic or the time limit logs says which
+            // request it was.
+            let response = span.in_scope(|| match finished {
+                Ok(Ok(response)) => response,
+                Ok(Err(panic)) => panic_problem(panic),
+                Err(_) => AppError::TimedOut { limit_secs: limit.as_secs(), writes }.into_response(),
+            });
+            let status = response.status();
+            let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            let path = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+            // A server error is the operator's to see at the default level (its cause, where
+            // there is one, was logged as it was answered); a 503 is a limit met or the database
+            // away for a moment, and comes often when it comes.
+            if status == axum::http::StatusCode::SERVICE_UNAVAILABLE {
+                tracing::warn!(target: "adjutant::request", parent: &span, %method, route = path, status = status.as_u16(), micros, "answered 503");
+            } else if status.is_server_error() {
+                tracing::error!(target: "adjutant::request", parent: &span, %method, route = path, status = status.as_u16(), micros, "answered with a server error");
+            } else {
+                tracing::debug!(target: "adjutant::request", parent: &span, status = status.as_u16(), micros, "answered");
+            }
             monitoring::answered(&state.metrics, &method, route.as_ref(), started, &response);
             Ok(response)
         })
@@ -366,6 +400,46 @@ mod tests {
         assert_eq!(response.headers()[axum::http::header::CONTENT_TYPE], error::PROBLEM_JSON);
         let shown = state.metrics.render();
         assert!(shown.contains(r#"adjutant_http_request_seconds_count{method="GET",route="unmatched"} 1"#), "{shown}");
+    }
+
+    /// A request not answered at its first poll runs on under the time limit's timer: it is
+    /// answered when it finishes in time, and its panic is still a 500.
+    #[tokio::test]
+    async fn a_handler_that_waits_is_answered_and_its_later_panic_is_caught() {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let state = state(dir.path()).await;
+        let waits = tower::service_fn(|_: Request| async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Ok::<_, Infallible>("in time")
+        });
+        let response = Guarded { state: state.clone(), inner: waits }.oneshot(get()).await.expect("answer");
+        assert_eq!(response.status(), axum::http::StatusCode::OK);
+        let body = axum::body::to_bytes(response.into_body(), 1024).await.expect("body");
+        assert_eq!(&body[..], b"in time");
+        let panics = tower::service_fn(|_: Request| async {
+            tokio::task::yield_now().await;
+            let divisor = std::hint::black_box(0u32);
+            Ok::<_, Infallible>(format!("{}", 1 / divisor))
+        });
+        let response = Guarded { state: state.clone(), inner: panics }.oneshot(get()).await.expect("answer");
+        assert_eq!(response.status(), axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(response.headers()[axum::http::header::CONTENT_TYPE], error::PROBLEM_JSON);
+    }
+
+    /// A time limit past what the clock can count is no limit, not a panic.
+    #[tokio::test]
+    async fn a_time_limit_past_the_clock_s_reach_is_none() {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let mut state = state(dir.path()).await;
+        let mut config = (*state.config).clone();
+        config.request_timeout_secs = u64::MAX;
+        state = AppState::new(config, state.store.clone(), Arc::new(clock::SystemClock)).expect("state");
+        let waits = tower::service_fn(|_: Request| async {
+            tokio::task::yield_now().await;
+            Ok::<_, Infallible>("answered")
+        });
+        let response = Guarded { state, inner: waits }.oneshot(get()).await.expect("answer");
+        assert_eq!(response.status(), axum::http::StatusCode::OK);
     }
 
     #[tokio::test]
