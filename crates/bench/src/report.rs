@@ -554,7 +554,8 @@ pub fn report(o: &Options, runs: &[Measured]) -> String {
          {CLIENTS} clients each, in alternating halves. Both share the two cores with the load generator; the \
          CPU time each process spent per request is shown beside the figures. The difference is what \
          Adjutant does for a request and the bare handler does not: the rate limiter and the time limit, \
-         the trace and panic layers, the query's parsing, the result number's arithmetic and the JSON."
+         the request's span and panic catcher, its route's metrics, the query's parsing, the result \
+         number's arithmetic and the JSON."
     ));
     line(String::new());
     line("| | run | requests/s | p50 / p99 ms | CPU µs per request: answering process / load generator |".into());
