@@ -282,7 +282,9 @@ where
                 Err(_) => AppError::TimedOut { limit_secs: limit.as_secs(), writes }.into_response(),
             });
             let status = response.status();
-            let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            // One clock read for the log and the route's histogram.
+            let took = started.elapsed();
+            let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
             let path = route.as_ref().map_or("unmatched", MatchedPath::as_str);
             // A server error is the operator's to see at the default level (its cause, where
             // there is one, was logged as it was answered); a 503 is a limit met or the database
@@ -294,7 +296,7 @@ where
             } else {
                 tracing::debug!(target: "adjutant::request", parent: &span, status = status.as_u16(), micros, "answered");
             }
-            monitoring::answered(&state.metrics, &method, route.as_ref(), started, &response);
+            monitoring::answered(&state.metrics, &method, route.as_ref(), took, &response);
             Ok(response)
         })
     }
@@ -374,11 +376,15 @@ mod tests {
     use super::*;
 
     async fn state(dir: &std::path::Path) -> AppState {
+        state_limited(dir, 1).await
+    }
+
+    async fn state_limited(dir: &std::path::Path, request_timeout_secs: u64) -> AppState {
         let mut config = Config::defaults();
         config.database_url = format!("sqlite://{}", dir.join("adjutant.db").display());
         config.scenarios_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/scenarios").into();
         config.signing_key = Some(auth::Secret::new("ab".repeat(32)));
-        config.request_timeout_secs = 1;
+        config.request_timeout_secs = request_timeout_secs;
         let store = open_store(&config.database_url).await.expect("store");
         AppState::new(config, store, Arc::new(clock::SystemClock)).expect("state")
     }
@@ -430,10 +436,7 @@ mod tests {
     #[tokio::test]
     async fn a_time_limit_past_the_clock_s_reach_is_none() {
         let dir = tempfile::tempdir().expect("temporary folder");
-        let mut state = state(dir.path()).await;
-        let mut config = (*state.config).clone();
-        config.request_timeout_secs = u64::MAX;
-        state = AppState::new(config, state.store.clone(), Arc::new(clock::SystemClock)).expect("state");
+        let state = state_limited(dir.path(), u64::MAX).await;
         let waits = tower::service_fn(|_: Request| async {
             tokio::task::yield_now().await;
             Ok::<_, Infallible>("answered")

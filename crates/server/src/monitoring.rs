@@ -256,19 +256,13 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
     let method = request.method().clone();
     let route = request.extensions().get::<MatchedPath>().cloned();
     let response = next.run(request).await;
-    answered(&state.metrics, &method, route.as_ref(), started, &response);
+    answered(&state.metrics, &method, route.as_ref(), started.elapsed(), &response);
     response
 }
 
 /// What [`track`] records of a request answered: for the router's own layer (`crate::app`),
 /// which times every request this way.
-pub fn answered(
-    metrics: &Metrics,
-    method: &Method,
-    route: Option<&MatchedPath>,
-    started: Instant,
-    response: &Response,
-) {
+pub fn answered(metrics: &Metrics, method: &Method, route: Option<&MatchedPath>, took: Duration, response: &Response) {
     // A method the service never routes is `other`: a client may send any word as a method.
     let method = match *method {
         Method::GET => 0,
@@ -281,7 +275,7 @@ pub fn answered(
         _ => 7,
     };
     let route = route.map_or("unmatched", MatchedPath::as_str);
-    metrics.request_seconds(route, method).record(started.elapsed().as_secs_f64());
+    metrics.request_seconds(route, method).record(took.as_secs_f64());
     if let Some(Limited(rule)) = response.extensions().get::<Limited>() {
         metrics.counter(LIMITED, vec![Label::new("rule", rule.clone())]).increment(1);
     }

@@ -215,19 +215,11 @@ impl AppendSteps for Append {
     }
 
     async fn insert_outcomes(&mut self, outcomes: &[&Outcome]) -> Result<()> {
-        sqlx::query(&format!(
+        let sql = format!(
             "INSERT INTO outcomes ({OUTCOME_COLUMNS})
              SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::text[], $6::text[])"
-        ))
-        .bind(outcomes.iter().map(|o| o.id).collect::<Vec<_>>())
-        .bind(outcomes.iter().map(|o| o.campaign_id).collect::<Vec<_>>())
-        .bind(outcomes.iter().map(|o| o.position).collect::<Vec<_>>())
-        .bind(outcomes.iter().map(|o| o.seq).collect::<Vec<_>>())
-        .bind(outcomes.iter().map(|o| o.kind.as_str()).collect::<Vec<_>>())
-        .bind(outcomes.iter().map(|o| o.data.as_str()).collect::<Vec<_>>())
-        .execute(&mut *self.0)
-        .await
-        .map_err(map_err)?;
+        );
+        bind_outcomes(sqlx::query(&sql), outcomes).execute(&mut *self.0).await.map_err(map_err)?;
         Ok(())
     }
 
@@ -329,13 +321,7 @@ impl AppendSteps for Append {
                  SELECT * FROM UNNEST($18::uuid[], $19::text[], $20::uuid[], $21::text[], $22::bigint[]))
              SELECT pg_notify($23, notice) FROM UNNEST($24::text[]) AS notice"
         );
-        bind_posts(sqlx::query(&sql), posts)
-            .bind(outcomes.iter().map(|o| o.id).collect::<Vec<_>>())
-            .bind(outcomes.iter().map(|o| o.campaign_id).collect::<Vec<_>>())
-            .bind(outcomes.iter().map(|o| o.position).collect::<Vec<_>>())
-            .bind(outcomes.iter().map(|o| o.seq).collect::<Vec<_>>())
-            .bind(outcomes.iter().map(|o| o.kind.as_str()).collect::<Vec<_>>())
-            .bind(outcomes.iter().map(|o| o.data.as_str()).collect::<Vec<_>>())
+        bind_outcomes(bind_posts(sqlx::query(&sql), posts), outcomes)
             .bind(keys.iter().map(|(r, _)| r.author_id).collect::<Vec<_>>())
             .bind(keys.iter().map(|(r, _)| r.idempotency_key.as_str()).collect::<Vec<_>>())
             .bind(keys.iter().map(|(r, _)| r.campaign_id).collect::<Vec<_>>())
@@ -377,4 +363,19 @@ fn bind_posts<'q>(
         .bind(posts.iter().map(|p| p.hash.as_str()).collect::<Vec<_>>())
         .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.key_id.as_str())).collect::<Vec<_>>())
         .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.signature.as_str())).collect::<Vec<_>>())
+}
+
+/// Binds a batch's outcomes as the six column arrays of an `UNNEST` into `outcomes`
+/// ([`OUTCOME_COLUMNS`]), the next parameters after those already bound.
+fn bind_outcomes<'q>(
+    query: sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>,
+    outcomes: &'q [&'q Outcome],
+) -> sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments> {
+    query
+        .bind(outcomes.iter().map(|o| o.id).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.campaign_id).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.position).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.seq).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.kind.as_str()).collect::<Vec<_>>())
+        .bind(outcomes.iter().map(|o| o.data.as_str()).collect::<Vec<_>>())
 }
