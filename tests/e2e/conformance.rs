@@ -1,7 +1,7 @@
 //! The store conformance suite: the same promises checked against the `Store` trait on SQLite
 //! and on PostgreSQL, so the two backends behave identically.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use adjutant_e2e::{on_both_backends, Backend, TestDb};
@@ -20,6 +20,8 @@ on_both_backends! {
     concurrent_appends_never_skip_or_repeat => concurrent_appends;
     posts_decided_ahead_on_a_tail_another_store_moved_are_decided_again => kept_tails_out_of_date;
     a_quota_holds_against_posts_made_at_once => quota_race;
+    quotas_of_many_authors_at_once_count_each_authors_own_posts => quotas_of_many_authors_at_once;
+    a_quota_counts_the_posts_of_a_batch_from_its_start_only => quota_from_its_start;
     the_same_key_sent_concurrently_stores_one_post => concurrent_same_key;
     refusals_and_reused_keys_fail_only_their_own_post_in_a_batch => mixed_batch;
     a_database_error_in_a_batch_fails_only_the_post_it_touched => batch_with_a_failing_post;
@@ -359,6 +361,82 @@ async fn quota_race(backend: Backend) {
         store.append_post(every_kind, writer(campaign.id, player.id, 0, false)).await,
         Err(StoreError::QuotaSpent(0))
     ));
+}
+
+/// Posts of several authors in several campaigns sent at once: each author's quota counts that
+/// author's posts in that campaign, stored before and in the same batch, and no one else's.
+async fn quotas_of_many_authors_at_once(backend: Backend) {
+    let (_db, store, moderator, first, player) = setup(backend).await;
+    let second = store.create_campaign(new_campaign(moderator.id, "Second")).await.unwrap();
+    let mut other = principal(PrincipalKind::Player, Some(first.id));
+    other.created_by = Some(moderator.id);
+    let other = store.create_principal(NewPrincipal { principal: other, token_hash: [3; 32] }).await.unwrap();
+    let since = Utc.timestamp_millis_opt(1_600_000_000_000).unwrap();
+    // Before: the player's 3 notes in the first campaign and 1 in the second; none by the other.
+    for (campaign, n) in [(&first, 3), (&second, 1)] {
+        for i in 0..n {
+            let asked = request(campaign, &player, &format!("before-{}-{i}", campaign.name), "h");
+            store.append_post(asked, writer(campaign.id, player.id, 0, false)).await.unwrap();
+        }
+    }
+    let quotas = vec![
+        adjutant_store::Quota { kind: None, since, limit: 1000 },
+        adjutant_store::Quota { kind: Some("note".into()), since, limit: 5 },
+    ];
+    let senders = [(&first, &player), (&first, &other), (&second, &player)];
+    let mut tasks = Vec::new();
+    for i in 0..6 {
+        for (s, (campaign, author)) in senders.iter().enumerate() {
+            let (store, campaign, author, quotas) =
+                (store.clone(), (*campaign).clone(), (*author).clone(), quotas.clone());
+            tasks.push(tokio::spawn(async move {
+                let asked = AppendRequest { quotas, ..request(&campaign, &author, &format!("at-once-{s}-{i}"), "h") };
+                (s, store.append_post(asked, writer(campaign.id, author.id, 0, false)).await)
+            }));
+        }
+    }
+    let mut answers = BTreeMap::new();
+    for task in tasks {
+        let (s, answer) = task.await.unwrap();
+        let (stored, refused) = answers.entry(s).or_insert((0, 0));
+        match answer {
+            Ok(Appended::New(..)) => *stored += 1,
+            Err(StoreError::QuotaSpent(1)) => *refused += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    // 5 notes each: 2 more for the player in the first campaign, 5 for the other, 4 in the second.
+    assert_eq!(answers, BTreeMap::from([(0, (2, 4)), (1, (5, 1)), (2, (4, 2))]));
+    for (campaign, posts) in [(&first, 3 + 2 + 5), (&second, 1 + 4)] {
+        let log = store.posts(campaign.id, 0, 100).await.unwrap();
+        assert_eq!(log.iter().map(|p| p.seq).collect::<Vec<_>>(), (1..=posts).collect::<Vec<_>>(), "{}", campaign.name);
+    }
+}
+
+/// A quota counts from its start (a day's midnight): posts of the same batch stamped before it
+/// count no more than stored ones do.
+async fn quota_from_its_start(backend: Backend) {
+    let (_db, store, _, campaign, player) = setup(backend).await;
+    // The writer stamps post n at 1_700_000_000_000 + n s: posts 1 to 3 come before the start.
+    let since = Utc.timestamp_millis_opt(1_700_000_003_500).unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let (store, campaign, player) = (store.clone(), campaign.clone(), player.clone());
+        tasks.push(tokio::spawn(async move {
+            let quotas = vec![adjutant_store::Quota { kind: None, since, limit: 2 }];
+            let asked = AppendRequest { quotas, ..request(&campaign, &player, &format!("day-{i}"), "h") };
+            store.append_post(asked, writer(campaign.id, player.id, 0, false)).await
+        }));
+    }
+    let (mut stored, mut refused) = (0, 0);
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(Appended::New(..)) => stored += 1,
+            Err(StoreError::QuotaSpent(0)) => refused += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((stored, refused), (5, 3), "3 posts before the quota's start, then its 2");
 }
 
 async fn concurrent_same_key(backend: Backend) {

@@ -624,7 +624,7 @@ pub fn report(o: &Options, runs: &[Measured]) -> String {
         for (name, what, _, _) in &first.profile.steps {
             let indent = match *name {
                 "request" => "",
-                "begin" | "lock_campaign" | "known_key" | "tail" | "decide" | "sign" | "insert_post"
+                "begin" | "lock_campaign" | "known_key" | "tail" | "quota" | "decide" | "sign" | "insert_post"
                 | "insert_outcome" | "enqueue_deliveries" | "remember_key" | "commit" => "&nbsp;&nbsp;&nbsp;&nbsp;",
                 "chain" | "rules" => "&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;",
                 _ => "&nbsp;&nbsp;",

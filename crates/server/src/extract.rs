@@ -151,6 +151,12 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiQuer
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        // The same deserializer axum's `Query` runs, without tracking the path of each value: a
+        // query that parses is taken at once, and only one that does not is parsed again through
+        // axum's, for the message that names the parameter.
+        if let Ok(query) = serde_urlencoded::from_str(parts.uri.query().unwrap_or_default()) {
+            return Ok(ApiQuery(query));
+        }
         axum::extract::Query::<T>::try_from_uri(&parts.uri).map(|q| ApiQuery(q.0)).map_err(query_rejection)
     }
 }

@@ -25,7 +25,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ConnectInfo;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -37,6 +36,15 @@ use tower::Service;
 use crate::paced::{HeadBudget, Heads, Paced, SendLimits};
 use crate::rate_limit::{CallerKey, TrustedProxies};
 use crate::shares::Shares;
+
+/// The connection a request came on, as the listener tells it: the caller's address and the
+/// socket's send queue (for an event stream's follower that falls behind). One extension for
+/// both, so a request pays one insertion into its extensions.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer {
+    pub address: SocketAddr,
+    pub send_queue: crate::live::SendQueue,
+}
 
 /// How connections are accepted.
 #[derive(Debug, Clone)]
@@ -179,8 +187,7 @@ pub async fn serve(
         let handled = heads.clone();
         let send_queue = crate::live::SendQueue::of(&stream);
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-            request.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
-            request.extensions_mut().insert(send_queue);
+            request.extensions_mut().insert(Peer { address: peer, send_queue });
             let mut router = router.clone();
             let handling = handled.handling();
             async move {

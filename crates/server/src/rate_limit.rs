@@ -29,7 +29,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 use tracing::Instrument;
 
-use axum::extract::{ConnectInfo, Request};
+use axum::extract::Request;
 use axum::http::header::AUTHORIZATION;
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
@@ -37,6 +37,7 @@ use axum::response::{IntoResponse, Response};
 use crate::auth::{self, Caller};
 use crate::config::Config;
 use crate::error::AppError;
+use crate::listener::Peer;
 use crate::AppState;
 
 const SHARDS: usize = 16;
@@ -320,9 +321,9 @@ fn expensive_refusal(retry_after_secs: u64) -> AppError {
 pub async fn guard(state: &AppState, request: &mut Request) -> Result<(), Response> {
     let limits = &state.limits;
     let now = Instant::now();
-    let client = match request.extensions().get::<ConnectInfo<SocketAddr>>() {
-        Some(ConnectInfo(peer)) => {
-            CallerKey::of_address(client_address(peer.ip(), request.headers(), &limits.trusted_proxies))
+    let client = match request.extensions().get::<Peer>() {
+        Some(peer) => {
+            CallerKey::of_address(client_address(peer.address.ip(), request.headers(), &limits.trusted_proxies))
         }
         None => CallerKey::Unknown,
     };

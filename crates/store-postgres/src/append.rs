@@ -1,6 +1,6 @@
 //! Appending posts: the steps of [`adjutant_store::append`] in PostgreSQL's SQL.
 
-use adjutant_store::append::{step, AppendSteps, KnownKey, LastPost};
+use adjutant_store::append::{step, AppendSteps, KnownKey, LastPost, QuotaCount};
 use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
 use adjutant_store::{AppendRequest, Outcome, Post, Result, Tail};
 use async_trait::async_trait;
@@ -65,6 +65,28 @@ impl AppendSteps for Append {
         since: chrono::DateTime<chrono::Utc>,
     ) -> Result<i64> {
         log::count_posts_by_author(&mut *self.0, campaign_id, author_id, kind, since).await
+    }
+
+    async fn count_posts_by_authors(&mut self, asks: &[QuotaCount]) -> Result<Vec<i64>> {
+        let campaigns: Vec<Uuid> = asks.iter().map(|ask| ask.campaign_id).collect();
+        let authors: Vec<Uuid> = asks.iter().map(|ask| ask.author_id).collect();
+        let kinds: Vec<Option<&str>> = asks.iter().map(|ask| ask.kind.as_deref()).collect();
+        let since: Vec<chrono::DateTime<chrono::Utc>> = asks.iter().map(|ask| ask.since).collect();
+        // Each count as `count_posts_by_author` makes it, all in one round trip, in the order asked.
+        sqlx::query_scalar(
+            "SELECT (SELECT COUNT(*) FROM posts p WHERE p.campaign_id = a.campaign_id AND p.author_id = a.author_id
+                       AND (p.kind = a.kind OR a.kind IS NULL) AND p.stamp >= a.since)
+             FROM UNNEST($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[])
+               WITH ORDINALITY AS a (campaign_id, author_id, kind, since, n)
+             ORDER BY a.n",
+        )
+        .bind(&campaigns)
+        .bind(&authors)
+        .bind(&kinds)
+        .bind(&since)
+        .fetch_all(&mut *self.0)
+        .await
+        .map_err(map_err)
     }
 
     async fn outcomes_of_post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {

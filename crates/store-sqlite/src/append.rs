@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use adjutant_store::append::{AppendSteps, KnownKey, LastPost};
+use adjutant_store::append::{AppendSteps, KnownKey, LastPost, QuotaCount};
 use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
 use adjutant_store::{AppendRequest, Outcome, Post, Result, Tail};
 use async_trait::async_trait;
@@ -106,6 +106,30 @@ impl AppendSteps for Append {
         since: chrono::DateTime<chrono::Utc>,
     ) -> Result<i64> {
         log::count_posts_by_author(&mut *self.conn, campaign_id, author_id, kind, since).await
+    }
+
+    async fn count_posts_by_authors(&mut self, asks: &[QuotaCount]) -> Result<Vec<i64>> {
+        let mut counts = Vec::with_capacity(asks.len());
+        for asks in asks.chunks(ROWS_PER_STATEMENT) {
+            // Each count reads the author's posts of the day off the index by author and time,
+            // as `count_posts_by_author` does; the first column keeps the order asked.
+            let mut query = QueryBuilder::<Sqlite>::new(
+                "SELECT (SELECT COUNT(*) FROM posts INDEXED BY posts_by_author_day
+                   WHERE campaign_id = a.column2 AND author_id = a.column3 AND stamp_ms >= a.column4
+                     AND (kind = a.column5 OR a.column5 IS NULL))
+                 FROM (",
+            );
+            query.push_values(asks.iter().enumerate(), |mut row, (n, ask)| {
+                row.push_bind(n as i64)
+                    .push_bind(ask.campaign_id.to_string())
+                    .push_bind(ask.author_id.to_string())
+                    .push_bind(ask.since.timestamp_millis())
+                    .push_bind(ask.kind.as_deref());
+            });
+            query.push(") AS a ORDER BY a.column1");
+            counts.extend(query.build_query_scalar::<i64>().fetch_all(&mut *self.conn).await.map_err(map_err)?);
+        }
+        Ok(counts)
     }
 
     async fn outcomes_of_post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {

@@ -39,6 +39,16 @@ pub struct LastPost {
     pub stamp: DateTime<Utc>,
 }
 
+/// What a quota counts: the author's posts in the campaign since a time, of one kind or (`None`)
+/// of every kind.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QuotaCount {
+    pub campaign_id: Uuid,
+    pub author_id: Uuid,
+    pub kind: Option<String>,
+    pub since: DateTime<Utc>,
+}
+
 /// The SQL steps of an append, each run inside the backend's write transaction.
 #[async_trait]
 pub trait AppendSteps: Send {
@@ -62,6 +72,17 @@ pub trait AppendSteps: Send {
         kind: Option<&str>,
         since: DateTime<Utc>,
     ) -> Result<i64>;
+    /// [`AppendSteps::count_posts_by_author`] for each of `asks`, in their order. A backend may
+    /// count them all in one statement.
+    async fn count_posts_by_authors(&mut self, asks: &[QuotaCount]) -> Result<Vec<i64>> {
+        let mut counts = Vec::with_capacity(asks.len());
+        for ask in asks {
+            counts.push(
+                self.count_posts_by_author(ask.campaign_id, ask.author_id, ask.kind.as_deref(), ask.since).await?,
+            );
+        }
+        Ok(counts)
+    }
     /// Whether any of `keys` (principal, key) has a record. A backend may ask in one statement.
     async fn any_known_key(&mut self, keys: &[(Uuid, &str)]) -> Result<bool> {
         for &(principal_id, key) in keys {
@@ -213,7 +234,8 @@ pub async fn append_one<S: AppendSteps>(
         return Ok(Appended::Replayed(post, outcomes));
     }
 
-    if let Some(spent) = spent_quota(steps, request, &[]).instrument(step("quota")).await? {
+    let stored = stored_counts(steps, std::iter::once(request)).instrument(step("quota")).await?;
+    if let Some(spent) = spent_quota(request, &[], &stored)? {
         return Err(StoreError::QuotaSpent(spent));
     }
     let tail = tail(steps, campaign_id).instrument(step("tail")).await?;
@@ -711,15 +733,18 @@ async fn write_together<S: AppendSteps>(
         }
     }
 
+    // Every quota's stored count for the whole batch, read at once.
+    let stored = stored_counts(steps, batch.iter().map(|waiting| &waiting.request)).instrument(step("quota")).await?;
+
     let mut results = Vec::with_capacity(batch.len());
     let mut signers = Vec::with_capacity(batch.len());
     let mut snapshots = Vec::new();
     // The batch's posts so far, which its later posts' quotas count with the stored ones.
-    let mut earlier: Vec<(Uuid, Uuid, String)> = Vec::new();
+    let mut earlier: Vec<(Uuid, Uuid, String, DateTime<Utc>)> = Vec::new();
     for waiting in batch.iter_mut() {
         let campaign_id = waiting.request.campaign_id;
         let ahead = waiting.ahead.take().filter(|_| as_foreseen.contains(&campaign_id));
-        if let Some(spent) = spent_quota(steps, &waiting.request, &earlier).instrument(step("quota")).await? {
+        if let Some(spent) = spent_quota(&waiting.request, &earlier, &stored)? {
             // Its campaign's later posts were decided ahead on the tail this one would have
             // left: they are decided again, on the tail as it stands.
             if ahead.is_some() {
@@ -762,7 +787,7 @@ async fn write_together<S: AppendSteps>(
         let (post, outcomes, snapshot) = decided;
         signers.push(sign);
         if !waiting.request.quotas.is_empty() {
-            earlier.push((campaign_id, waiting.request.author_id, post.kind.clone()));
+            earlier.push((campaign_id, waiting.request.author_id, post.kind.clone(), post.stamp));
         }
         if let Some(state) = snapshot {
             snapshots.push((campaign_id, post.seq, state));
@@ -885,25 +910,63 @@ pub fn step(name: &'static str) -> tracing::Span {
     tracing::debug_span!(target: "adjutant::post", "step", name)
 }
 
-/// The index of the first of the request's quotas that this post would go past, counting the
-/// author's stored posts and the posts of the same batch written before it (`earlier`:
-/// campaign, author, kind).
-async fn spent_quota<S: AppendSteps>(
+/// The stored count of every quota of `requests`, each read once, all in one statement where
+/// the backend can: read inside the write transaction, after the campaigns are held, so no other
+/// post of theirs lands between the count and the commit.
+async fn stored_counts<'a, S: AppendSteps>(
     steps: &mut S,
+    requests: impl Iterator<Item = &'a AppendRequest>,
+) -> Result<HashMap<QuotaCount, i64>> {
+    let mut asks: Vec<QuotaCount> = requests
+        .flat_map(|request| {
+            request.quotas.iter().map(|quota| QuotaCount {
+                campaign_id: request.campaign_id,
+                author_id: request.author_id,
+                kind: quota.kind.clone(),
+                since: quota.since,
+            })
+        })
+        .collect();
+    if asks.is_empty() {
+        return Ok(HashMap::new());
+    }
+    asks.sort_unstable();
+    asks.dedup();
+    let counts = steps.count_posts_by_authors(&asks).await?;
+    if counts.len() != asks.len() {
+        return Err(StoreError::Database(format!("{} quota counts asked, {} read", asks.len(), counts.len())));
+    }
+    Ok(asks.into_iter().zip(counts).collect())
+}
+
+/// The index of the first of the request's quotas that this post would go past, counting the
+/// author's stored posts (`stored`, from [`stored_counts`]) and the posts of the same batch
+/// written before it (`earlier`: campaign, author, kind, stamp; only those stamped since the
+/// quota's start count, as only those stored do).
+fn spent_quota(
     request: &AppendRequest,
-    earlier: &[(Uuid, Uuid, String)],
+    earlier: &[(Uuid, Uuid, String, DateTime<Utc>)],
+    stored: &HashMap<QuotaCount, i64>,
 ) -> Result<Option<usize>> {
     for (index, Quota { kind, since, limit }) in request.quotas.iter().enumerate() {
         let in_batch = earlier
             .iter()
-            .filter(|(campaign, author, made)| {
+            .filter(|(campaign, author, made, stamp)| {
                 *campaign == request.campaign_id
                     && *author == request.author_id
                     && kind.as_ref().is_none_or(|kind| kind == made)
+                    && stamp >= since
             })
             .count() as i64;
-        let stored =
-            steps.count_posts_by_author(request.campaign_id, request.author_id, kind.as_deref(), *since).await?;
+        let asked = QuotaCount {
+            campaign_id: request.campaign_id,
+            author_id: request.author_id,
+            kind: kind.clone(),
+            since: *since,
+        };
+        let Some(stored) = stored.get(&asked) else {
+            return Err(StoreError::Database(format!("no stored count was read for quota {index}")));
+        };
         if stored + in_batch >= *limit {
             return Ok(Some(index));
         }

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -38,6 +38,7 @@ use crate::campaign::LoadedCampaign;
 use crate::config::Config;
 use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiPath, ApiQuery};
+use crate::listener::Peer;
 use crate::live::{SendQueue, IDLE_STREAM_BYTES};
 use crate::rate_limit::{client_address, CallerKey, TrustedProxies};
 use crate::routes::posts::PostView;
@@ -277,7 +278,7 @@ pub async fn campaign_events(
     ApiQuery(q): ApiQuery<EventsQuery>,
     caller: Caller,
     // What the listener tells of the connection: its peer, and its socket's send queue.
-    (peer, send_queue): (Option<Extension<ConnectInfo<SocketAddr>>>, Option<Extension<SendQueue>>),
+    peer: Option<Extension<Peer>>,
     counted: Option<Extension<CallerKey>>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
@@ -305,7 +306,7 @@ pub async fn campaign_events(
     if after < 0 {
         return Err(AppError::bad_request("query.after", "paging.after", "after is a sequence number, 0 or more"));
     }
-    let shares = state.stream_shares.take(peer.map(|Extension(ConnectInfo(peer))| peer), &headers, &caller, id)?;
+    let shares = state.stream_shares.take(peer.map(|Extension(peer)| peer.address), &headers, &caller, id)?;
     let charge = match state.stream_shares.pool.open() {
         Ok(charge) => charge,
         Err(Full::Count) => {
@@ -343,7 +344,7 @@ pub async fn campaign_events(
         queue: VecDeque::new(),
         queued: 0,
         charge,
-        send_queue: send_queue.map(|Extension(queue)| queue),
+        send_queue: peer.map(|Extension(peer)| peer.send_queue),
         most_unsent,
         _held: held,
         first: true,
