@@ -57,22 +57,12 @@ impl AppendSteps for Append {
         log::post(&mut *self.0, campaign_id, seq).await
     }
 
-    async fn count_posts_by_author(
-        &mut self,
-        campaign_id: Uuid,
-        author_id: Uuid,
-        kind: Option<&str>,
-        since: chrono::DateTime<chrono::Utc>,
-    ) -> Result<i64> {
-        log::count_posts_by_author(&mut *self.0, campaign_id, author_id, kind, since).await
-    }
-
     async fn count_posts_by_authors(&mut self, asks: &[QuotaCount]) -> Result<Vec<i64>> {
         let campaigns: Vec<Uuid> = asks.iter().map(|ask| ask.campaign_id).collect();
         let authors: Vec<Uuid> = asks.iter().map(|ask| ask.author_id).collect();
         let kinds: Vec<Option<&str>> = asks.iter().map(|ask| ask.kind.as_deref()).collect();
         let since: Vec<chrono::DateTime<chrono::Utc>> = asks.iter().map(|ask| ask.since).collect();
-        // Each count as `count_posts_by_author` makes it, all in one round trip, in the order asked.
+        // Each count as a read of one author's count makes it; all in one round trip, in the order asked.
         sqlx::query_scalar(
             "SELECT (SELECT COUNT(*) FROM posts p WHERE p.campaign_id = a.campaign_id AND p.author_id = a.author_id
                        AND (p.kind = a.kind OR a.kind IS NULL) AND p.stamp >= a.since)

@@ -98,21 +98,11 @@ impl AppendSteps for Append {
         log::post(&mut *self.conn, campaign_id, seq).await
     }
 
-    async fn count_posts_by_author(
-        &mut self,
-        campaign_id: Uuid,
-        author_id: Uuid,
-        kind: Option<&str>,
-        since: chrono::DateTime<chrono::Utc>,
-    ) -> Result<i64> {
-        log::count_posts_by_author(&mut *self.conn, campaign_id, author_id, kind, since).await
-    }
-
     async fn count_posts_by_authors(&mut self, asks: &[QuotaCount]) -> Result<Vec<i64>> {
         let mut counts = Vec::with_capacity(asks.len());
         for asks in asks.chunks(ROWS_PER_STATEMENT) {
             // Each count reads the author's posts of the day off the index by author and time,
-            // as `count_posts_by_author` does; the first column keeps the order asked.
+            // as the store's reads of one author's count do; the first column keeps the order asked.
             let mut query = QueryBuilder::<Sqlite>::new(
                 "SELECT (SELECT COUNT(*) FROM posts INDEXED BY posts_by_author_day
                    WHERE campaign_id = a.column2 AND author_id = a.column3 AND stamp_ms >= a.column4

@@ -64,25 +64,9 @@ pub trait AppendSteps: Send {
     async fn last_position(&mut self, campaign_id: Uuid) -> Result<i64>;
     async fn insert_post(&mut self, campaign_id: Uuid, post: &Post) -> Result<()>;
     async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()>;
-    /// The author's posts in the campaign since `since`, of `kind` or of every kind.
-    async fn count_posts_by_author(
-        &mut self,
-        campaign_id: Uuid,
-        author_id: Uuid,
-        kind: Option<&str>,
-        since: DateTime<Utc>,
-    ) -> Result<i64>;
-    /// [`AppendSteps::count_posts_by_author`] for each of `asks`, in their order. A backend may
-    /// count them all in one statement.
-    async fn count_posts_by_authors(&mut self, asks: &[QuotaCount]) -> Result<Vec<i64>> {
-        let mut counts = Vec::with_capacity(asks.len());
-        for ask in asks {
-            counts.push(
-                self.count_posts_by_author(ask.campaign_id, ask.author_id, ask.kind.as_deref(), ask.since).await?,
-            );
-        }
-        Ok(counts)
-    }
+    /// For each of `asks`, in their order, the author's posts in the campaign since its time, of
+    /// its kind or (none) of every kind: a batch's quotas, counted in one statement.
+    async fn count_posts_by_authors(&mut self, asks: &[QuotaCount]) -> Result<Vec<i64>>;
     /// Whether any of `keys` (principal, key) has a record. A backend may ask in one statement.
     async fn any_known_key(&mut self, keys: &[(Uuid, &str)]) -> Result<bool> {
         for &(principal_id, key) in keys {
