@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use adjutant_e2e::{on_both_backends, Backend, TestDb};
 use adjutant_store::{
-    Acknowledgement, AppendRequest, Appended, Campaign, Decision, Declined, NewOutcome, NewPrincipal, Post, Principal,
-    PrincipalKind, SharedDecide, Store, StoreError, Tail, Webhook,
+    Acknowledgement, AppendRequest, Appended, Campaign, Decision, Declined, IndexedOutcomeKind, IndexedPostKind,
+    NewOutcome, NewPrincipal, Post, Principal, PrincipalKind, SharedDecide, Store, StoreError, Tail, Webhook,
 };
 use chrono::{TimeZone, Utc};
 use uuid::Uuid;
@@ -28,6 +28,7 @@ on_both_backends! {
     decide_sees_the_tail_the_log_left => tails;
     outcomes_snapshots_and_acknowledgements => outcomes_and_snapshots;
     a_range_of_posts_has_its_outcomes_read_at_once => outcomes_of_posts;
+    posts_and_outcomes_are_found_by_the_kinds_the_index_by_kind_holds => found_by_kind;
     the_log_cannot_be_rewritten => append_only;
     tokens_are_revoked_and_rotated_in_their_own_row => revocation;
     webhooks_are_rotated_and_disabled_with_their_log_kept => webhook_lifecycle;
@@ -196,8 +197,111 @@ async fn appends(backend: Backend) {
     assert_eq!(store.posts(campaign.id, 0, 100).await.unwrap().len(), 2);
     assert_eq!(store.post(campaign.id, 1).await.unwrap(), Some(post));
     assert_eq!(store.posts(campaign.id, 1, 100).await.unwrap(), vec![second]);
-    assert_eq!(store.posts_of_kind(campaign.id, "note").await.unwrap().len(), 2);
-    assert!(store.posts_of_kind(campaign.id, "rollback").await.unwrap().is_empty());
+    assert!(store.posts_of_kind(campaign.id, IndexedPostKind::Rollback).await.unwrap().is_empty());
+}
+
+/// A decide callback that writes a post of `kind` with one outcome of each of `outcomes`.
+fn of_kinds(campaign: Uuid, author: Uuid, kind: &'static str, outcomes: &'static [&'static str]) -> SharedDecide {
+    std::sync::Arc::new(move |tail: &Tail| {
+        Ok(Decision {
+            post: Post {
+                campaign_id: campaign,
+                seq: tail.next_seq,
+                stamp: Utc.timestamp_millis_opt(1_700_000_000_000 + tail.next_seq * 1_000).unwrap(),
+                author_id: author,
+                side: Some("union".into()),
+                kind: kind.into(),
+                body: "{}".into(),
+                prev_hash: tail.prev_hash.clone().unwrap_or_else(|| "0".repeat(64)),
+                hash: format!("{:064}", tail.next_seq),
+                receipt: None,
+            },
+            sign: None,
+            outcomes: outcomes
+                .iter()
+                .map(|kind| NewOutcome { id: Uuid::new_v4(), kind: (*kind).into(), data: "{}".into() })
+                .collect(),
+            snapshot: None,
+        })
+    })
+}
+
+async fn found_by_kind(backend: Backend) {
+    let (db, store, moderator, campaign, player) = setup(backend).await;
+    let other = store.create_campaign(new_campaign(moderator.id, "Second")).await.unwrap();
+    let script: [(&Campaign, &str, &[&str]); 8] = [
+        (&campaign, "deploy", &["deployed"]),
+        (&campaign, "note", &[]),
+        (&campaign, "move", &["moved", "turn_begins"]),
+        (&campaign, "attack", &["battle", "casualties"]),
+        (&other, "rollback", &["battle"]),
+        (&campaign, "seal", &["sealed"]),
+        (&campaign, "rollback", &["rollback"]),
+        (&campaign, "attack", &["battle", "turn_begins", "battle"]),
+    ];
+    for (i, (on, kind, outcomes)) in script.into_iter().enumerate() {
+        store
+            .append_post(
+                request(on, &player, &format!("k{i}"), &format!("h{i}")),
+                of_kinds(on.id, player.id, kind, outcomes),
+            )
+            .await
+            .unwrap();
+    }
+
+    // Each kind the index holds finds its posts, in order, and only the campaign's own.
+    let seqs = |posts: Vec<Post>| posts.into_iter().map(|p| (p.kind, p.seq)).collect::<Vec<_>>();
+    assert_eq!(seqs(store.posts_of_kind(campaign.id, IndexedPostKind::Deploy).await.unwrap()), [("deploy".into(), 1)]);
+    assert_eq!(seqs(store.posts_of_kind(campaign.id, IndexedPostKind::Seal).await.unwrap()), [("seal".into(), 5)]);
+    assert_eq!(
+        seqs(store.posts_of_kind(campaign.id, IndexedPostKind::Rollback).await.unwrap()),
+        [("rollback".into(), 6)]
+    );
+    assert_eq!(seqs(store.posts_of_kind(other.id, IndexedPostKind::Rollback).await.unwrap()), [("rollback".into(), 1)]);
+    assert!(store.posts_of_kind(other.id, IndexedPostKind::Seal).await.unwrap().is_empty());
+
+    // Outcomes likewise, in position order, counted and cut at the limit.
+    let positions = |outcomes: Vec<adjutant_store::Outcome>| {
+        outcomes.into_iter().map(|o| (o.kind, o.seq, o.position)).collect::<Vec<_>>()
+    };
+    let battles = store.outcomes_of_kind(campaign.id, IndexedOutcomeKind::Battle, 10).await.unwrap();
+    assert_eq!(positions(battles), [("battle".into(), 4, 4), ("battle".into(), 7, 8), ("battle".into(), 7, 10)]);
+    let first = store.outcomes_of_kind(campaign.id, IndexedOutcomeKind::Battle, 2).await.unwrap();
+    assert_eq!(positions(first), [("battle".into(), 4, 4), ("battle".into(), 7, 8)]);
+    let turns = store.outcomes_of_kind(campaign.id, IndexedOutcomeKind::TurnBegins, 10).await.unwrap();
+    assert_eq!(positions(turns), [("turn_begins".into(), 3, 3), ("turn_begins".into(), 7, 9)]);
+    assert_eq!(store.count_outcomes_of_kind(campaign.id, IndexedOutcomeKind::Battle).await.unwrap(), 3);
+    assert_eq!(store.count_outcomes_of_kind(other.id, IndexedOutcomeKind::Battle).await.unwrap(), 1);
+    assert_eq!(store.count_outcomes_of_kind(other.id, IndexedOutcomeKind::TurnBegins).await.unwrap(), 0);
+
+    // The indexes hold those kinds only: a move, a note, and the moves, casualties and seals of
+    // the posts above are not in them. The store's statements state each index's condition, so
+    // each database plans them on the index (PostgreSQL: the plan a prepared statement keeps for
+    // any value); a query without the condition cannot use it (PostgreSQL's kept plan cannot
+    // prove the index's condition from a kind it does not know yet).
+    let queries = match backend {
+        Backend::Sqlite => &*adjutant_store_sqlite::KIND_QUERIES,
+        Backend::Postgres => &*adjutant_store_postgres::KIND_QUERIES,
+    };
+    let id = campaign.id.to_string();
+    for (statement, args, index) in [
+        (&queries.posts, &[id.as_str(), "rollback"][..], "posts_by_kind"),
+        (&queries.outcomes, &[id.as_str(), "battle", "10"][..], "outcomes_by_kind"),
+        (&queries.count_outcomes, &[id.as_str(), "battle"][..], "outcomes_by_kind"),
+    ] {
+        let plan = db.plan(statement, args).await;
+        assert!(plan.contains(index), "{statement}: {plan}");
+    }
+    for (statement, index) in [
+        ("SELECT seq FROM posts WHERE campaign_id = $1 AND kind = $2 ORDER BY seq", "posts_by_kind"),
+        (
+            "SELECT position FROM outcomes WHERE campaign_id = $1 AND kind = $2 ORDER BY position LIMIT 10",
+            "outcomes_by_kind",
+        ),
+    ] {
+        let plan = db.plan(statement, &[&id, "rollback"]).await;
+        assert!(!plan.contains(index), "{statement}: {plan}");
+    }
 }
 
 async fn refused_append(backend: Backend) {
@@ -928,9 +1032,8 @@ async fn campaign_secrets(backend: Backend) {
             .await
             .unwrap();
     }
-    assert_eq!(store.count_outcomes_of_kind(campaign.id, "roll").await.unwrap(), 4);
-    assert_eq!(store.count_outcomes_of_kind(campaign.id, "battle").await.unwrap(), 0);
-    assert_eq!(store.count_outcomes_of_kind(Uuid::new_v4(), "roll").await.unwrap(), 0);
+    assert_eq!(store.count_outcomes_of_kind(campaign.id, IndexedOutcomeKind::Battle).await.unwrap(), 0);
+    assert_eq!(store.count_outcomes_of_kind(Uuid::new_v4(), IndexedOutcomeKind::Battle).await.unwrap(), 0);
 }
 
 async fn uploaded_scenarios(backend: Backend) {

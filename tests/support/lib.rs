@@ -154,6 +154,37 @@ impl TestDb {
         }
     }
 
+    /// The plan the database makes for `query`, whose parameters are `$1`, `$2`, … (both
+    /// databases take them), given `args` (text, quoted into PostgreSQL's `EXECUTE`). On
+    /// PostgreSQL the plan is the generic one a server's prepared statement keeps for any
+    /// values, made with sequential scans priced out (a test's tables are too small for any
+    /// index to pay): an index the plan names is one the database can use for every value.
+    pub async fn plan(&self, query: &str, args: &[&str]) -> String {
+        match self.backend {
+            Backend::Sqlite => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.url).await.expect("connect");
+                let explain = format!("EXPLAIN QUERY PLAN {query}");
+                let mut statement = sqlx::query_as::<_, (i64, i64, i64, String)>(&explain);
+                for arg in args {
+                    statement = statement.bind(*arg);
+                }
+                let rows = statement.fetch_all(&mut conn).await.expect(&explain);
+                rows.into_iter().map(|(.., detail)| detail).collect::<Vec<_>>().join("\n")
+            }
+            Backend::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&self.url).await.expect("connect");
+                let prepare = format!(
+                    "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; PREPARE planned AS {query}"
+                );
+                sqlx::raw_sql(&prepare).execute(&mut conn).await.expect(&prepare);
+                let quoted: Vec<String> = args.iter().map(|arg| format!("'{}'", arg.replace('\'', "''"))).collect();
+                let explain = format!("EXPLAIN EXECUTE planned ({})", quoted.join(", "));
+                let rows: Vec<String> = sqlx::query_scalar(&explain).fetch_all(&mut conn).await.expect(&explain);
+                rows.join("\n")
+            }
+        }
+    }
+
     /// Counts rows of a table.
     pub async fn count(&self, table: &str) -> i64 {
         let sql = format!("SELECT COUNT(*) FROM {table}");

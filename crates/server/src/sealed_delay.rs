@@ -74,7 +74,7 @@ pub async fn next_secret(store: &dyn Store, campaign: &LoadedCampaign) -> LogRes
         return Err(broken("it has no result_chain"));
     };
     let length = published.length.max(1);
-    let draw = store.count_outcomes_of_kind(id, OutcomeKind::Battle.as_str()).await? as u64 + 1;
+    let draw = store.count_outcomes_of_kind(id, adjutant_store::IndexedOutcomeKind::Battle).await? as u64 + 1;
     let (chain, position) = position_of(draw, length);
     let secrets = store.campaign_secrets(id).await?;
     let kept = |n: u64| secrets.iter().find(|(c, _)| *c as u64 == n).map(|(_, s)| s.clone());

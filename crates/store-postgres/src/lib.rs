@@ -11,8 +11,9 @@ use adjutant_store::append::GroupCommit;
 use adjutant_store::principals::PrincipalCache;
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, ClaimedMail, Contact, DeliveryAttempt,
-    DeliveryLogEntry, DeliveryVerdict, MailLogEntry, MailVerdict, NewMail, NewPrincipal, Outcome, Post, Principal,
-    PrincipalKind, Result, ScenarioEntry, SharedDecide, Store, StoreError, UploadedScenario, Webhook, MAX_BATCH,
+    DeliveryLogEntry, DeliveryVerdict, IndexedOutcomeKind, IndexedPostKind, MailLogEntry, MailVerdict, NewMail,
+    NewPrincipal, Outcome, Post, Principal, PrincipalKind, Result, ScenarioEntry, SharedDecide, Store, StoreError,
+    UploadedScenario, Webhook, MAX_BATCH,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -37,6 +38,8 @@ mod scenarios;
 mod statistics;
 pub mod transfer;
 mod webhooks;
+
+pub use log::KIND_QUERIES;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
@@ -244,12 +247,12 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all)]
-    async fn count_outcomes_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<i64> {
+    async fn count_outcomes_of_kind(&self, campaign_id: Uuid, kind: IndexedOutcomeKind) -> Result<i64> {
         log::count_outcomes_of_kind(&self.pool, campaign_id, kind).await
     }
 
     #[instrument(skip_all)]
-    async fn outcomes_of_kind(&self, campaign_id: Uuid, kind: &str, limit: i64) -> Result<Vec<Outcome>> {
+    async fn outcomes_of_kind(&self, campaign_id: Uuid, kind: IndexedOutcomeKind, limit: i64) -> Result<Vec<Outcome>> {
         log::outcomes_of_kind(&self.pool, campaign_id, kind, limit).await
     }
 
@@ -304,7 +307,7 @@ impl Store for PostgresStore {
     }
 
     #[instrument(skip_all)]
-    async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>> {
+    async fn posts_of_kind(&self, campaign_id: Uuid, kind: IndexedPostKind) -> Result<Vec<Post>> {
         log::posts_of_kind(&self.pool, campaign_id, kind).await
     }
 

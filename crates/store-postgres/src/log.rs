@@ -1,7 +1,12 @@
 //! Reading a campaign's log: its posts, their outcomes and the state snapshots.
 
 use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
-use adjutant_store::{Outcome, Post, Result};
+use std::sync::LazyLock;
+
+use adjutant_store::{
+    IndexedOutcomeKind, IndexedPostKind, KindQueries, Outcome, Post, Result, OUTCOMES_BY_KIND_HOLDS,
+    POSTS_BY_KIND_HOLDS,
+};
 use chrono::{DateTime, Utc};
 use sqlx::PgExecutor;
 use uuid::Uuid;
@@ -45,14 +50,29 @@ pub(crate) async fn head(db: impl PgExecutor<'_>, campaign_id: Uuid) -> Result<O
     Db::decode_optional(row, row::post)
 }
 
-pub(crate) async fn posts_of_kind(db: impl PgExecutor<'_>, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>> {
+/// The statements that find posts and outcomes by kind. Each states its index's condition beside
+/// the kind: a prepared statement's plan kept for any kind cannot use a partial index otherwise,
+/// and reads the campaign's whole log instead.
+pub static KIND_QUERIES: LazyLock<KindQueries> = LazyLock::new(|| KindQueries {
+    posts: format!(
+        "SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND kind = $2 AND {POSTS_BY_KIND_HOLDS} ORDER BY seq"
+    ),
+    outcomes: format!(
+        "SELECT {OUTCOME_COLUMNS} FROM outcomes
+         WHERE campaign_id = $1 AND kind = $2 AND {OUTCOMES_BY_KIND_HOLDS} ORDER BY position LIMIT $3"
+    ),
+    count_outcomes: format!(
+        "SELECT COUNT(*) FROM outcomes WHERE campaign_id = $1 AND kind = $2 AND {OUTCOMES_BY_KIND_HOLDS}"
+    ),
+});
+
+pub(crate) async fn posts_of_kind(
+    db: impl PgExecutor<'_>,
+    campaign_id: Uuid,
+    kind: IndexedPostKind,
+) -> Result<Vec<Post>> {
     let rows =
-        sqlx::query(&format!("SELECT {POST_COLUMNS} FROM posts WHERE campaign_id = $1 AND kind = $2 ORDER BY seq"))
-            .bind(campaign_id)
-            .bind(kind)
-            .fetch_all(db)
-            .await
-            .map_err(map_err)?;
+        sqlx::query(&KIND_QUERIES.posts).bind(campaign_id).bind(kind.as_str()).fetch_all(db).await.map_err(map_err)?;
     Db::decode_all(&rows, row::post)
 }
 
@@ -140,25 +160,27 @@ pub(crate) async fn outcomes_of_posts(
 pub(crate) async fn outcomes_of_kind(
     db: impl PgExecutor<'_>,
     campaign_id: Uuid,
-    kind: &str,
+    kind: IndexedOutcomeKind,
     limit: i64,
 ) -> Result<Vec<Outcome>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND kind = $2 ORDER BY position LIMIT $3"
-    ))
-    .bind(campaign_id)
-    .bind(kind)
-    .bind(limit)
-    .fetch_all(db)
-    .await
-    .map_err(map_err)?;
+    let rows = sqlx::query(&KIND_QUERIES.outcomes)
+        .bind(campaign_id)
+        .bind(kind.as_str())
+        .bind(limit)
+        .fetch_all(db)
+        .await
+        .map_err(map_err)?;
     Db::decode_all(&rows, row::outcome)
 }
 
-pub(crate) async fn count_outcomes_of_kind(db: impl PgExecutor<'_>, campaign_id: Uuid, kind: &str) -> Result<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM outcomes WHERE campaign_id = $1 AND kind = $2")
+pub(crate) async fn count_outcomes_of_kind(
+    db: impl PgExecutor<'_>,
+    campaign_id: Uuid,
+    kind: IndexedOutcomeKind,
+) -> Result<i64> {
+    sqlx::query_scalar(&KIND_QUERIES.count_outcomes)
         .bind(campaign_id)
-        .bind(kind)
+        .bind(kind.as_str())
         .fetch_one(db)
         .await
         .map_err(map_err)

@@ -196,6 +196,69 @@ pub struct Outcome {
     pub data: String,
 }
 
+/// The kinds of post found by their kind ([`Store::posts_of_kind`]): rollbacks and seals, which
+/// change how the rest of the log reads, and deployments, read to find the one still sealed. The
+/// index by kind holds these posts only; a move, an attack or a note enters no index it is never
+/// looked up by, which spares every ordinary post a page written at its commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IndexedPostKind {
+    Rollback,
+    Seal,
+    Deploy,
+}
+
+impl IndexedPostKind {
+    pub const ALL: [Self; 3] = [Self::Rollback, Self::Seal, Self::Deploy];
+
+    /// The kind as posts store it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Rollback => "rollback",
+            Self::Seal => "seal",
+            Self::Deploy => "deploy",
+        }
+    }
+}
+
+/// The kinds of outcome found by their kind ([`Store::outcomes_of_kind`]): battles, which a
+/// sealed-delay campaign counts for its draws, and turn beginnings, which the game's pages read
+/// for the player turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IndexedOutcomeKind {
+    Battle,
+    TurnBegins,
+}
+
+impl IndexedOutcomeKind {
+    pub const ALL: [Self; 2] = [Self::Battle, Self::TurnBegins];
+
+    /// The kind as outcomes store it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Battle => "battle",
+            Self::TurnBegins => "turn_begins",
+        }
+    }
+}
+
+/// The condition of the partial index `posts_by_kind`, as both databases' migrations write it.
+/// A query by kind states it beside `kind = ?`: each planner uses a partial index only where the
+/// query's own condition implies the index's, and PostgreSQL cannot see that a bound kind is one
+/// of these in a plan kept for any value.
+pub const POSTS_BY_KIND_HOLDS: &str = "kind IN ('rollback', 'seal', 'deploy')";
+/// The condition of the partial index `outcomes_by_kind`, as for [`POSTS_BY_KIND_HOLDS`].
+pub const OUTCOMES_BY_KIND_HOLDS: &str = "kind IN ('battle', 'turn_begins')";
+
+/// A backend's statements that find posts and outcomes by kind, as its store runs them: each
+/// takes the campaign and the kind (and the outcomes' one a limit). Public so that the
+/// conformance suite can check that each database plans them on its partial index.
+#[derive(Debug)]
+pub struct KindQueries {
+    pub posts: String,
+    pub outcomes: String,
+    pub count_outcomes: String,
+}
+
 /// A bot's acknowledgement of an outcome it delivered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Acknowledgement {
@@ -505,9 +568,9 @@ pub trait Store: Send + Sync + 'static {
     /// A campaign's kept chain secrets, by chain number.
     async fn campaign_secrets(&self, campaign_id: Uuid) -> Result<Vec<(i64, String)>>;
     /// How many outcomes of `kind` the campaign has, void posts' included.
-    async fn count_outcomes_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<i64>;
+    async fn count_outcomes_of_kind(&self, campaign_id: Uuid, kind: IndexedOutcomeKind) -> Result<i64>;
     /// A campaign's outcomes of one kind, in feed order; the first `limit`.
-    async fn outcomes_of_kind(&self, campaign_id: Uuid, kind: &str, limit: i64) -> Result<Vec<Outcome>>;
+    async fn outcomes_of_kind(&self, campaign_id: Uuid, kind: IndexedOutcomeKind, limit: i64) -> Result<Vec<Outcome>>;
 
     /// Appends a post: inside a write transaction, replays a known idempotency key, otherwise
     /// hands the tail to `decide` and writes what it returns. The posts waiting at once share
@@ -538,7 +601,7 @@ pub trait Store: Send + Sync + 'static {
     /// The campaign's latest outcomes, at most `limit`, oldest first.
     async fn latest_outcomes(&self, campaign_id: Uuid, limit: i64) -> Result<Vec<Outcome>>;
     /// Every post of one kind (rollbacks, say), in order.
-    async fn posts_of_kind(&self, campaign_id: Uuid, kind: &str) -> Result<Vec<Post>>;
+    async fn posts_of_kind(&self, campaign_id: Uuid, kind: IndexedPostKind) -> Result<Vec<Post>>;
     /// How many posts of `kind` `author_id` made in the campaign stamped at or after `since`.
     async fn count_posts_by_author(
         &self,
@@ -610,5 +673,34 @@ mod tests {
             by_post.iter().map(|(seq, of)| (*seq, of.iter().map(|o| o.position).collect())).collect();
         assert_eq!(seen, [(1, vec![1, 2]), (3, vec![3]), (4, vec![5, 6])]);
         assert!(outcomes_by_post(Vec::new()).is_empty());
+    }
+
+    /// `kind IN ('a', 'b')`: how a partial index by kind names the kinds it holds.
+    fn holds(kinds: impl IntoIterator<Item = &'static str>) -> String {
+        let quoted: Vec<String> = kinds.into_iter().map(|kind| format!("'{kind}'")).collect();
+        format!("kind IN ({})", quoted.join(", "))
+    }
+
+    #[test]
+    fn the_indexes_by_kind_hold_the_kinds_found_by_kind_in_both_databases() {
+        assert_eq!(POSTS_BY_KIND_HOLDS, holds(IndexedPostKind::ALL.map(IndexedPostKind::as_str)));
+        assert_eq!(OUTCOMES_BY_KIND_HOLDS, holds(IndexedOutcomeKind::ALL.map(IndexedOutcomeKind::as_str)));
+        // The migrations' indexes state the very conditions the queries repeat: a planner proves
+        // a partial index usable from the query's condition, and SQLite compares the two term by
+        // term (the same kinds, in the same order).
+        for migration in [
+            include_str!("../../../migrations/sqlite/0015_kinds_found_by_kind.sql"),
+            include_str!("../../../migrations/postgres/0015_kinds_found_by_kind.sql"),
+        ] {
+            assert!(
+                migration.contains(&format!("ON posts (campaign_id, kind, seq) WHERE {POSTS_BY_KIND_HOLDS};")),
+                "{migration}"
+            );
+            assert!(
+                migration
+                    .contains(&format!("ON outcomes (campaign_id, kind, position) WHERE {OUTCOMES_BY_KIND_HOLDS};")),
+                "{migration}"
+            );
+        }
     }
 }

@@ -154,4 +154,19 @@ mod tests {
             PostKind::well_formed("resolve_attack") && !PostKind::well_formed("Move") && !PostKind::well_formed("")
         );
     }
+
+    /// The store finds these kinds by the names posts and outcomes are written with: a name
+    /// that drifted would find nothing, and the log would read as if no rollback were made.
+    #[test]
+    fn the_kinds_found_by_kind_are_named_as_they_are_written() {
+        use adjutant_rules::outcome::{OutcomeData, TurnBegins};
+        use adjutant_store::{IndexedOutcomeKind, IndexedPostKind};
+        assert_eq!(IndexedPostKind::Rollback.as_str(), PostKind::Rollback.as_str());
+        assert_eq!(IndexedPostKind::Seal.as_str(), PostKind::Seal.as_str());
+        let order_kinds = adjutant_rules::short_acw::bodies::post_kinds();
+        assert!(order_kinds.iter().any(|spec| spec.kind == IndexedPostKind::Deploy.as_str()));
+        assert_eq!(IndexedOutcomeKind::Battle.as_str(), OutcomeKind::Battle.as_str());
+        let begun: TurnBegins = serde_json::from_value(serde_json::json!({"turn": 1, "side": "union"})).unwrap();
+        assert_eq!(IndexedOutcomeKind::TurnBegins.as_str(), OutcomeData::TurnBegins(begun).kind());
+    }
 }

@@ -3,7 +3,7 @@
 
 use adjutant_rules::result_time::ChainSecret;
 use adjutant_rules::short_acw::GameState;
-use adjutant_store::{Post, Store};
+use adjutant_store::{IndexedOutcomeKind, IndexedPostKind, Post, Store};
 use uuid::Uuid;
 
 use super::decide::Needs;
@@ -20,10 +20,15 @@ pub async fn view_before(store: &dyn Store, campaign_id: Uuid, before: i64) -> L
 
 /// The fold of the posts of `kinds` before post `before`: with rollbacks only, the void posts
 /// and no seals, for a reader that shows no sealed choice.
-pub async fn view_of(store: &dyn Store, campaign_id: Uuid, before: i64, kinds: &[PostKind]) -> LogResult<LogView> {
+pub async fn view_of(
+    store: &dyn Store,
+    campaign_id: Uuid,
+    before: i64,
+    kinds: &[IndexedPostKind],
+) -> LogResult<LogView> {
     let mut posts: Vec<Post> = Vec::new();
     for kind in kinds {
-        posts.extend(store.posts_of_kind(campaign_id, kind.as_str()).await?.into_iter().filter(|p| p.seq < before));
+        posts.extend(store.posts_of_kind(campaign_id, *kind).await?.into_iter().filter(|p| p.seq < before));
     }
     posts.sort_by_key(|p| p.seq);
     Ok(LogView::of(&posts))
@@ -33,7 +38,7 @@ pub async fn view_of(store: &dyn Store, campaign_id: Uuid, before: i64, kinds: &
 /// until both choices are in).
 pub async fn view_for(store: &dyn Store, campaign_id: Uuid, posts: &[Post]) -> LogResult<LogView> {
     let seal = posts.iter().any(|p| PostKind::of(&p.kind) == PostKind::Seal);
-    view_of(store, campaign_id, i64::MAX, if seal { &LogView::KINDS } else { &[PostKind::Rollback] }).await
+    view_of(store, campaign_id, i64::MAX, if seal { &LogView::KINDS } else { &[IndexedPostKind::Rollback] }).await
 }
 
 /// The `deploy` post whose body every reader is kept from now, in a campaign that seals
@@ -43,16 +48,16 @@ pub async fn sealed_deployment(store: &dyn Store, campaign: &LoadedCampaign, voi
     if !campaign.seals_deployment() {
         return Ok(None);
     }
-    let deploys = store.posts_of_kind(campaign.campaign.id, DEPLOY).await?;
+    let deploys = store.posts_of_kind(campaign.campaign.id, IndexedPostKind::Deploy).await?;
     Ok(super::view::sealed_deployment(&deploys, void))
 }
 
 /// The post kind of a deployment.
-pub const DEPLOY: &str = "deploy";
+pub const DEPLOY: &str = IndexedPostKind::Deploy.as_str();
 
 /// The posts the campaign's rollbacks made void, now. Reads the rollbacks only.
 pub async fn void_posts(store: &dyn Store, campaign_id: Uuid) -> LogResult<VoidSet> {
-    Ok(view_of(store, campaign_id, i64::MAX, &[PostKind::Rollback]).await?.void().clone())
+    Ok(view_of(store, campaign_id, i64::MAX, &[IndexedPostKind::Rollback]).await?.void().clone())
 }
 
 /// A managed game's state after the log's last post, and that post (0: none yet).
@@ -122,9 +127,9 @@ pub const TURNS_READ: i64 = 2000;
 /// rollback (made by then) voided are left out, and a turn begun again stands where it began last.
 pub async fn player_turns(store: &dyn Store, campaign_id: Uuid, until: i64) -> LogResult<Vec<PlayerTurn>> {
     use adjutant_rules::outcome::OutcomeData;
-    let void = view_of(store, campaign_id, until.saturating_add(1), &[PostKind::Rollback]).await?.void().clone();
+    let void = view_of(store, campaign_id, until.saturating_add(1), &[IndexedPostKind::Rollback]).await?.void().clone();
     let mut turns: Vec<PlayerTurn> = Vec::new();
-    for o in store.outcomes_of_kind(campaign_id, "turn_begins", TURNS_READ).await? {
+    for o in store.outcomes_of_kind(campaign_id, IndexedOutcomeKind::TurnBegins, TURNS_READ).await? {
         if o.seq > until || void.contains(&o.seq) {
             continue;
         }

@@ -3,7 +3,7 @@
 //! offline verifier, the page, the feed, the export) builds it with [`LogView::apply`], so they
 //! cannot disagree about it.
 
-use adjutant_store::Post;
+use adjutant_store::{IndexedPostKind, Post};
 use serde_json::Value;
 
 use super::bodies::{SealBody, SealRole};
@@ -19,7 +19,7 @@ pub struct LogView {
 impl LogView {
     /// The kinds of post that change the view: a reader that wants only the view need read no
     /// other posts.
-    pub const KINDS: [PostKind; 2] = [PostKind::Rollback, PostKind::Seal];
+    pub const KINDS: [IndexedPostKind; 2] = [IndexedPostKind::Rollback, IndexedPostKind::Seal];
 
     /// The view after `posts`, in log order.
     pub fn of<'a>(posts: impl IntoIterator<Item = &'a Post>) -> Self {

@@ -486,10 +486,11 @@ async fn map_of(state: &AppState, id: Uuid, at: Option<i64>) -> ApiResult<(Strin
             state.store.latest_outcomes(id, RECENT_OUTCOMES).await?,
         ),
         Some(_) => {
-            let void = crate::log::read::view_of(&*state.store, id, seq + 1, &[crate::log::kinds::PostKind::Rollback])
-                .await?
-                .void()
-                .clone();
+            let void =
+                crate::log::read::view_of(&*state.store, id, seq + 1, &[adjutant_store::IndexedPostKind::Rollback])
+                    .await?
+                    .void()
+                    .clone();
             (void, state.store.outcomes_of_posts(id, (seq - RECENT_POSTS).max(0), seq).await?)
         }
     };
