@@ -90,23 +90,27 @@ fn request(campaign: &Campaign, author: &Principal, key: &str, hash: &str) -> Ap
     }
 }
 
+/// The post after `tail`: stamped a second a post from a fixed time, chained to the tail.
+fn next_post(tail: &Tail, campaign: Uuid, author: Uuid, kind: &str, body: String) -> Post {
+    Post {
+        campaign_id: campaign,
+        seq: tail.next_seq,
+        stamp: Utc.timestamp_millis_opt(1_700_000_000_000 + tail.next_seq * 1_000).unwrap(),
+        author_id: author,
+        side: Some("union".into()),
+        kind: kind.into(),
+        body,
+        prev_hash: tail.prev_hash.clone().unwrap_or_else(|| "0".repeat(64)),
+        hash: format!("{:064}", tail.next_seq),
+        receipt: None,
+    }
+}
+
 /// A decide callback that writes a post with `outcomes` outcomes and, when asked, a snapshot.
 fn writer(campaign: Uuid, author: Uuid, outcomes: usize, snapshot: bool) -> SharedDecide {
     std::sync::Arc::new(move |tail: &Tail| {
-        let stamp = Utc.timestamp_millis_opt(1_700_000_000_000 + tail.next_seq * 1_000).unwrap();
         Ok(Decision {
-            post: Post {
-                campaign_id: campaign,
-                seq: tail.next_seq,
-                stamp,
-                author_id: author,
-                side: Some("union".into()),
-                kind: "note".into(),
-                body: format!("{{\"n\":{}}}", tail.next_seq),
-                prev_hash: tail.prev_hash.clone().unwrap_or_else(|| "0".repeat(64)),
-                hash: format!("{:064}", tail.next_seq),
-                receipt: None,
-            },
+            post: next_post(tail, campaign, author, "note", format!("{{\"n\":{}}}", tail.next_seq)),
             // Odd posts are signed by the store before they are written (the receipt made from
             // the post as decided), even ones not (as posts written before receipts).
             sign: (tail.next_seq % 2 == 1).then(|| {
@@ -204,18 +208,7 @@ async fn appends(backend: Backend) {
 fn of_kinds(campaign: Uuid, author: Uuid, kind: &'static str, outcomes: &'static [&'static str]) -> SharedDecide {
     std::sync::Arc::new(move |tail: &Tail| {
         Ok(Decision {
-            post: Post {
-                campaign_id: campaign,
-                seq: tail.next_seq,
-                stamp: Utc.timestamp_millis_opt(1_700_000_000_000 + tail.next_seq * 1_000).unwrap(),
-                author_id: author,
-                side: Some("union".into()),
-                kind: kind.into(),
-                body: "{}".into(),
-                prev_hash: tail.prev_hash.clone().unwrap_or_else(|| "0".repeat(64)),
-                hash: format!("{:064}", tail.next_seq),
-                receipt: None,
-            },
+            post: next_post(tail, campaign, author, kind, "{}".into()),
             sign: None,
             outcomes: outcomes
                 .iter()

@@ -154,8 +154,8 @@ impl TestDb {
         }
     }
 
-    /// The plan the database makes for `query`, whose parameters are `$1`, `$2`, … (both
-    /// databases take them), given `args` (text, quoted into PostgreSQL's `EXECUTE`). On
+    /// The plan the database makes for `query`, given `args` for its parameters in order (text;
+    /// `?` or `$1`, `$2`, … on SQLite, `$1`, `$2`, … on PostgreSQL, quoted into its `EXECUTE`). On
     /// PostgreSQL the plan is the generic one a server's prepared statement keeps for any
     /// values, made with sequential scans priced out (a test's tables are too small for any
     /// index to pay): an index the plan names is one the database can use for every value.

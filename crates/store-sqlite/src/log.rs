@@ -1,8 +1,8 @@
 //! Reading a campaign's log: its posts, their outcomes and the state snapshots.
 
-use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
 use std::sync::LazyLock;
 
+use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
 use adjutant_store::{
     IndexedOutcomeKind, IndexedPostKind, KindQueries, Outcome, Post, Result, OUTCOMES_BY_KIND_HOLDS,
     POSTS_BY_KIND_HOLDS,
