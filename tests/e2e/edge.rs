@@ -66,3 +66,48 @@ async fn idle_connections_hold_the_connection_limit_no_longer_than_the_header_ti
     assert!(waited >= Duration::from_millis(500), "answered after {waited:?}: the connection limit did not hold");
     assert!(waited <= Duration::from_secs(3), "answered after {waited:?}");
 }
+
+/// A kept-alive connection: each request's head has the time-out from when the service begins
+/// waiting for it. Requests that come in time are answered however long the connection lives
+/// (more than three time-outs' lengths in all), and a connection silent after an answer is closed
+/// once the time-out has passed since that answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_alive_connection_has_the_header_time_out_for_each_request() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |config| config.header_read_timeout_secs = 1).await;
+    let mut stream = TcpStream::connect(address(&app)).await.unwrap();
+    let request = b"GET /healthz HTTP/1.1\r\nHost: adjutant\r\n\r\n";
+    let start = Instant::now();
+    for _ in 0..6 {
+        // 600 ms apart: within the time-out each time, 3.6 s in all.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        stream.write_all(request).await.unwrap();
+        let answer = tokio::time::timeout(Duration::from_secs(5), whole_answer(&mut stream)).await.expect("answered");
+        assert!(answer.starts_with("HTTP/1.1 200"), "after {:?}: {answer}", start.elapsed());
+    }
+    let took = closed_within(&mut stream, Duration::from_secs(5)).await.expect("the silent connection stayed open");
+    assert!(took >= Duration::from_millis(800), "closed {took:?} after the last answer, before the time-out");
+}
+
+/// Reads one answer with a `content-length`: its head and its whole body.
+async fn whole_answer(stream: &mut TcpStream) -> String {
+    let mut read = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut buffer).await.expect("the connection is open");
+        assert!(n > 0, "closed mid-answer: {}", String::from_utf8_lossy(&read));
+        read.extend_from_slice(&buffer[..n]);
+        let text = String::from_utf8_lossy(&read).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|line| {
+                    line.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>())
+                })
+                .expect("a content-length")
+                .expect("a number");
+            if read.len() >= end + 4 + length {
+                return text;
+            }
+        }
+    }
+}

@@ -157,24 +157,82 @@ pub struct ResultNumber {
 impl ResultNumber {
     pub fn of(n: u32, digits: DigitPositions) -> Self {
         let first = digits.first();
-        // ⌊√N · 10^(first+1)⌋ = ⌊√(N · 10^(2·(first+1)))⌋; its last two digits are the decimals at
-        // positions `first` and `first + 1`.
-        let scaled = isqrt(u128::from(n) * 10u128.pow(2 * (first + 1)));
-        let result = (scaled % 100) as u32;
-        Self { n, sqrt: sqrt_decimal(n, SHOWN_PLACES), first_digit: first, result }
+        // ⌊√N · 10^12⌋ = ⌊√(N · 10^24)⌋ gives the shown places; dropping its last 11 − `first`
+        // digits leaves ⌊√N · 10^(first+1)⌋ (⌊⌊x⌋ / k⌋ = ⌊x / k⌋ for a whole k), whose last two
+        // digits are the decimals at positions `first` and `first + 1`.
+        let scaled = scaled_sqrt(n, SHOWN_PLACES);
+        // Exact: √(2^32 − 1) · 10^12 < 6.6 · 10^16 < 2^64, so the rest is machine-word division.
+        let word = scaled as u64;
+        let result = (word / 10u64.pow(SHOWN_PLACES - first - 1) % 100) as u32;
+        Self { n, sqrt: decimal(scaled, SHOWN_PLACES), first_digit: first, result }
+    }
+
+    /// The two decimals taken, as written: "21", "07".
+    pub fn digits(&self) -> String {
+        let mut two = String::with_capacity(2);
+        two.push(char::from(b'0' + (self.result / 10 % 10) as u8));
+        two.push(char::from(b'0' + (self.result % 10) as u8));
+        two
     }
 
     /// A `bc` command that prints √N to enough places to read the digits off.
     pub fn bc_command(&self) -> String {
-        format!("echo 'scale={SHOWN_PLACES}; sqrt({})' | bc", self.n)
+        const BEFORE: &str = "echo 'scale=12; sqrt(";
+        const AFTER: &str = ")' | bc";
+        const _: () = assert!(SHOWN_PLACES == 12, "the command's scale is the shown places");
+        let mut command = String::with_capacity(BEFORE.len() + 10 + AFTER.len());
+        command.push_str(BEFORE);
+        push_whole(&mut command, u64::from(self.n));
+        command.push_str(AFTER);
+        command
     }
+}
+
+/// ⌊√n · 10^places⌋ = ⌊√(n · 10^(2·places))⌋.
+fn scaled_sqrt(n: u32, places: u32) -> u128 {
+    isqrt(u128::from(n) * 10u128.pow(2 * places))
+}
+
+/// `scaled` / 10^places written out with `places` decimals.
+fn decimal(scaled: u128, places: u32) -> String {
+    // Exact: the square root of a 128-bit number is below 2^64, so the rest is machine-word
+    // division. (`places` is below 20: 10^(2·places) had to fit 128 bits.)
+    let scaled = scaled as u64;
+    let unit = 10u64.pow(places);
+    let mut text = String::with_capacity(22 + places as usize);
+    push_whole(&mut text, scaled / unit);
+    text.push('.');
+    let mut digits = [b'0'; 20];
+    let mut rest = scaled % unit;
+    for digit in digits[..places as usize].iter_mut().rev() {
+        *digit = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    // No places: one zero, as `format!` writes a remainder of 0 at width 0.
+    let shown = places.max(1) as usize;
+    text.push_str(std::str::from_utf8(&digits[..shown]).unwrap_or_default());
+    text
+}
+
+/// Appends `value` in decimal.
+fn push_whole(text: &mut String, value: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = value;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    text.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
 }
 
 /// √n truncated to `places` decimals, written out exactly.
 pub fn sqrt_decimal(n: u32, places: u32) -> String {
-    let scaled = isqrt(u128::from(n) * 10u128.pow(2 * places));
-    let unit = 10u128.pow(places);
-    format!("{}.{:0width$}", scaled / unit, scaled % unit, width = places as usize)
+    decimal(scaled_sqrt(n, places), places)
 }
 
 /// ⌊√x⌋, exactly.
@@ -186,6 +244,31 @@ pub fn isqrt(x: u128) -> u128 {
 mod tests {
     use super::*;
     use chrono::TimeZone;
+
+    /// Every time of day on either clock, both digit positions: the digits read off the one
+    /// root of N · 10^24 are those of the root taken at the positions' own scale, and the
+    /// texts are those `format!` writes.
+    #[test]
+    fn one_root_gives_every_time_of_days_digits_and_texts() {
+        for n in (0..24u32).flat_map(|h| (0..60).flat_map(move |m| (0..60).map(move |s| h * 10_000 + m * 100 + s))) {
+            for digits in [DigitPositions::NinthTenth, DigitPositions::EighthNinth] {
+                let first = digits.first();
+                let r = ResultNumber::of(n, digits);
+                let own_scale = isqrt(u128::from(n) * 10u128.pow(2 * (first + 1)));
+                assert_eq!(u128::from(r.result), own_scale % 100, "N = {n}, first {first}");
+                let scaled = isqrt(u128::from(n) * 10u128.pow(24));
+                let unit = 10u128.pow(12);
+                assert_eq!(r.sqrt, format!("{}.{:012}", scaled / unit, scaled % unit), "N = {n}");
+                assert_eq!(r.digits(), format!("{:02}", r.result));
+                assert_eq!(r.bc_command(), format!("echo 'scale=12; sqrt({n})' | bc"));
+            }
+        }
+        assert_eq!(sqrt_decimal(2, 18), "1.414213562373095048");
+        assert_eq!(sqrt_decimal(95145, 0), "308.0");
+        assert_eq!(sqrt_decimal(95145, 1), "308.4");
+        assert_eq!(sqrt_decimal(200, 18), "14.142135623730950488");
+        assert_eq!(sqrt_decimal(u32::MAX, 12), "65535.999992370605");
+    }
 
     #[test]
     fn the_seeds_worked_example_gives_21() {

@@ -213,7 +213,8 @@ async fn method_not_allowed() -> AppError {
 /// another server error at error level, with the method and the route); it times the request and
 /// counts its answer ([`monitoring::answered`]), answers a panic with a problem+json 500
 /// ([`panic_problem`]), and runs the caller's limits ([`rate_limit::guard`]) and the handler
-/// within the time limit (503 problem+json past it). Written out as one service rather than
+/// within the time limit (503 problem+json past it); the limits of a caller without a token,
+/// which need nothing looked up, are checked as the request is called. Written out as one service rather than
 /// tower-http's trace and panic layers and `from_fn` steps, so a request pays one boxed future
 /// here instead of a boxed future and a boxed service per step; and the time limit's timer is
 /// set only for a request that is not answered at its first poll (a calculator's read, a
@@ -222,6 +223,16 @@ async fn method_not_allowed() -> AppError {
 struct Guarded<S> {
     state: AppState,
     inner: S,
+}
+
+/// Where [`Guarded`] leaves a request as it returns its future.
+enum Pending<S: tower::Service<Request>> {
+    /// Admitted and its route called: the route's future.
+    Called(S::Future),
+    /// Refused (or its limits' check or the route's call panicked): the answer.
+    Answered(Response),
+    /// With a token, to authenticate in the future: the route's service and the request.
+    Token(S, Request),
 }
 
 impl<S> tower::Service<Request> for Guarded<S>
@@ -239,28 +250,49 @@ where
     }
 
     fn call(&mut self, mut request: Request) -> Self::Future {
-        // The service made ready is the one called; its clone waits for the next request.
-        let ready = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, ready);
+        let started = Instant::now();
         let state = self.state.clone();
+        let method = request.method().clone();
+        let route = request.extensions().get::<MatchedPath>().cloned();
+        let span = tracing::debug_span!(
+            target: "adjutant::request",
+            "request",
+            method = %method,
+            uri = %request.uri(),
+            version = ?request.version()
+        );
+        // A request without a token needs nothing looked up to be limited: that is done here,
+        // and the route called at once, so its service is not cloned into the future. One with
+        // a token is authenticated (a read of the store) in the future, under the time limit.
+        let inner = &mut self.inner;
+        let pending = span.in_scope(|| {
+            std::panic::catch_unwind(AssertUnwindSafe(|| match rate_limit::guard_anonymous(&state, &mut request) {
+                Some(Ok(())) => Pending::Called(inner.call(request)),
+                Some(Err(refused)) => Pending::Answered(refused),
+                None => {
+                    // The service made ready is the one called; its clone waits for the next
+                    // request.
+                    let ready = inner.clone();
+                    Pending::Token(std::mem::replace(inner, ready), request)
+                }
+            }))
+            .unwrap_or_else(|panic| Pending::Answered(panic_problem(panic)))
+        });
         Box::pin(async move {
-            let started = Instant::now();
-            let method = request.method().clone();
-            let route = request.extensions().get::<MatchedPath>().cloned();
-            let span = tracing::debug_span!(
-                target: "adjutant::request",
-                "request",
-                method = %method,
-                uri = %request.uri(),
-                version = ?request.version()
-            );
             let limit = Duration::from_secs(state.config.request_timeout_secs.max(1));
             let writes = !matches!(method, axum::http::Method::GET | axum::http::Method::HEAD);
             let handling = async {
-                if let Err(refused) = rate_limit::guard(&state, &mut request).await {
-                    return refused;
-                }
-                match inner.call(request).await {
+                let called = match pending {
+                    Pending::Called(called) => called,
+                    Pending::Answered(answer) => return answer,
+                    Pending::Token(mut inner, mut request) => {
+                        if let Err(refused) = rate_limit::guard(&state, &mut request).await {
+                            return refused;
+                        }
+                        inner.call(request)
+                    }
+                };
+                match called.await {
                     Ok(response) => response.into_response(),
                     Err(never) => match never {},
                 }

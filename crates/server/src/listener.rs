@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use axum::Router;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
@@ -36,6 +36,9 @@ use tower::Service;
 use crate::paced::{HeadBudget, Heads, Paced, SendLimits};
 use crate::rate_limit::{CallerKey, TrustedProxies};
 use crate::shares::Shares;
+
+mod finish;
+mod head_timer;
 
 /// The connection a request came on, as the listener tells it: the caller's address and the
 /// socket's send queue (for an event stream's follower that falls behind). One extension for
@@ -130,13 +133,11 @@ pub async fn serve(
     let per_client = Shares::<CallerKey>::new(settings.max_connections_per_client);
     let refusals = Arc::new(Semaphore::new(REFUSALS));
     let budget = HeadBudget::new(settings.header_bytes_budget);
-    let (stop, stopping) = watch::channel(false);
+    let finish = Arc::new(finish::Finish::default());
     // Each connection holds a receiver of `open`; `closed()` waits for the last to go.
     let (open, connection_closed) = watch::channel(());
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(settings.header_read_timeout)
-        .max_buf_size(settings.max_header_bytes);
+    http.header_read_timeout(settings.header_read_timeout).max_buf_size(settings.max_header_bytes);
     tokio::pin!(shutdown);
     loop {
         let slot = tokio::select! {
@@ -197,21 +198,14 @@ pub async fn serve(
             }
         });
         let io = Paced::new(stream, settings.send, heads);
-        let connection = http.serve_connection(TokioIo::new(io), service);
-        let mut stopping = stopping.clone();
+        // Each connection its own timer: see `head_timer`.
+        let connection =
+            http.clone().timer(head_timer::HeadTimer::default()).serve_connection(TokioIo::new(io), service);
         let closed = connection_closed.clone();
+        let served = finish.serve(Box::pin(connection), |connection| connection.get_mut().as_mut().graceful_shutdown());
         tokio::spawn(async move {
-            tokio::pin!(connection);
-            tokio::select! {
-                result = connection.as_mut() => {
-                    if let Err(e) = result {
-                        tracing::debug!(error = %e, %peer, "connection ended");
-                    }
-                }
-                () = async { drop(stopping.wait_for(|stop| *stop).await) } => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = connection.await;
-                }
+            if let Err(e) = served.await {
+                tracing::debug!(error = %e, %peer, "connection ended");
             }
             drop(slot);
             drop(share);
@@ -219,7 +213,7 @@ pub async fn serve(
         });
     }
     drop(listener);
-    let _ = stop.send(true);
+    finish.now();
     drop(connection_closed);
     open.closed().await;
     Ok(())

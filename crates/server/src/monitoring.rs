@@ -1,6 +1,7 @@
 //! What an operator watches: the service's counters, gauges and histograms, kept by the
-//! `metrics` crate's Prometheus recorder and rendered in Prometheus's text format at
-//! `GET /metrics` (`routes::metrics`).
+//! `metrics` crate's Prometheus recorder (the time of every request by route apart, in
+//! [`request_times`]) and rendered in Prometheus's text format at `GET /metrics`
+//! (`routes::metrics`).
 //!
 //! Each server keeps a recorder of its own rather than the process's global one, so that two
 //! servers in one process (a test's, or a replica beside a copy) never count each other's work.
@@ -19,12 +20,15 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle, 
 
 use crate::AppState;
 
+mod request_times;
+
 const POSTS_ACCEPTED: &str = "adjutant_posts_accepted_total";
 const POSTS_REPLAYED: &str = "adjutant_posts_replayed_total";
 const POSTS_REFUSED: &str = "adjutant_posts_refused_total";
 const APPEND_SECONDS: &str = "adjutant_append_seconds";
 const BATCH_POSTS: &str = "adjutant_batch_posts";
 const REQUEST_SECONDS: &str = "adjutant_http_request_seconds";
+const REQUEST_SECONDS_HELP: &str = "Time to answer a request, by method and route template.";
 const EVENT_STREAMS: &str = "adjutant_event_streams_open";
 const EVENT_STREAM_READS: &str = "adjutant_event_stream_reads_total";
 const WEBHOOK_DELIVERIES: &str = "adjutant_webhook_deliveries_total";
@@ -59,13 +63,9 @@ struct Inner {
     event_streams: Gauge,
     event_stream_reads: Counter,
     database_errors: Counter,
-    /// Each route's request-time histogram by method ([`METHODS`]), registered at its first
-    /// request: a request then finds its handle without building the metric's key.
-    request_seconds: std::sync::RwLock<std::collections::HashMap<String, [Option<Histogram>; METHODS.len()]>>,
+    /// Each route's request times by method, rendered after the recorder's metrics.
+    request_seconds: request_times::RequestTimes,
 }
-
-/// The methods a request's time is counted under; any other is `other`.
-const METHODS: [&str; 8] = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "other"];
 
 impl Default for Metrics {
     fn default() -> Self {
@@ -75,7 +75,7 @@ impl Default for Metrics {
 
 impl Metrics {
     pub fn new() -> Self {
-        let builder = [APPEND_SECONDS, REQUEST_SECONDS, AUDIT_SECONDS]
+        let builder = [APPEND_SECONDS, AUDIT_SECONDS]
             .into_iter()
             .map(|name| (name, SECONDS))
             .chain([(BATCH_POSTS, BATCHES)])
@@ -84,13 +84,12 @@ impl Metrics {
             })
             .expect("the buckets are not empty");
         let recorder = builder.build_recorder();
-        let described: [(&str, Unit, &str); 14] = [
+        let described: [(&str, Unit, &str); 13] = [
             (POSTS_ACCEPTED, Unit::Count, "Posts stored."),
             (POSTS_REPLAYED, Unit::Count, "Posts answered from an idempotency key seen before."),
             (POSTS_REFUSED, Unit::Count, "Posts refused, by the rule that refused them."),
             (APPEND_SECONDS, Unit::Seconds, "Time to append a post: read, decide, write and commit."),
             (BATCH_POSTS, Unit::Count, "Posts per commit of the writer (group commit)."),
-            (REQUEST_SECONDS, Unit::Seconds, "Time to answer a request, by method and route template."),
             (EVENT_STREAMS, Unit::Count, "Event streams open now."),
             (
                 EVENT_STREAM_READS,
@@ -128,7 +127,7 @@ impl Metrics {
             append_seconds: recorder.register_histogram(&Key::from_static_name(APPEND_SECONDS), &METADATA),
             batch_posts: recorder.register_histogram(&Key::from_static_name(BATCH_POSTS), &METADATA),
             event_streams: recorder.register_gauge(&Key::from_static_name(EVENT_STREAMS), &METADATA),
-            request_seconds: std::sync::RwLock::default(),
+            request_seconds: request_times::RequestTimes::new(REQUEST_SECONDS, REQUEST_SECONDS_HELP, SECONDS),
             handle,
             recorder,
         };
@@ -146,7 +145,12 @@ impl Metrics {
 
     /// Everything counted so far, in Prometheus's text format.
     pub fn render(&self) -> String {
-        self.0.handle.render()
+        let mut text = self.0.handle.render();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        self.0.request_seconds.render(&mut text);
+        text
     }
 
     /// Folds the histograms' recent samples into their buckets, so that they hold no more memory
@@ -161,25 +165,6 @@ impl Metrics {
 
     fn histogram(&self, name: &'static str, labels: Vec<Label>) -> Histogram {
         self.0.recorder.register_histogram(&Key::from_parts(name, labels), &METADATA)
-    }
-
-    /// The request-time histogram of a route (its matched path, or `unmatched`) and method.
-    fn request_seconds(&self, route: &str, method: usize) -> Histogram {
-        let known = |map: &std::collections::HashMap<String, [Option<Histogram>; METHODS.len()]>| {
-            map.get(route).and_then(|by_method| by_method[method].clone())
-        };
-        if let Some(histogram) = known(&self.0.request_seconds.read().unwrap_or_else(|e| e.into_inner())) {
-            return histogram;
-        }
-        let mut map = self.0.request_seconds.write().unwrap_or_else(|e| e.into_inner());
-        let by_method = map.entry(route.to_owned()).or_default();
-        by_method[method]
-            .get_or_insert_with(|| {
-                let labels =
-                    vec![Label::from_static_parts("method", METHODS[method]), Label::new("route", route.to_owned())];
-                self.histogram(REQUEST_SECONDS, labels)
-            })
-            .clone()
     }
 
     /// A post the log answered: stored, replayed, or refused by a rule.
@@ -275,7 +260,7 @@ pub fn answered(metrics: &Metrics, method: &Method, route: Option<&MatchedPath>,
         _ => 7,
     };
     let route = route.map_or("unmatched", MatchedPath::as_str);
-    metrics.request_seconds(route, method).record(took.as_secs_f64());
+    metrics.0.request_seconds.record(route, method, took);
     if let Some(Limited(rule)) = response.extensions().get::<Limited>() {
         metrics.counter(LIMITED, vec![Label::new("rule", rule.clone())]).increment(1);
     }

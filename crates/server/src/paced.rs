@@ -171,11 +171,12 @@ impl<S> Paced<S> {
 
     /// Accounts for one attempt to send.
     fn pace(&mut self, cx: &mut Context<'_>, result: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
-        let now = Instant::now();
+        // The clock is read only while the client is not taking what is sent: an answer the
+        // socket takes at once (nearly every one) costs no clock read.
         match result {
             Poll::Ready(Ok(n)) => {
                 if let Some(since) = self.waiting_since.take() {
-                    self.waited += now.saturating_duration_since(since);
+                    self.waited += Instant::now().saturating_duration_since(since);
                 }
                 self.sent = self.sent.saturating_add(n as u64);
                 if self.waited >= self.limits.window {
@@ -188,6 +189,7 @@ impl<S> Paced<S> {
                 Poll::Ready(Ok(n))
             }
             Poll::Pending => {
+                let now = Instant::now();
                 let since = *self.waiting_since.get_or_insert(now);
                 let deadline = self.deadline(since);
                 if now >= deadline {

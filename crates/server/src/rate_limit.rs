@@ -316,58 +316,76 @@ fn expensive_refusal(retry_after_secs: u64) -> AppError {
 }
 
 /// Authenticates the request's token (if any) and applies the limits: `Err` is the refusal to
-/// answer instead. The handler's [`Caller`] extractor then reads the caller found here. Called
-/// by the router's one layer around every route (`crate::app`), inside the time limit.
+/// answer instead. The handler's [`Caller`] extractor then reads the caller found here. The
+/// router's one layer around every route (`crate::app`) calls [`guard_anonymous`] as a request
+/// arrives, and this, inside the time limit, for a request with a token.
 pub async fn guard(state: &AppState, request: &mut Request) -> Result<(), Response> {
+    if let Some(done) = guard_anonymous(state, request) {
+        return done;
+    }
     let limits = &state.limits;
     let now = Instant::now();
-    let client = match request.extensions().get::<Peer>() {
+    let client = client_key(state, request);
+    if let Some(failures) = &limits.auth_failures {
+        if let Err(retry_after_secs) = failures.peek(client, now) {
+            // Refused before any lookup, and still counted against the address.
+            let _ = Limits::take(&limits.requests, client, now);
+            return Err(AppError::TooManyRequests {
+                field: "Authorization".into(),
+                rule: "rate_limit.auth_failures".into(),
+                detail: format!(
+                    "too many requests with tokens that are not known from this address; try again in {retry_after_secs} s"
+                ),
+                retry_after_secs,
+            }
+            .into_response());
+        }
+    }
+    match auth::authenticate(request.headers(), state).instrument(adjutant_store::append::step("auth")).await {
+        Ok((caller, hash)) => admit(state, request, caller, CallerKey::Token(hash), now).map_or(Ok(()), Err),
+        Err(refused) => {
+            if matches!(refused, AppError::Unauthorized(_)) {
+                let _ = Limits::take(&limits.auth_failures, client, now);
+                if let Err(retry_after_secs) = Limits::take(&limits.requests, client, now) {
+                    return Err(AppError::rate_limited(retry_after_secs).into_response());
+                }
+            }
+            Err(refused.into_response())
+        }
+    }
+}
+
+/// [`guard`] for a request without a token, which needs nothing looked up: done at once. `None`
+/// for a request with a token.
+pub fn guard_anonymous(state: &AppState, request: &mut Request) -> Option<Result<(), Response>> {
+    if request.headers().contains_key(AUTHORIZATION) {
+        return None;
+    }
+    let client = client_key(state, request);
+    Some(admit(state, request, Caller::Anonymous, client, Instant::now()).map_or(Ok(()), Err))
+}
+
+/// The client a request without a token counts as: its address (as a trusted proxy forwards
+/// it), an IPv6 address by its /64.
+fn client_key(state: &AppState, request: &Request) -> CallerKey {
+    match request.extensions().get::<Peer>() {
         Some(peer) => {
-            CallerKey::of_address(client_address(peer.address.ip(), request.headers(), &limits.trusted_proxies))
+            CallerKey::of_address(client_address(peer.address.ip(), request.headers(), &state.limits.trusted_proxies))
         }
         None => CallerKey::Unknown,
-    };
-    let (caller, token_hash) = if request.headers().contains_key(AUTHORIZATION) {
-        if let Some(failures) = &limits.auth_failures {
-            if let Err(retry_after_secs) = failures.peek(client, now) {
-                // Refused before any lookup, and still counted against the address.
-                let _ = Limits::take(&limits.requests, client, now);
-                return Err(AppError::TooManyRequests {
-                    field: "Authorization".into(),
-                    rule: "rate_limit.auth_failures".into(),
-                    detail: format!(
-                        "too many requests with tokens that are not known from this address; try again in {retry_after_secs} s"
-                    ),
-                    retry_after_secs,
-                }
-                .into_response());
-            }
-        }
-        match auth::authenticate(request.headers(), state).instrument(adjutant_store::append::step("auth")).await {
-            Ok((caller, hash)) => (caller, Some(hash)),
-            Err(refused) => {
-                if matches!(refused, AppError::Unauthorized(_)) {
-                    let _ = Limits::take(&limits.auth_failures, client, now);
-                    if let Err(retry_after_secs) = Limits::take(&limits.requests, client, now) {
-                        return Err(AppError::rate_limited(retry_after_secs).into_response());
-                    }
-                }
-                return Err(refused.into_response());
-            }
-        }
-    } else {
-        (Caller::Anonymous, None)
-    };
-    let key = match token_hash {
-        Some(hash) => CallerKey::Token(hash),
-        None => client,
-    };
+    }
+}
+
+/// The limits of a caller known (counted as `key`): the refusal, if it is over one; otherwise
+/// the caller and key are left for the handler.
+fn admit(state: &AppState, request: &mut Request, caller: Caller, key: CallerKey, now: Instant) -> Option<Response> {
+    let limits = &state.limits;
     if let Err(retry_after_secs) = Limits::take(&limits.requests, key, now) {
-        return Err(AppError::rate_limited(retry_after_secs).into_response());
+        return Some(AppError::rate_limited(retry_after_secs).into_response());
     }
     if is_expensive_read(request.method(), request.uri()) {
         if let Err(retry_after_secs) = Limits::take(&limits.expensive_reads, key, now) {
-            return Err(expensive_refusal(retry_after_secs).into_response());
+            return Some(expensive_refusal(retry_after_secs).into_response());
         }
     }
     // Who is counted, for a handler that finds its read expensive only once it looks.
@@ -376,7 +394,7 @@ pub async fn guard(state: &AppState, request: &mut Request) -> Result<(), Respon
     if !matches!(caller, Caller::Anonymous) {
         request.extensions_mut().insert(caller);
     }
-    Ok(())
+    None
 }
 
 #[cfg(test)]

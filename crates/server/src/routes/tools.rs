@@ -105,7 +105,7 @@ pub async fn result_number(ApiQuery(q): ApiQuery<ResultNumberQuery>) -> ApiResul
     Ok(Json(ResultNumberAnswer {
         n: r.n,
         first_digit: r.first_digit,
-        digits: format!("{:02}", r.result),
+        digits: r.digits(),
         result: r.result,
         bc: r.bc_command(),
         sqrt: r.sqrt,
