@@ -214,11 +214,11 @@ async fn method_not_allowed() -> AppError {
 /// counts its answer ([`monitoring::answered`]), answers a panic with a problem+json 500
 /// ([`panic_problem`]), and runs the caller's limits ([`rate_limit::guard`]) and the handler
 /// within the time limit (503 problem+json past it); the limits of a caller without a token,
-/// which need nothing looked up, are checked as the request is called. Written out as one service rather than
-/// tower-http's trace and panic layers and `from_fn` steps, so a request pays one boxed future
-/// here instead of a boxed future and a boxed service per step; and the time limit's timer is
-/// set only for a request that is not answered at its first poll (a calculator's read, a
-/// refusal), so most reads never touch the timer wheel.
+/// which need nothing looked up, are checked as the request is called. Written out as one
+/// service rather than tower-http's trace and panic layers and `from_fn` steps, so a request
+/// pays one boxed future here instead of a boxed future and a boxed service per step; and the
+/// time limit's timer is set only for a request that is not answered at its first poll (a
+/// calculator's read, a refusal), so most reads never touch the timer wheel.
 #[derive(Clone)]
 struct Guarded<S> {
     state: AppState,

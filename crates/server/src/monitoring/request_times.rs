@@ -39,20 +39,22 @@ impl Times {
 
     /// Adds a request, for the one thread that writes these counts: a read and a write of each,
     /// which the renderer may read between (it sees the request or not, never a torn count).
+    /// The count is written last, releasing the rest: a renderer that reads it (acquiring) finds
+    /// at least as many requests in the buckets.
     fn add_alone(&self, bucket: usize, nanos: u64) {
-        let add = |counter: &AtomicU64, n: u64| {
-            counter.store(counter.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed)
-        };
-        add(&self.buckets[bucket], 1);
-        add(&self.nanos, nanos);
-        add(&self.count, 1);
+        let add =
+            |counter: &AtomicU64, n: u64, order| counter.store(counter.load(Ordering::Relaxed).wrapping_add(n), order);
+        add(&self.buckets[bucket], 1, Ordering::Relaxed);
+        add(&self.nanos, nanos, Ordering::Relaxed);
+        add(&self.count, 1, Ordering::Release);
     }
 
-    /// Adds a request to counts that several threads write.
+    /// Adds a request to counts that several threads write; the count last, as in
+    /// [`Self::add_alone`].
     fn add_shared(&self, bucket: usize, nanos: u64) {
         self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
         self.nanos.fetch_add(nanos, Ordering::Relaxed);
-        self.count.fetch_add(1, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Release);
     }
 }
 
@@ -149,7 +151,7 @@ impl RequestTimes {
                     std::iter::once(&shares.shared).chain(shares.threads.iter().map(|t| &**t)).collect();
                 let sum = |read: &dyn Fn(&Times) -> u64| all.iter().map(|t| read(t)).fold(0u64, u64::wrapping_add);
                 // The count is read first: the buckets, read after, hold at least as many.
-                let count = sum(&|t| t.count.load(Ordering::Relaxed));
+                let count = sum(&|t| t.count.load(Ordering::Acquire));
                 let mut cumulative = 0u64;
                 for (i, (bound, _)) in self.bounds.iter().enumerate() {
                     cumulative += sum(&|t| t.buckets[i].load(Ordering::Relaxed));
