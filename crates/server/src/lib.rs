@@ -266,14 +266,16 @@ where
         // a token is authenticated (a read of the store) in the future, under the time limit.
         let inner = &mut self.inner;
         let pending = span.in_scope(|| {
-            std::panic::catch_unwind(AssertUnwindSafe(|| match rate_limit::guard_anonymous(&state, &mut request) {
-                Some(Ok(())) => Pending::Called(inner.call(request)),
-                Some(Err(refused)) => Pending::Answered(refused),
-                None => {
-                    // The service made ready is the one called; its clone waits for the next
-                    // request.
-                    let ready = inner.clone();
-                    Pending::Token(std::mem::replace(inner, ready), request)
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                match rate_limit::guard_anonymous(&state, &mut request, started) {
+                    Some(Ok(())) => Pending::Called(inner.call(request)),
+                    Some(Err(refused)) => Pending::Answered(refused),
+                    None => {
+                        // The service made ready is the one called; its clone waits for the next
+                        // request.
+                        let ready = inner.clone();
+                        Pending::Token(std::mem::replace(inner, ready), request)
+                    }
                 }
             }))
             .unwrap_or_else(|panic| Pending::Answered(panic_problem(panic)))

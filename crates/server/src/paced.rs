@@ -94,7 +94,12 @@ impl Heads {
 
     fn finish_head(&self) {
         let read = self.reading.swap(0, Ordering::AcqRel);
-        self.budget.give(read.saturating_sub(FREE_HEAD_BYTES));
+        // Most heads are within their free bytes: the budget, which every connection shares, is
+        // then not written.
+        let over = read.saturating_sub(FREE_HEAD_BYTES);
+        if over > 0 {
+            self.budget.give(over);
+        }
     }
 
     /// Counts `bytes` read; false when they would overdraw the budget.

@@ -320,11 +320,11 @@ fn expensive_refusal(retry_after_secs: u64) -> AppError {
 /// router's one layer around every route (`crate::app`) calls [`guard_anonymous`] as a request
 /// arrives, and this, inside the time limit, for a request with a token.
 pub async fn guard(state: &AppState, request: &mut Request) -> Result<(), Response> {
-    if let Some(done) = guard_anonymous(state, request) {
+    let now = Instant::now();
+    if let Some(done) = guard_anonymous(state, request, now) {
         return done;
     }
     let limits = &state.limits;
-    let now = Instant::now();
     let client = client_key(state, request);
     if let Some(failures) = &limits.auth_failures {
         if let Err(retry_after_secs) = failures.peek(client, now) {
@@ -357,12 +357,12 @@ pub async fn guard(state: &AppState, request: &mut Request) -> Result<(), Respon
 
 /// [`guard`] for a request without a token, which needs nothing looked up: done at once. `None`
 /// for a request with a token.
-pub fn guard_anonymous(state: &AppState, request: &mut Request) -> Option<Result<(), Response>> {
+pub fn guard_anonymous(state: &AppState, request: &mut Request, now: Instant) -> Option<Result<(), Response>> {
     if request.headers().contains_key(AUTHORIZATION) {
         return None;
     }
     let client = client_key(state, request);
-    Some(admit(state, request, Caller::Anonymous, client, Instant::now()).map_or(Ok(()), Err))
+    Some(admit(state, request, Caller::Anonymous, client, now).map_or(Ok(()), Err))
 }
 
 /// The client a request without a token counts as: its address (as a trusted proxy forwards

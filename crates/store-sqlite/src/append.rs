@@ -2,12 +2,13 @@
 
 use std::sync::Arc;
 
-use adjutant_store::append::{AppendSteps, KnownKey, LastPost, QuotaCount};
+use adjutant_store::append::{step, AppendSteps, KnownKey, LastPost, QuotaCount};
 use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
 use adjutant_store::{AppendRequest, Outcome, Post, Result, Tail};
 use async_trait::async_trait;
 use sqlx::pool::PoolConnection;
 use sqlx::{QueryBuilder, Sqlite, SqlitePool};
+use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::db::{map_err, Db};
@@ -42,7 +43,7 @@ const ROWS_PER_STATEMENT: usize = 1000;
 /// The transaction is the writer connection's own `BEGIN IMMEDIATE` … `COMMIT`, and the
 /// connection goes back to the pool in the writer's task as the transaction ends. A connection
 /// sqlx takes back by itself is returned from a task of its own, which waits its turn behind
-/// the requests on the runtime's threads while the next batch waits for the writer.
+/// whatever else runs on the batch writer's thread while the next batch waits for the writer.
 pub(crate) struct Append {
     conn: PoolConnection<Sqlite>,
     commits: Arc<tokio::sync::Notify>,
@@ -188,66 +189,80 @@ impl AppendSteps for Append {
     async fn tails(&mut self, campaign_ids: &[Uuid]) -> Result<Vec<(Uuid, Tail, bool)>> {
         let mut tails = Vec::with_capacity(campaign_ids.len());
         for campaign_ids in campaign_ids.chunks(ROWS_PER_STATEMENT) {
-            // Each a seek on an index from its end: the cost does not grow with the log.
-            let mut query = QueryBuilder::<Sqlite>::new(
-                "SELECT t.*,
-                    (SELECT seq FROM snapshots WHERE campaign_id = t.campaign_id AND seq <= t.last_seq
-                      ORDER BY seq DESC LIMIT 1) AS snapshot_seq,
-                    (SELECT state FROM snapshots WHERE campaign_id = t.campaign_id AND seq <= t.last_seq
-                      ORDER BY seq DESC LIMIT 1) AS snapshot_state
-                 FROM (SELECT a.column1 AS campaign_id,
-                    (SELECT seq FROM posts WHERE campaign_id = a.column1 ORDER BY seq DESC LIMIT 1) AS last_seq,
-                    (SELECT hash FROM posts WHERE campaign_id = a.column1 ORDER BY seq DESC LIMIT 1) AS last_hash,
-                    (SELECT stamp_ms FROM posts WHERE campaign_id = a.column1 ORDER BY seq DESC LIMIT 1) AS last_stamp,
-                    (SELECT position FROM outcomes WHERE campaign_id = a.column1 ORDER BY position DESC LIMIT 1)
-                      AS last_position,
-                    EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = a.column1 AND disabled_at IS NULL) AS webhooks
-                  FROM (",
-            );
-            query.push_values(campaign_ids, |mut row, id| {
-                row.push_bind(id.to_string());
-            });
-            query.push(") AS a) AS t");
-            let rows = query.build().fetch_all(&mut *self.conn).await.map_err(map_err)?;
+            let rows = tails_query(campaign_ids, &[]).build().fetch_all(&mut *self.conn).await.map_err(map_err)?;
             tails.extend(Db::decode_all(&rows, row::tail)?);
         }
         Ok(tails)
     }
 
-    async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
-        for posts in posts.chunks(ROWS_PER_STATEMENT) {
-            let mut query = QueryBuilder::<Sqlite>::new(format!("INSERT INTO posts ({POST_COLUMNS}) "));
-            query.push_values(posts, |mut row, post| {
-                row.push_bind(post.campaign_id.to_string())
-                    .push_bind(post.seq)
-                    .push_bind(post.stamp.timestamp_millis())
-                    .push_bind(post.author_id.to_string())
-                    .push_bind(post.side.as_deref())
-                    .push_bind(post.kind.as_str())
-                    .push_bind(post.body.as_str())
-                    .push_bind(post.prev_hash.as_str())
-                    .push_bind(post.hash.as_str())
-                    .push_bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
-                    .push_bind(post.receipt.as_ref().map(|r| r.signature.as_str()));
-            });
-            query.build().execute(&mut *self.conn).await.map_err(map_err)?;
+    async fn tails_unless_known(
+        &mut self,
+        campaign_ids: &[Uuid],
+        keys: &[(Uuid, &str)],
+    ) -> Result<Option<Vec<(Uuid, Tail, bool)>>> {
+        if campaign_ids.is_empty()
+            || keys.is_empty()
+            || campaign_ids.len() > ROWS_PER_STATEMENT
+            || keys.len() > ROWS_PER_STATEMENT
+        {
+            // Nothing to ask one of them, or past one statement's rows: one after the other.
+            if self.any_known_key(keys).instrument(step("known_key")).await? {
+                return Ok(None);
+            }
+            return self.tails(campaign_ids).instrument(step("tail")).await.map(Some);
         }
+        // Both in one round trip: each row also says whether any of the keys has a record.
+        let rows = tails_query(campaign_ids, keys)
+            .build()
+            .fetch_all(&mut *self.conn)
+            .instrument(step("tail"))
+            .await
+            .map_err(map_err)?;
+        let known = match rows.first() {
+            Some(row) => sqlx::Row::try_get::<bool, _>(row, "known").map_err(map_err)?,
+            None => false,
+        };
+        if known {
+            return Ok(None);
+        }
+        Db::decode_all(&rows, row::tail).map(Some)
+    }
+
+    async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
+        if posts.is_empty() {
+            return Ok(());
+        }
+        let mut query = QueryBuilder::<Sqlite>::new("");
+        push_posts(&mut query, posts);
+        query.build().execute(&mut *self.conn).await.map_err(map_err)?;
         Ok(())
     }
 
     async fn insert_outcomes(&mut self, outcomes: &[&Outcome]) -> Result<()> {
-        for outcomes in outcomes.chunks(ROWS_PER_STATEMENT) {
-            let mut query = QueryBuilder::<Sqlite>::new(format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) "));
-            query.push_values(outcomes, |mut row, outcome| {
-                row.push_bind(outcome.id.to_string())
-                    .push_bind(outcome.campaign_id.to_string())
-                    .push_bind(outcome.position)
-                    .push_bind(outcome.seq)
-                    .push_bind(outcome.kind.as_str())
-                    .push_bind(outcome.data.as_str());
-            });
-            query.build().execute(&mut *self.conn).await.map_err(map_err)?;
+        if outcomes.is_empty() {
+            return Ok(());
         }
+        let mut query = QueryBuilder::<Sqlite>::new("");
+        push_outcomes(&mut query, outcomes);
+        query.build().execute(&mut *self.conn).await.map_err(map_err)?;
+        Ok(())
+    }
+
+    /// The batch's rows in one call, one statement for each table (and each thousand rows):
+    /// one round trip to SQLite's thread rather than one a statement. SQLite has no one to
+    /// notify.
+    async fn write_rows(
+        &mut self,
+        posts: &[&Post],
+        outcomes: &[&Outcome],
+        keys: &[(&AppendRequest, i64)],
+        _heads: &[(Uuid, i64)],
+    ) -> Result<()> {
+        let mut query = QueryBuilder::<Sqlite>::new("");
+        push_posts(&mut query, posts);
+        push_outcomes(&mut query, outcomes);
+        push_keys(&mut query, keys);
+        query.build().execute(&mut *self.conn).instrument(step("insert_post")).await.map_err(map_err)?;
         Ok(())
     }
 
@@ -278,19 +293,12 @@ impl AppendSteps for Append {
     }
 
     async fn remember_keys(&mut self, keys: &[(&AppendRequest, i64)]) -> Result<()> {
-        for keys in keys.chunks(ROWS_PER_STATEMENT) {
-            let mut query = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) ",
-            );
-            query.push_values(keys, |mut row, (request, seq)| {
-                row.push_bind(request.author_id.to_string())
-                    .push_bind(request.idempotency_key.as_str())
-                    .push_bind(request.campaign_id.to_string())
-                    .push_bind(request.request_hash.as_str())
-                    .push_bind(*seq);
-            });
-            query.build().execute(&mut *self.conn).await.map_err(map_err)?;
+        if keys.is_empty() {
+            return Ok(());
         }
+        let mut query = QueryBuilder::<Sqlite>::new("");
+        push_keys(&mut query, keys);
+        query.build().execute(&mut *self.conn).await.map_err(map_err)?;
         Ok(())
     }
 
@@ -312,5 +320,154 @@ impl AppendSteps for Append {
         self.end("COMMIT").await?;
         commits.notify_one();
         Ok(())
+    }
+}
+
+/// `INSERT` statements of `posts` onto `query`, each ended by `;` (one for each
+/// [`ROWS_PER_STATEMENT`] rows, within SQLite's bound on a statement's parameters).
+fn push_posts<'a>(query: &mut QueryBuilder<'a, Sqlite>, posts: &[&'a Post]) {
+    for posts in posts.chunks(ROWS_PER_STATEMENT) {
+        query.push(format_args!("INSERT INTO posts ({POST_COLUMNS}) "));
+        query.push_values(posts, |mut row, post| {
+            row.push_bind(post.campaign_id.to_string())
+                .push_bind(post.seq)
+                .push_bind(post.stamp.timestamp_millis())
+                .push_bind(post.author_id.to_string())
+                .push_bind(post.side.as_deref())
+                .push_bind(post.kind.as_str())
+                .push_bind(post.body.as_str())
+                .push_bind(post.prev_hash.as_str())
+                .push_bind(post.hash.as_str())
+                .push_bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
+                .push_bind(post.receipt.as_ref().map(|r| r.signature.as_str()));
+        });
+        query.push(";\n");
+    }
+}
+
+/// `INSERT` statements of `outcomes` onto `query`, as [`push_posts`].
+fn push_outcomes<'a>(query: &mut QueryBuilder<'a, Sqlite>, outcomes: &[&'a Outcome]) {
+    for outcomes in outcomes.chunks(ROWS_PER_STATEMENT) {
+        query.push(format_args!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) "));
+        query.push_values(outcomes, |mut row, outcome| {
+            row.push_bind(outcome.id.to_string())
+                .push_bind(outcome.campaign_id.to_string())
+                .push_bind(outcome.position)
+                .push_bind(outcome.seq)
+                .push_bind(outcome.kind.as_str())
+                .push_bind(outcome.data.as_str());
+        });
+        query.push(";\n");
+    }
+}
+
+/// `INSERT` statements of the idempotency records `keys` onto `query`, as [`push_posts`].
+fn push_keys<'a>(query: &mut QueryBuilder<'a, Sqlite>, keys: &[(&'a AppendRequest, i64)]) {
+    for keys in keys.chunks(ROWS_PER_STATEMENT) {
+        query.push("INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) ");
+        query.push_values(keys, |mut row, (request, seq)| {
+            row.push_bind(request.author_id.to_string())
+                .push_bind(request.idempotency_key.as_str())
+                .push_bind(request.campaign_id.to_string())
+                .push_bind(request.request_hash.as_str())
+                .push_bind(*seq);
+        });
+        query.push(";\n");
+    }
+}
+
+/// The tails of `campaign_ids` (at most [`ROWS_PER_STATEMENT`]), one row each, as
+/// [`row::tail`] reads them; with `keys` (principal, key), each row also has `known`: whether
+/// any of them has a record.
+fn tails_query<'a>(campaign_ids: &[Uuid], keys: &[(Uuid, &'a str)]) -> QueryBuilder<'a, Sqlite> {
+    // Each a seek on an index from its end: the cost does not grow with the log.
+    let mut query = QueryBuilder::<Sqlite>::new(
+        "SELECT t.*,
+            (SELECT seq FROM snapshots WHERE campaign_id = t.campaign_id AND seq <= t.last_seq
+              ORDER BY seq DESC LIMIT 1) AS snapshot_seq,
+            (SELECT state FROM snapshots WHERE campaign_id = t.campaign_id AND seq <= t.last_seq
+              ORDER BY seq DESC LIMIT 1) AS snapshot_state",
+    );
+    if !keys.is_empty() {
+        // Its parameters come first in the text, as they are bound.
+        query.push(",\n            EXISTS (SELECT 1 FROM idempotency_keys WHERE (principal_id, key) IN (");
+        query.push_values(keys, |mut row, (principal_id, key)| {
+            row.push_bind(principal_id.to_string()).push_bind(*key);
+        });
+        query.push(")) AS known");
+    }
+    query.push(
+        "
+         FROM (SELECT a.column1 AS campaign_id,
+            (SELECT seq FROM posts WHERE campaign_id = a.column1 ORDER BY seq DESC LIMIT 1) AS last_seq,
+            (SELECT hash FROM posts WHERE campaign_id = a.column1 ORDER BY seq DESC LIMIT 1) AS last_hash,
+            (SELECT stamp_ms FROM posts WHERE campaign_id = a.column1 ORDER BY seq DESC LIMIT 1) AS last_stamp,
+            (SELECT position FROM outcomes WHERE campaign_id = a.column1 ORDER BY position DESC LIMIT 1)
+              AS last_position,
+            EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = a.column1 AND disabled_at IS NULL) AS webhooks
+          FROM (",
+    );
+    query.push_values(campaign_ids, |mut row, id| {
+        row.push_bind(id.to_string());
+    });
+    query.push(") AS a) AS t");
+    query
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The batch's first read says whether a key of the batch has a record, and reads the tails
+    /// all the same; without the answer a replayed key would be found only by the insert failing.
+    #[tokio::test]
+    async fn the_tails_say_whether_a_key_of_the_batch_has_a_record() {
+        let dir = std::env::temp_dir().join(format!("adjutant-tails-{}", Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = crate::SqliteStore::open(&format!("sqlite://{}", dir.join("a.db").display())).await.unwrap();
+        let (principal, other, campaign, empty) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let mut conn = store.writer.acquire().await.unwrap();
+        sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *conn).await.unwrap();
+        sqlx::query(
+            "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) VALUES (?, 'k1', ?, 'h', 1)",
+        )
+        .bind(principal.to_string())
+        .bind(campaign.to_string())
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+        let campaigns = [campaign, empty];
+        for (keys, known) in [
+            (vec![(principal, "k2"), (principal, "k1")], true),
+            (vec![(principal, "k2")], false),
+            (vec![(other, "k1")], false),
+        ] {
+            let rows = tails_query(&campaigns, &keys).build().fetch_all(&mut *conn).await.unwrap();
+            assert_eq!(rows.len(), 2, "a row for each campaign");
+            for row in &rows {
+                assert_eq!(sqlx::Row::try_get::<bool, _>(row, "known").unwrap(), known, "{keys:?}");
+            }
+            let mut read: Vec<Uuid> =
+                Db::decode_all(&rows, row::tail).unwrap().into_iter().map(|(id, _, _)| id).collect();
+            read.sort_unstable();
+            let mut asked = campaigns.to_vec();
+            asked.sort_unstable();
+            assert_eq!(read, asked);
+        }
+        let rows = tails_query(&[campaign], &[]).build().fetch_all(&mut *conn).await.unwrap();
+        assert!(sqlx::Row::try_get::<bool, _>(&rows[0], "known").is_err(), "no keys, no column");
+        drop(conn);
+
+        // The step itself: no tails when a key is known, the tails otherwise, and with no keys.
+        let mut append = Append::begin(store.writer.clone(), Arc::default()).await.unwrap();
+        assert!(append.tails_unless_known(&campaigns, &[(other, "k3"), (principal, "k1")]).await.unwrap().is_none());
+        for keys in [vec![(principal, "k2")], vec![]] {
+            let tails = append.tails_unless_known(&campaigns, &keys).await.unwrap().expect("no key is known");
+            assert_eq!(tails.len(), 2, "{keys:?}");
+            assert!(tails.iter().all(|(_, tail, webhooks)| tail.next_seq == 1 && !webhooks), "{keys:?}");
+        }
+        append.rollback().await.unwrap();
+        drop(store);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

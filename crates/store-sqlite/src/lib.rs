@@ -70,7 +70,7 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Commits at most `max_batch` posts at once (group commit; 1: each post on its own).
     pub fn with_max_batch(mut self, max_batch: usize) -> Self {
-        self.batches = GroupCommit::new(max_batch);
+        self.batches = GroupCommit::new(max_batch).on_own_thread();
         self
     }
 
@@ -131,7 +131,7 @@ impl SqliteStore {
         Ok(Self {
             writer,
             readers,
-            batches: GroupCommit::new(MAX_BATCH),
+            batches: GroupCommit::new(MAX_BATCH).on_own_thread(),
             commits,
             checkpointer,
             principal_cache,

@@ -291,6 +291,8 @@ pub struct GroupCommit {
     one_by_one: Arc<AtomicUsize>,
     /// Told the size of each batch taken, once a server asks (`Store::observe_batches`).
     observer: Arc<std::sync::OnceLock<BatchObserver>>,
+    /// Batches are written on a thread of their own ([`GroupCommit::on_own_thread`]).
+    own_thread: bool,
 }
 
 /// What is told the number of posts of each batch the writer takes (the server's metrics).
@@ -306,7 +308,24 @@ impl GroupCommit {
             largest: Arc::default(),
             one_by_one: Arc::default(),
             observer: Arc::default(),
+            own_thread: false,
         }
+    }
+
+    /// Writes the batches on the batch writer's thread ([`writer_thread`]) rather than as a task
+    /// among the requests. Each of a batch's statements is a round trip to the thread that runs
+    /// the database's calls, and the answer of each wakes the batch from outside the runtime:
+    /// among the requests, the batch then waits for a worker to look at the runtime's shared
+    /// queue, which a busy worker does between its own tasks (tokio tunes it to about every
+    /// 200 µs of polling; every other task when tasks are long), before its next statement, and
+    /// the posts of every campaign wait with it. On the writer's thread only the batches of the
+    /// process's other stores so marked (and their deciding) are beside it. For a backend whose
+    /// statements are run by a thread of the database's own (SQLite's): a socket's readiness is
+    /// told to the runtime that opened it, so PostgreSQL's connections stay with the requests'
+    /// runtime.
+    pub fn on_own_thread(mut self) -> Self {
+        self.own_thread = true;
+        self
     }
 
     /// Tells `observer` the size of every batch from now on (the first observer stays).
@@ -360,17 +379,38 @@ impl GroupCommit {
                     // goes on with the batches queued meanwhile, and lets the writer go when the
                     // queue is empty. The batches' steps are logged under the post whose task
                     // took the writer.
-                    tokio::spawn(
-                        async move {
-                            writing.write_while_queued(move || begin(), batch).await;
-                            drop(writer);
-                        }
-                        .in_current_span(),
-                    );
+                    let writing = async move {
+                        writing.write_while_queued(move || begin(), batch).await;
+                        drop(writer);
+                    }
+                    .in_current_span();
+                    if self.own_thread {
+                        writer_thread().spawn(writing);
+                    } else {
+                        tokio::spawn(writing);
+                    }
                 }
             }
         }
     }
+}
+
+/// The thread that writes the batches of every store [`GroupCommit::on_own_thread`] in this
+/// process: a runtime of one worker (its blocking threads, which decide batches ahead, are
+/// named after it too), started when first asked for and kept for the life of the process. A
+/// batch under way when its server stops is written to its end there: its posts' callers may be
+/// gone, as when a caller goes away (see [`GroupCommit::append`]).
+fn writer_thread() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("adjutant-writer")
+            .enable_all()
+            .build()
+            // Only when the machine has no thread or timer left to give: nothing could serve.
+            .unwrap_or_else(|e| panic!("the batch writer's thread could not start: {e}"))
+    })
 }
 
 /// Takes up to `max_batch` posts from the queue, after the `taken` ones.
