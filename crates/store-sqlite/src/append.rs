@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use adjutant_store::append::{step, AppendSteps, KnownKey, LastPost, QuotaCount};
+use adjutant_store::append::{keys_then_tails, step, AppendSteps, KnownKey, LastPost, QuotaCount};
 use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
 use adjutant_store::{AppendRequest, Outcome, Post, Result, Tail};
 use async_trait::async_trait;
@@ -206,10 +206,7 @@ impl AppendSteps for Append {
             || keys.len() > ROWS_PER_STATEMENT
         {
             // Nothing to ask one of them, or past one statement's rows: one after the other.
-            if self.any_known_key(keys).instrument(step("known_key")).await? {
-                return Ok(None);
-            }
-            return self.tails(campaign_ids).instrument(step("tail")).await.map(Some);
+            return keys_then_tails(self, campaign_ids, keys).await;
         }
         // Both in one round trip: each row also says whether any of the keys has a record.
         let rows = tails_query(campaign_ids, keys)

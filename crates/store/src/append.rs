@@ -112,10 +112,7 @@ pub trait AppendSteps: Send {
     where
         Self: Sized,
     {
-        if self.any_known_key(keys).instrument(step("known_key")).await? {
-            return Ok(None);
-        }
-        self.tails(campaign_ids).instrument(step("tail")).await.map(Some)
+        keys_then_tails(self, campaign_ids, keys).await
     }
     /// Several posts' rows; a backend may write them in one statement.
     async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
@@ -996,6 +993,19 @@ fn spent_quota(
         }
     }
     Ok(None)
+}
+
+/// [`AppendSteps::tails_unless_known`] as two questions, one after the other: the keys, then
+/// the tails. A backend that asks both at once falls back on this where it cannot.
+pub async fn keys_then_tails<S: AppendSteps>(
+    steps: &mut S,
+    campaign_ids: &[Uuid],
+    keys: &[(Uuid, &str)],
+) -> Result<Option<Vec<(Uuid, Tail, bool)>>> {
+    if steps.any_known_key(keys).instrument(step("known_key")).await? {
+        return Ok(None);
+    }
+    steps.tails(campaign_ids).instrument(step("tail")).await.map(Some)
 }
 
 /// A campaign's tail, read in three steps.
