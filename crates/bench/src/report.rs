@@ -461,8 +461,10 @@ pub fn report(o: &Options, runs: &[Measured]) -> String {
     line("The service commits the posts waiting for the writer in one transaction (group commit, at most".into());
     line("`max_batch` = 64 a commit; the largest batch of the run is shown) and answers each only after".into());
     line("the commit. A batch is written together: its keys checked in one statement, each campaign's tail".into());
-    line("read once, every post decided in memory on the tail the one before it left, then each table's".into());
-    line("rows in one statement; the batch's receipts are signed together, on both cores. A post also".into());
+    line("read once (on SQLite, where the server is the one writer, only for a campaign no batch of the last".into());
+    line("2 s committed a post to: the tail that batch left is held), every post decided in memory on the".into());
+    line("tail the one before it left, then each table's rows in one statement; the batch's receipts are".into());
+    line("signed together, on both cores. A post also".into());
     line("costs a token lookup, a SHA-256, an Ed25519 signature and the HTTP and JSON work, on the same".into());
     line("two cores as the load generator; the ceiling does one insert and nothing else (figure 5 has the".into());
     line("breakdown). The load generator is a minimal HTTP/1.1 client (one keep-alive connection per".into());

@@ -192,6 +192,45 @@ async fn rollbacks_of_rollbacks_and_seals_around_them() {
     assert!(before_7.seals().pair("m1").is_some());
 }
 
+/// A second server on the same SQLite file posts between two posts of this one's. This server
+/// holds the tail its last batch left only while no other writer has committed: its next batch
+/// finds that one has, reads the tail anew and follows the other server's post. No fork, no gap,
+/// no batch one by one, and every audit finds the chain whole.
+#[tokio::test]
+async fn a_tail_another_server_moved_on_is_read_anew_not_forked_from() {
+    let h = harness(None).await;
+    let elsewhere = SqliteStore::open(&format!("sqlite://{}/log.db", h._dir.path().display())).await.unwrap();
+    let other = Log {
+        store: &elsewhere,
+        clock: h.clock.clone(),
+        keys: h.keys.clone(),
+        quotas: Quotas::default(),
+        metrics: Default::default(),
+        live: None,
+    };
+    let mut here = Vec::new();
+    for text in ["one", "two"] {
+        here.push(h.post(&h.union, "note", json!({ "text": text })).await.unwrap());
+    }
+    let body = json!({"text": "on the other server"});
+    let side = h.rebel.side.as_deref().and_then(adjutant_server::campaign::parse_side);
+    let submission =
+        Submission { author: &h.rebel, side, kind: "note", body: &body, idempotency_key: Uuid::new_v4().to_string() };
+    let Appended::New(elsewhere_post, _) = other.append(&h.campaign, submission).await.unwrap() else {
+        panic!("a fresh key replayed");
+    };
+    for text in ["three", "four"] {
+        here.push(h.post(&h.union, "note", json!({ "text": text })).await.unwrap());
+    }
+    assert_eq!(elsewhere_post.seq, 3);
+    assert_eq!(elsewhere_post.prev_hash, here[1].hash);
+    assert_eq!(here.iter().map(|p| p.seq).collect::<Vec<_>>(), [1, 2, 4, 5]);
+    assert_eq!(here[2].prev_hash, elsewhere_post.hash);
+    assert_eq!(here[3].prev_hash, here[2].hash);
+    assert_eq!((h.store.batches_one_by_one(), elsewhere.batches_one_by_one()), (0, 0));
+    assert_eq!(h.audits_agree().await.void().len(), 0);
+}
+
 #[tokio::test]
 async fn umpiring_is_the_moderator_s_and_only_for_what_the_game_awaits() {
     let h = harness(Some("short-acw")).await;

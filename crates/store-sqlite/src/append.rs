@@ -1,10 +1,12 @@
 //! Appending posts: the steps of [`adjutant_store::append`] in SQLite's SQL.
 
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use adjutant_store::append::{keys_then_tails, step, AppendSteps, KnownKey, LastPost, QuotaCount};
+use adjutant_store::append::{keys_then_tails, keys_then_webhooks, step, AppendSteps, KnownKey, LastPost, QuotaCount};
 use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
-use adjutant_store::{AppendRequest, Outcome, Post, Result, Tail};
+use adjutant_store::{AppendRequest, Outcome, Post, Result, StoreError, Tail};
 use async_trait::async_trait;
 use sqlx::pool::PoolConnection;
 use sqlx::{QueryBuilder, Sqlite, SqlitePool};
@@ -47,20 +49,49 @@ const ROWS_PER_STATEMENT: usize = 1000;
 pub(crate) struct Append {
     conn: PoolConnection<Sqlite>,
     commits: Arc<tokio::sync::Notify>,
+    /// The writer connection's `PRAGMA data_version` as the last batch began
+    /// ([`UNKNOWN_VERSION`] before the first, and once a connection was closed).
+    seen: Arc<AtomicI64>,
+    /// No other connection has committed since the last batch began ([`AppendSteps::alone`]).
+    alone: bool,
     /// Begun and neither committed nor rolled back: dropped so, the connection is closed, not
     /// returned to the pool (closing it rolls the transaction back).
     open: bool,
 }
 
 impl Append {
-    /// Opens a batch's transaction on the writer; `commits` is told when it commits.
-    pub(crate) async fn begin(writer: SqlitePool, commits: Arc<tokio::sync::Notify>) -> Result<Self> {
+    /// Opens a batch's transaction on the writer; `commits` is told when it commits, `seen`
+    /// holds the connection's data version from one batch to the next.
+    pub(crate) async fn begin(
+        writer: SqlitePool,
+        commits: Arc<tokio::sync::Notify>,
+        seen: Arc<AtomicI64>,
+    ) -> Result<Self> {
         let conn = writer.acquire().await.map_err(map_err)?;
         // Open from before `BEGIN` is sent: a caller going away while it runs closes the
         // connection rather than handing it back inside a transaction nobody ends.
-        let mut append = Append { conn, commits, open: true };
-        sqlx::query("BEGIN IMMEDIATE").execute(&mut *append.conn).await.map_err(map_err)?;
+        let mut append = Append { conn, commits, seen, alone: false, open: true };
+        // The data version changes when another connection (another server or store on the
+        // file) has committed; this connection's own commits leave it as it was. Read under
+        // the write lock, so nobody commits between it and this batch's commit.
+        let version: i64 = sqlx::query_scalar("BEGIN IMMEDIATE; PRAGMA data_version")
+            .fetch_one(&mut *append.conn)
+            .await
+            .map_err(map_err)?;
+        let before = append.seen.swap(version, Ordering::Relaxed);
+        append.alone = before != UNKNOWN_VERSION && before == version;
         Ok(append)
+    }
+
+    /// Runs the `INSERT` statements `push` writes for `rows`; none when there are no rows.
+    async fn insert<'a, T: Sync>(&mut self, rows: &[T], push: fn(&mut QueryBuilder<'a, Sqlite>, &[T])) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut query = QueryBuilder::<Sqlite>::new("");
+        push(&mut query, rows);
+        query.build().execute(&mut *self.conn).await.map_err(map_err)?;
+        Ok(())
     }
 
     /// Ends the transaction with `sql` (`COMMIT` or `ROLLBACK`) and, once it has ended, hands the
@@ -77,9 +108,14 @@ impl Drop for Append {
     fn drop(&mut self) {
         if self.open {
             self.conn.close_on_drop();
+            // The next connection's versions are its own.
+            self.seen.store(UNKNOWN_VERSION, Ordering::Relaxed);
         }
     }
 }
+
+/// No data version seen yet on the writer's connection.
+pub(crate) const UNKNOWN_VERSION: i64 = i64::MIN;
 
 #[async_trait]
 impl AppendSteps for Append {
@@ -225,24 +261,61 @@ impl AppendSteps for Append {
         Db::decode_all(&rows, row::tail).map(Some)
     }
 
-    async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
-        if posts.is_empty() {
-            return Ok(());
+    async fn webhooks_unless_known(
+        &mut self,
+        campaign_ids: &[Uuid],
+        keys: &[(Uuid, &str)],
+    ) -> Result<Option<HashSet<Uuid>>> {
+        if campaign_ids.is_empty() || campaign_ids.len() > ROWS_PER_STATEMENT || keys.len() > ROWS_PER_STATEMENT {
+            // Nothing to ask of the webhooks, or past one statement's rows: one after the other.
+            return keys_then_webhooks(self, campaign_ids, keys).await;
         }
-        let mut query = QueryBuilder::<Sqlite>::new("");
-        push_posts(&mut query, posts);
-        query.build().execute(&mut *self.conn).await.map_err(map_err)?;
-        Ok(())
+        // Both in one round trip: one row, the campaigns with a webhook as one list.
+        let mut query = QueryBuilder::<Sqlite>::new("SELECT ");
+        if keys.is_empty() {
+            query.push("0");
+        } else {
+            query.push("EXISTS (SELECT 1 FROM idempotency_keys WHERE (principal_id, key) IN (");
+            query.push_values(keys, |mut row, (principal_id, key)| {
+                row.push_bind(principal_id.to_string()).push_bind(*key);
+            });
+            query.push("))");
+        }
+        query.push(
+            " AS known,
+            (SELECT group_concat(campaign_id) FROM webhooks
+              WHERE disabled_at IS NULL AND campaign_id IN (",
+        );
+        let mut ids = query.separated(", ");
+        for campaign_id in campaign_ids {
+            ids.push_bind(campaign_id.to_string());
+        }
+        query.push(")) AS hooked");
+        let row = query.build().fetch_one(&mut *self.conn).await.map_err(map_err)?;
+        if sqlx::Row::try_get::<bool, _>(&row, "known").map_err(map_err)? {
+            return Ok(None);
+        }
+        let hooked: Option<String> = sqlx::Row::try_get(&row, "hooked").map_err(map_err)?;
+        hooked
+            .iter()
+            .flat_map(|ids| ids.split(','))
+            .map(|id| {
+                Uuid::parse_str(id).map_err(|e| StoreError::Database(format!("a webhook's campaign id {id:?}: {e}")))
+            })
+            .collect::<Result<HashSet<Uuid>>>()
+            .map(Some)
+    }
+
+    fn alone(&self) -> bool {
+        self.alone
+    }
+
+    async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
+        self.insert(posts, push_posts).await
     }
 
     async fn insert_outcomes(&mut self, outcomes: &[&Outcome]) -> Result<()> {
-        if outcomes.is_empty() {
-            return Ok(());
-        }
-        let mut query = QueryBuilder::<Sqlite>::new("");
-        push_outcomes(&mut query, outcomes);
-        query.build().execute(&mut *self.conn).await.map_err(map_err)?;
-        Ok(())
+        self.insert(outcomes, push_outcomes).await
     }
 
     /// The batch's rows in one call, one statement for each table (and each thousand rows):
@@ -290,13 +363,7 @@ impl AppendSteps for Append {
     }
 
     async fn remember_keys(&mut self, keys: &[(&AppendRequest, i64)]) -> Result<()> {
-        if keys.is_empty() {
-            return Ok(());
-        }
-        let mut query = QueryBuilder::<Sqlite>::new("");
-        push_keys(&mut query, keys);
-        query.build().execute(&mut *self.conn).await.map_err(map_err)?;
-        Ok(())
+        self.insert(keys, push_keys).await
     }
 
     async fn lock_campaign(&mut self, _campaign_id: Uuid) -> Result<()> {
@@ -415,14 +482,12 @@ fn tails_query<'a>(campaign_ids: &[Uuid], keys: &[(Uuid, &'a str)]) -> QueryBuil
 mod tests {
     use super::*;
 
-    /// The batch's first read says whether a key of the batch has a record, and reads the tails
-    /// all the same; without the answer a replayed key would be found only by the insert failing.
-    #[tokio::test]
-    async fn the_tails_say_whether_a_key_of_the_batch_has_a_record() {
-        let dir = std::env::temp_dir().join(format!("adjutant-tails-{}", Uuid::new_v4()));
+    /// A store in a directory of its own, with one idempotency record (`principal`'s key `k1`,
+    /// for `campaign`); the writer's connection checks no foreign keys.
+    async fn store_with_a_key(name: &str, principal: Uuid, campaign: Uuid) -> (std::path::PathBuf, crate::SqliteStore) {
+        let dir = std::env::temp_dir().join(format!("adjutant-{name}-{}", Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap();
         let store = crate::SqliteStore::open(&format!("sqlite://{}", dir.join("a.db").display())).await.unwrap();
-        let (principal, other, campaign, empty) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
         let mut conn = store.writer.acquire().await.unwrap();
         sqlx::query("PRAGMA foreign_keys = OFF").execute(&mut *conn).await.unwrap();
         sqlx::query(
@@ -433,6 +498,16 @@ mod tests {
         .execute(&mut *conn)
         .await
         .unwrap();
+        (dir, store)
+    }
+
+    /// The batch's first read says whether a key of the batch has a record, and reads the tails
+    /// all the same; without the answer a replayed key would be found only by the insert failing.
+    #[tokio::test]
+    async fn the_tails_say_whether_a_key_of_the_batch_has_a_record() {
+        let (principal, other, campaign, empty) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let (dir, store) = store_with_a_key("tails", principal, campaign).await;
+        let mut conn = store.writer.acquire().await.unwrap();
         let campaigns = [campaign, empty];
         for (keys, known) in [
             (vec![(principal, "k2"), (principal, "k1")], true),
@@ -456,13 +531,93 @@ mod tests {
         drop(conn);
 
         // The step itself: no tails when a key is known, the tails otherwise, and with no keys.
-        let mut append = Append::begin(store.writer.clone(), Arc::default()).await.unwrap();
+        let mut append = Append::begin(store.writer.clone(), Arc::default(), Arc::new(AtomicI64::new(UNKNOWN_VERSION)))
+            .await
+            .unwrap();
         assert!(append.tails_unless_known(&campaigns, &[(other, "k3"), (principal, "k1")]).await.unwrap().is_none());
         for keys in [vec![(principal, "k2")], vec![]] {
             let tails = append.tails_unless_known(&campaigns, &keys).await.unwrap().expect("no key is known");
             assert_eq!(tails.len(), 2, "{keys:?}");
             assert!(tails.iter().all(|(_, tail, webhooks)| tail.next_seq == 1 && !webhooks), "{keys:?}");
         }
+        append.rollback().await.unwrap();
+        drop(store);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A batch is alone when no other connection has committed since the writer's last batch
+    /// began: its own commits, and others' reads, leave it so; another's commit does not.
+    #[tokio::test]
+    async fn a_batch_is_alone_until_another_connection_commits() {
+        let dir = std::env::temp_dir().join(format!("adjutant-alone-{}", Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}", dir.join("a.db").display());
+        let store = crate::SqliteStore::open(&url).await.unwrap();
+        let other = crate::SqliteStore::open(&url).await.unwrap();
+        let seen = Arc::new(AtomicI64::new(UNKNOWN_VERSION));
+        let alone = || async {
+            let append = Append::begin(store.writer.clone(), Arc::default(), seen.clone()).await.unwrap();
+            let alone = append.alone();
+            append.commit().await.unwrap();
+            alone
+        };
+        assert!(!alone().await, "the first batch has nothing to go by");
+        assert!(alone().await);
+        sqlx::query("PRAGMA foreign_keys = OFF; INSERT INTO idempotency_keys VALUES ('p', 'k', 'c', 'h', 1)")
+            .execute(&store.writer)
+            .await
+            .unwrap();
+        sqlx::query("SELECT count(*) FROM posts").execute(&other.readers).await.unwrap();
+        sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&store.checkpointer).await.unwrap();
+        assert!(alone().await, "this connection's own commits, another's reads, the checkpointer's copying");
+        sqlx::query("PRAGMA foreign_keys = OFF; INSERT INTO idempotency_keys VALUES ('p', 'k2', 'c', 'h', 1)")
+            .execute(&other.writer)
+            .await
+            .unwrap();
+        assert!(!alone().await, "another connection committed");
+        assert!(alone().await);
+        drop((store, other));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// For the campaigns whose tails the writer holds, the batch asks only which have a webhook
+    /// that takes deliveries (a disabled one does not), and whether a key has a record.
+    #[tokio::test]
+    async fn the_held_campaigns_say_which_have_webhooks_unless_a_key_is_known() {
+        let (principal, hooked, disabled, plain) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let (dir, store) = store_with_a_key("webhooks", principal, plain).await;
+        let mut conn = store.writer.acquire().await.unwrap();
+        // Two webhooks of one campaign, and a disabled one of another.
+        for (campaign, disabled_at) in [(hooked, None), (hooked, None), (disabled, Some(5))] {
+            sqlx::query(
+                "INSERT INTO webhooks (id, campaign_id, url, secret, created_by, created_at, disabled_at)
+                 VALUES (?, ?, 'https://example.org/hook', 'whsec_x', ?, 1, ?)",
+            )
+            .bind(Uuid::new_v4().to_string())
+            .bind(campaign.to_string())
+            .bind(principal.to_string())
+            .bind(disabled_at)
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+        }
+        drop(conn);
+
+        let mut append = Append::begin(store.writer.clone(), Arc::default(), Arc::new(AtomicI64::new(UNKNOWN_VERSION)))
+            .await
+            .unwrap();
+        let campaigns = [hooked, disabled, plain];
+        assert!(append
+            .webhooks_unless_known(&campaigns, &[(principal, "k2"), (principal, "k1")])
+            .await
+            .unwrap()
+            .is_none());
+        for keys in [vec![(principal, "k2")], vec![(Uuid::new_v4(), "k1")], vec![]] {
+            let found = append.webhooks_unless_known(&campaigns, &keys).await.unwrap().expect("no key is known");
+            assert_eq!(found, HashSet::from([hooked]), "{keys:?}");
+        }
+        let found = append.webhooks_unless_known(&[plain], &[]).await.unwrap().expect("no key asked");
+        assert!(found.is_empty());
         append.rollback().await.unwrap();
         drop(store);
         let _ = std::fs::remove_dir_all(&dir);

@@ -56,6 +56,8 @@ pub struct SqliteStore {
     batches: GroupCommit,
     /// Told of each commit of posts: see [`checkpoint::after_commits`].
     commits: Arc<tokio::sync::Notify>,
+    /// The writer connection's data version as its last batch began ([`append::Append`]).
+    data_version: Arc<std::sync::atomic::AtomicI64>,
     checkpointer: SqlitePool,
     /// The principals looked up by token, shared by every store of this process on the same
     /// file ([`shared_principal_cache`]).
@@ -133,6 +135,7 @@ impl SqliteStore {
             readers,
             batches: GroupCommit::new(MAX_BATCH).on_own_thread(),
             commits,
+            data_version: Arc::new(std::sync::atomic::AtomicI64::new(append::UNKNOWN_VERSION)),
             checkpointer,
             principal_cache,
             _checkpointing: checkpointing,
@@ -308,8 +311,8 @@ impl Store for SqliteStore {
 
     #[instrument(skip_all, fields(campaign = %request.campaign_id))]
     async fn append_post(&self, request: AppendRequest, decide: SharedDecide) -> Result<Appended> {
-        let (writer, commits) = (self.writer.clone(), self.commits.clone());
-        let begin = move || Append::begin(writer.clone(), commits.clone());
+        let (writer, commits, seen) = (self.writer.clone(), self.commits.clone(), self.data_version.clone());
+        let begin = move || Append::begin(writer.clone(), commits.clone(), seen.clone());
         self.batches.append(request, decide, begin).await
     }
 

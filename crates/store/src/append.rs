@@ -5,7 +5,7 @@
 //! outbox rows, the state snapshot and the idempotency record. [`GroupCommit`] runs the posts
 //! waiting at once in one write transaction and answers them after the commit; a post may be
 //! decided ahead, while the batch before it commits, on the tail that batch leaves, and is
-//! written so only if its own transaction reads that very tail. A backend supplies the steps
+//! written so only if its own transaction reads (or holds) that very tail. A backend supplies the steps
 //! ([`AppendSteps`]) in its own SQL, inside a transaction it has opened so that no other append
 //! to the same campaign runs between a tail read and the commit (SQLite's single writer,
 //! PostgreSQL's lock on the campaign's row).
@@ -113,6 +113,35 @@ pub trait AppendSteps: Send {
         Self: Sized,
     {
         keys_then_tails(self, campaign_ids, keys).await
+    }
+    /// Which of `campaign_ids` have a webhook that takes deliveries, unless one of `keys`
+    /// (principal, key) has a record: then `None`. Asked for the campaigns whose tails the
+    /// writer holds ([`AppendSteps::alone`]), in place of reading their tails; a backend may ask
+    /// both in one statement.
+    async fn webhooks_unless_known(
+        &mut self,
+        campaign_ids: &[Uuid],
+        keys: &[(Uuid, &str)],
+    ) -> Result<Option<HashSet<Uuid>>>
+    where
+        Self: Sized,
+    {
+        keys_then_webhooks(self, campaign_ids, keys).await
+    }
+    /// Whether no other writer has committed to the database since this writer's previous
+    /// batch began: then the tail each of this writer's committed batches left a campaign (kept
+    /// for [`TAIL_KEPT`]) is the stored one, and the batch holds it rather than reading it again;
+    /// it asks only whether the campaign has webhooks, and whether a key of the batch has a
+    /// record. With posts spread over many campaigns, the tails' rows come back from the
+    /// database one at a time, each a wake of the batch's task and of the database's thread (on
+    /// SQLite at 1,000 campaigns, 1.4 of the server's 3.8 context switches a post). A backend that
+    /// cannot tell (PostgreSQL, shared by several servers) answers false, and every batch reads
+    /// its tails. Should a tail held be behind the stored one all the same (SQLite's writer
+    /// connection, opened anew, may count its versions from where the last one stood), the
+    /// batch's first post of that campaign takes a sequence number already stored: the posts'
+    /// key refuses the insert, and the batch goes one by one, on tails read anew.
+    fn alone(&self) -> bool {
+        false
     }
     /// Several posts' rows; a backend may write them in one statement.
     async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
@@ -277,8 +306,10 @@ type Decided = std::result::Result<Written, Declined>;
 /// While a batch commits, the writer takes the next one from the queue and decides and signs
 /// its posts on the tails the committing batch leaves, or, for a campaign that batch did not
 /// touch, on the tail an earlier batch left ([`KeptTails`]); the next transaction reads the
-/// tails again and keeps those decisions only for the campaigns whose tail is the one foreseen
-/// (a failed commit, or another server's post, has every post of that campaign decided again).
+/// tails again (or, where it is the database's one writer, [`AppendSteps::alone`], holds those
+/// committed batches left) and
+/// keeps those decisions only for the campaigns whose tail is the one foreseen (a failed commit,
+/// or another server's post, has every post of that campaign decided again).
 pub struct GroupCommit {
     queue: Arc<std::sync::Mutex<Vec<Waiting>>>,
     kept: Arc<std::sync::Mutex<KeptTails>>,
@@ -486,8 +517,19 @@ async fn write_batch<S: AppendSteps, F: std::future::Future<Output = Result<S>>>
             return (true, nothing_next());
         }
     };
+    // The tails committed batches left, where they stand for the stored ones; where another
+    // writer committed meanwhile, none kept until now does.
+    let held = {
+        let mut kept = writing.lock_kept();
+        if steps.alone() {
+            kept.held(&batch)
+        } else {
+            kept.not_held_before = Some(std::time::Instant::now());
+            HashMap::new()
+        }
+    };
     // Together when it can be, one by one when it cannot: either way, the same answers.
-    let together = match write_together(&mut steps, &mut batch, &foreseen).await {
+    let together = match write_together(&mut steps, &mut batch, &foreseen, held).await {
         Ok(Some(written)) => Some(written),
         Ok(None) => None,
         Err(e) => {
@@ -511,6 +553,9 @@ async fn write_batch<S: AppendSteps, F: std::future::Future<Output = Result<S>>>
                     return (false, nothing_next());
                 }
             };
+            // Written one by one, the batch leaves no tails to keep, and those kept for its
+            // campaigns may be out of date (a tail held that another writer had moved on).
+            writing.lock_kept().forget(batch.iter().map(|waiting| &waiting.request.campaign_id));
             let (done, broken) = one_by_one(&mut steps, batch).await;
             (done, broken, HashMap::new())
         }
@@ -543,14 +588,6 @@ async fn write_batch<S: AppendSteps, F: std::future::Future<Output = Result<S>>>
             committed
         }
     };
-    if !written_together {
-        // Written one by one, the batch left no tails to keep: those kept for its campaigns
-        // are out of date.
-        writing.lock_kept().forget(done.iter().filter_map(|(_, result)| match result {
-            Ok(Appended::New(post, _)) => Some(&post.campaign_id),
-            _ => None,
-        }));
-    }
     for (answer, result) in done {
         let result = match (&committed, result) {
             (Ok(()), result) => result,
@@ -563,9 +600,10 @@ async fn write_batch<S: AppendSteps, F: std::future::Future<Output = Result<S>>>
     (written_together, next)
 }
 
-/// How long a tail a batch left is kept to decide a later batch's posts ahead on: the tail is
-/// read again in that batch's transaction either way, so this bounds only the work done in vain
-/// where another server posted to the campaign meanwhile.
+/// How long a tail a batch left is kept to decide a later batch's posts ahead on (and, where
+/// the writer holds its tails, to stand for the stored one): where the tail is read again in
+/// that batch's transaction, this bounds only the work done in vain where another server posted
+/// to the campaign meanwhile.
 const TAIL_KEPT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// At most this many bytes of tails are kept (the hashes and the state snapshots); past it the
@@ -579,6 +617,9 @@ const KEPT_TAIL_BYTES: usize = 8 << 20;
 struct KeptTails {
     tails: HashMap<Uuid, (Tail, std::time::Instant)>,
     bytes: usize,
+    /// When a batch last found that another writer had committed: no tail kept before then is
+    /// held ([`AppendSteps::alone`]), though it may still be decided ahead on.
+    not_held_before: Option<std::time::Instant>,
 }
 
 impl KeptTails {
@@ -605,6 +646,24 @@ impl KeptTails {
             }
         }
         tails
+    }
+
+    /// The tails of `batch`'s campaigns that stand for the stored ones where this writer is
+    /// alone: kept recently enough, and since another writer was last found.
+    fn held(&self, batch: &[Waiting]) -> HashMap<Uuid, Tail> {
+        let mut held = HashMap::new();
+        for waiting in batch {
+            let campaign_id = waiting.request.campaign_id;
+            if held.contains_key(&campaign_id) {
+                continue;
+            }
+            if let Some((tail, at)) = self.tails.get(&campaign_id) {
+                if at.elapsed() < TAIL_KEPT && self.not_held_before.is_none_or(|since| *at > since) {
+                    held.insert(campaign_id, tail.clone());
+                }
+            }
+        }
+        held
     }
 
     /// Keeps the tails a committed batch left.
@@ -712,16 +771,18 @@ fn heads(done: &[(Answer, Result<Appended>)]) -> Vec<(Uuid, i64)> {
 type Together = (Vec<Result<Appended>>, HashMap<Uuid, Tail>);
 
 /// Writes a batch's posts together: every key checked in one statement, each campaign's tail
-/// read once, every post decided on the tail the post before it left (or taken as decided
-/// ahead, when its campaign's tail is the one `foreseen`), then each table's rows in one
-/// statement. `None` when the batch must go one by one because a key was used before or twice
-/// in it (its posts are answered from the first); an error when a statement failed (the caller
-/// rolls the batch back and goes one by one, so that the error fails only the posts it
-/// touched).
+/// read once (or taken from `held`, the tails committed batches left, where they stand for the
+/// stored ones: [`AppendSteps::alone`]), every post decided on the tail the post before
+/// it left (or taken as decided ahead, when its campaign's tail is the one `foreseen`), then
+/// each table's rows in one statement. `None` when the batch must go one by one because a key
+/// was used before or twice in it (its posts are answered from the first); an error when a
+/// statement failed (the caller rolls the batch back and goes one by one, so that the error
+/// fails only the posts it touched).
 async fn write_together<S: AppendSteps>(
     steps: &mut S,
     batch: &mut [Waiting],
     foreseen: &HashMap<Uuid, Tail>,
+    mut held: HashMap<Uuid, Tail>,
 ) -> Result<Option<Together>> {
     // Each campaign held in one order, whoever writes, so that replicas never wait on each other
     // in a circle.
@@ -736,23 +797,37 @@ async fn write_together<S: AppendSteps>(
     if distinct.len() < keys.len() {
         return Ok(None);
     }
-    let Some(read) = steps.tails_unless_known(&campaigns, &keys).await? else {
-        return Ok(None);
-    };
-
+    let (holding, reading): (Vec<Uuid>, Vec<Uuid>) =
+        campaigns.iter().partition(|campaign_id| held.contains_key(campaign_id));
     let mut tails = HashMap::with_capacity(campaigns.len());
     let mut webhooks = HashSet::new();
-    // The campaigns whose posts decided ahead stand: their tail is the one foreseen.
-    let mut as_foreseen = HashSet::new();
-    for (campaign_id, tail, has_webhooks) in read {
-        if foreseen.get(&campaign_id) == Some(&tail) {
-            as_foreseen.insert(campaign_id);
-        }
-        tails.insert(campaign_id, tail);
-        if has_webhooks {
-            webhooks.insert(campaign_id);
+    // The keys are asked with the first question of the two, in its statement.
+    let mut keys_left = keys.as_slice();
+    if !reading.is_empty() {
+        let Some(read) = steps.tails_unless_known(&reading, keys_left).await? else {
+            return Ok(None);
+        };
+        keys_left = &[];
+        for (campaign_id, tail, has_webhooks) in read {
+            tails.insert(campaign_id, tail);
+            if has_webhooks {
+                webhooks.insert(campaign_id);
+            }
         }
     }
+    if !holding.is_empty() {
+        let Some(hooked) = steps.webhooks_unless_known(&holding, keys_left).instrument(step("tail")).await? else {
+            return Ok(None);
+        };
+        webhooks.extend(hooked);
+        tails.extend(holding.iter().filter_map(|campaign_id| held.remove_entry(campaign_id)));
+    }
+    // The campaigns whose posts decided ahead stand: their tail is the one foreseen.
+    let mut as_foreseen: HashSet<Uuid> = tails
+        .iter()
+        .filter(|(campaign_id, tail)| foreseen.get(*campaign_id) == Some(*tail))
+        .map(|(campaign_id, _)| *campaign_id)
+        .collect();
 
     // Every quota's stored count for the whole batch, read at once.
     let stored = stored_counts(steps, batch.iter().map(|waiting| &waiting.request)).instrument(step("quota")).await?;
@@ -1006,6 +1081,25 @@ pub async fn keys_then_tails<S: AppendSteps>(
         return Ok(None);
     }
     steps.tails(campaign_ids).instrument(step("tail")).await.map(Some)
+}
+
+/// [`AppendSteps::webhooks_unless_known`] as questions one after the other: the keys, then each
+/// campaign's webhooks. A backend that asks them at once falls back on this where it cannot.
+pub async fn keys_then_webhooks<S: AppendSteps>(
+    steps: &mut S,
+    campaign_ids: &[Uuid],
+    keys: &[(Uuid, &str)],
+) -> Result<Option<HashSet<Uuid>>> {
+    if steps.any_known_key(keys).instrument(step("known_key")).await? {
+        return Ok(None);
+    }
+    let mut hooked = HashSet::new();
+    for &campaign_id in campaign_ids {
+        if steps.has_webhooks(campaign_id).await? {
+            hooked.insert(campaign_id);
+        }
+    }
+    Ok(Some(hooked))
 }
 
 /// A campaign's tail, read in three steps.

@@ -24,7 +24,7 @@ const STEPS: [(&str, &str); 21] = [
     ("begin", "opening the batch's transaction (SQLite: the writer's `BEGIN IMMEDIATE`)"),
     ("lock_campaign", "the campaign held against other writers (PostgreSQL's row lock; nothing on SQLite)"),
     ("known_key", "the idempotency check, where it is asked apart from the tail (a batch's keys at once)"),
-    ("tail", "the tail: the last post, the last snapshot, the last outcome position (once per campaign in a batch), and whether a key of the batch has a record, in one statement"),
+    ("tail", "the tail: the last post, the last snapshot, the last outcome position (once per campaign in a batch), and whether a key of the batch has a record, in one statement; for a campaign a batch of the last 2 s left its tail to, that tail is held and only its webhooks asked (with the keys)"),
     (
         "quota",
         "a player's daily quotas: every quota of a batch's posts counted in one statement (none here: the bench turns quotas off)",
