@@ -49,8 +49,8 @@ const ROWS_PER_STATEMENT: usize = 1000;
 pub(crate) struct Append {
     conn: PoolConnection<Sqlite>,
     commits: Arc<tokio::sync::Notify>,
-    /// The writer connection's `PRAGMA data_version` as the last batch began
-    /// ([`UNKNOWN_VERSION`] before the first, and once a connection was closed).
+    /// The writer connection's `PRAGMA data_version` as its last transaction of posts began
+    /// ([`UNKNOWN_VERSION`] before the first on each connection the pool opens).
     seen: Arc<AtomicI64>,
     /// No other connection has committed since the last batch began ([`AppendSteps::alone`]).
     alone: bool,
@@ -108,13 +108,12 @@ impl Drop for Append {
     fn drop(&mut self) {
         if self.open {
             self.conn.close_on_drop();
-            // The next connection's versions are its own.
-            self.seen.store(UNKNOWN_VERSION, Ordering::Relaxed);
         }
     }
 }
 
-/// No data version seen yet on the writer's connection.
+/// No data version seen yet on the writer's connection: each connection counts its own, so the
+/// writer pool sets this as it opens one (`SqliteStore::open`).
 pub(crate) const UNKNOWN_VERSION: i64 = i64::MIN;
 
 #[async_trait]
@@ -554,7 +553,7 @@ mod tests {
         let url = format!("sqlite://{}", dir.join("a.db").display());
         let store = crate::SqliteStore::open(&url).await.unwrap();
         let other = crate::SqliteStore::open(&url).await.unwrap();
-        let seen = Arc::new(AtomicI64::new(UNKNOWN_VERSION));
+        let seen = store.data_version.clone();
         let alone = || async {
             let append = Append::begin(store.writer.clone(), Arc::default(), seen.clone()).await.unwrap();
             let alone = append.alone();
@@ -575,6 +574,15 @@ mod tests {
             .await
             .unwrap();
         assert!(!alone().await, "another connection committed");
+        assert!(alone().await);
+        // The writer's connection replaced by a new one, which counts its versions from its own
+        // start (it may read the number the last one last read): nothing to go by.
+        store.writer.acquire().await.unwrap().close().await.unwrap();
+        sqlx::query("PRAGMA foreign_keys = OFF; INSERT INTO idempotency_keys VALUES ('p', 'k3', 'c', 'h', 1)")
+            .execute(&other.writer)
+            .await
+            .unwrap();
+        assert!(!alone().await, "a new connection");
         assert!(alone().await);
         drop((store, other));
         let _ = std::fs::remove_dir_all(&dir);

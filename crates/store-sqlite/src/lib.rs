@@ -10,6 +10,7 @@
 //!   posts were committed, not by the writer's commit while a batch's posts wait for it.
 
 use std::str::FromStr;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,7 +58,7 @@ pub struct SqliteStore {
     /// Told of each commit of posts: see [`checkpoint::after_commits`].
     commits: Arc<tokio::sync::Notify>,
     /// The writer connection's data version as its last batch began ([`append::Append`]).
-    data_version: Arc<std::sync::atomic::AtomicI64>,
+    data_version: Arc<AtomicI64>,
     checkpointer: SqlitePool,
     /// The principals looked up by token, shared by every store of this process on the same
     /// file ([`shared_principal_cache`]).
@@ -88,12 +89,20 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(30));
+        let data_version = Arc::new(AtomicI64::new(append::UNKNOWN_VERSION));
+        let seen = data_version.clone();
         // A connection in this process cannot drop away like a socket: no liveness test (a
         // round trip to the connection's thread) before each use.
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(30))
+            // A new connection (the pool replaces one after a while, or after one was closed)
+            // counts its data versions from its own start: the last one's tell it nothing.
+            .after_connect(move |_, _| {
+                seen.store(append::UNKNOWN_VERSION, Ordering::Relaxed);
+                Box::pin(async { Ok(()) })
+            })
             // A batch's savepoint keeps the pages it changes in a journal of its own: in memory,
             // not in a temporary file.
             .connect_with(
@@ -135,7 +144,7 @@ impl SqliteStore {
             readers,
             batches: GroupCommit::new(MAX_BATCH).on_own_thread(),
             commits,
-            data_version: Arc::new(std::sync::atomic::AtomicI64::new(append::UNKNOWN_VERSION)),
+            data_version,
             checkpointer,
             principal_cache,
             _checkpointing: checkpointing,

@@ -136,10 +136,11 @@ pub trait AppendSteps: Send {
     /// database one at a time, each a wake of the batch's task and of the database's thread (on
     /// SQLite at 1,000 campaigns, 1.4 of the server's 3.8 context switches a post). A backend that
     /// cannot tell (PostgreSQL, shared by several servers) answers false, and every batch reads
-    /// its tails. Should a tail held be behind the stored one all the same (SQLite's writer
-    /// connection, opened anew, may count its versions from where the last one stood), the
-    /// batch's first post of that campaign takes a sequence number already stored: the posts'
-    /// key refuses the insert, and the batch goes one by one, on tails read anew.
+    /// its tails. Should a tail held be behind the stored one all the same, the batch's first
+    /// post of that campaign takes a sequence number already stored: the posts' key refuses the
+    /// insert, and the batch goes one by one, on tails read anew. A held tail is kept again only
+    /// once a post was written on it, and no tail kept before a batch went one by one is held
+    /// (the write lock is let go between its two transactions).
     fn alone(&self) -> bool {
         false
     }
@@ -554,8 +555,14 @@ async fn write_batch<S: AppendSteps, F: std::future::Future<Output = Result<S>>>
                 }
             };
             // Written one by one, the batch leaves no tails to keep, and those kept for its
-            // campaigns may be out of date (a tail held that another writer had moved on).
-            writing.lock_kept().forget(batch.iter().map(|waiting| &waiting.request.campaign_id));
+            // campaigns may be out of date (a tail held that another writer had moved on). The
+            // write lock was let go between the two transactions: another writer may have
+            // committed then, unseen by the next batch's check, so no tail kept until now is held.
+            {
+                let mut kept = writing.lock_kept();
+                kept.forget(batch.iter().map(|waiting| &waiting.request.campaign_id));
+                kept.not_held_before = Some(std::time::Instant::now());
+            }
             let (done, broken) = one_by_one(&mut steps, batch).await;
             (done, broken, HashMap::new())
         }
@@ -904,6 +911,12 @@ async fn write_together<S: AppendSteps>(
             _ => None,
         })
         .collect();
+    // A tail held is confirmed only by a post written on it (a stale one's sequence number is
+    // taken, and the insert fails): one whose campaign had every post refused is not kept again
+    // as new, so that it ages out rather than standing on.
+    tails.retain(|campaign_id, _| {
+        !holding.contains(campaign_id) || written.iter().any(|(_, post, _)| post.campaign_id == *campaign_id)
+    });
     if written.is_empty() {
         return Ok(Some((results, tails)));
     }
