@@ -14,33 +14,13 @@ const MARKDOWN_PUNCTUATION: [char; 8] = ['\\', '*', '_', '`', '[', ']', '~', '|'
 /// `@` and `#` followed by a zero-width space (no mention, no hashtag, no heading), `://`
 /// broken the same way (no autolink), and line breaks as spaces.
 pub fn escape_markdown(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if shown_plain(c, &mut chars, &mut out) {
-            continue;
+    escaped(text, |c, rest, out| match c {
+        c if MARKDOWN_PUNCTUATION.contains(&c) => {
+            out.push('\\');
+            out.push(c);
         }
-        match c {
-            c if MARKDOWN_PUNCTUATION.contains(&c) => {
-                out.push('\\');
-                out.push(c);
-            }
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '@' | '#' => {
-                out.push(c);
-                out.push(ZWSP);
-            }
-            ':' if chars.peek() == Some(&'/') => {
-                out.push(':');
-                out.push(ZWSP);
-            }
-            c if breaks_line(c) => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
+        c => shown_alike(c, rest, out),
+    })
 }
 
 /// Text people wrote, as BBCode that shows exactly those characters, also when the forum reads
@@ -49,30 +29,56 @@ pub fn escape_markdown(text: &str) -> String {
 /// Discourse and most BBCode forums), `@`, `#` and `://` broken by a zero-width space, and line
 /// breaks as spaces.
 pub fn escape_bbcode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if shown_plain(c, &mut chars, &mut out) {
-            continue;
+    escaped(text, |c, rest, out| match c {
+        '[' | ']' | '\\' | '*' | '_' | '`' | '~' | '|' => {
+            use std::fmt::Write;
+            let _ = write!(out, "&#{};", u32::from(c));
         }
-        match c {
-            '[' | ']' | '\\' | '*' | '_' | '`' | '~' | '|' => out.push_str(&format!("&#{};", u32::from(c))),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '@' | '#' => {
-                out.push(c);
-                out.push(ZWSP);
-            }
-            ':' if chars.peek() == Some(&'/') => {
-                out.push(':');
-                out.push(ZWSP);
-            }
-            c if breaks_line(c) => out.push(' '),
-            c => out.push(c),
+        c => shown_alike(c, rest, out),
+    })
+}
+
+/// `text` escaped a character at a time by `dialect` (after [`shown_plain`]), but for the runs
+/// of characters that neither dialect changes, copied as they are.
+fn escaped(text: &str, dialect: impl Fn(char, &mut std::str::Chars, &mut String)) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut rest = text.chars();
+    loop {
+        let left = rest.as_str();
+        let plain = left.bytes().position(|b| !unchanged(b)).unwrap_or(left.len());
+        out.push_str(&left[..plain]);
+        rest = left[plain..].chars();
+        let Some(c) = rest.next() else { return out };
+        if !shown_plain(c, &mut rest, &mut out) {
+            dialect(c, &mut rest, &mut out);
         }
     }
-    out
+}
+
+/// An ASCII character both dialects show as it is, wherever it stands (a `w` may start a
+/// `www.` address, a `:` a `://`).
+fn unchanged(b: u8) -> bool {
+    (b.is_ascii_graphic() || b == b' ') && !b"\\*_`[]~|<>&@#:wW".contains(&b)
+}
+
+/// What both dialects escape alike: `<` `>` `&` as entities, `@` `#` and `://` broken by a
+/// zero-width space, line breaks as spaces.
+fn shown_alike(c: char, rest: &mut std::str::Chars, out: &mut String) {
+    match c {
+        '<' => out.push_str("&lt;"),
+        '>' => out.push_str("&gt;"),
+        '&' => out.push_str("&amp;"),
+        '@' | '#' => {
+            out.push(c);
+            out.push(ZWSP);
+        }
+        ':' if rest.clone().next() == Some('/') => {
+            out.push(':');
+            out.push(ZWSP);
+        }
+        c if breaks_line(c) => out.push(' '),
+        c => out.push(c),
+    }
 }
 
 /// Control characters and Unicode's line and paragraph separators: the input refuses them,
@@ -81,7 +87,7 @@ pub fn escape_bbcode(text: &str) -> String {
 /// that is not seen but reorders or hides text shows as its code point, "(U+202E)"; and a bare
 /// `www.` address, which Discourse, GitHub-flavoured Markdown and many BBCode boards make a link
 /// of, gets a zero-width space after its "www" so that it stays text.
-fn shown_plain(c: char, rest: &mut std::iter::Peekable<std::str::Chars>, out: &mut String) -> bool {
+fn shown_plain(c: char, rest: &mut std::str::Chars, out: &mut String) -> bool {
     if adjutant_rules::words::invisible(c) {
         out.push_str(&format!("(U+{:04X})", c as u32));
         return true;
@@ -91,7 +97,7 @@ fn shown_plain(c: char, rest: &mut std::iter::Peekable<std::str::Chars>, out: &m
         let mut ahead = rest.clone();
         if w(ahead.next()) && w(ahead.next()) && ahead.next() == Some('.') {
             out.push(c);
-            out.extend(rest.take(2));
+            out.extend(rest.by_ref().take(2));
             out.push(ZWSP);
             return true;
         }
@@ -116,4 +122,31 @@ pub(crate) fn markdown_line_start(line: String) -> String {
         return format!("{}\\{}", &line[..digits], &line[digits..]);
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs of plain characters are copied; each character either dialect changes is changed
+    /// where it stands, at the start, the end and between runs.
+    #[test]
+    fn plain_runs_are_copied_and_the_rest_escaped_where_it_stands() {
+        let z = ZWSP;
+        for (text, markdown, bbcode) in [
+            ("", String::new(), String::new()),
+            ("Hex 0602, turn 3.", "Hex 0602, turn 3.".into(), "Hex 0602, turn 3.".into()),
+            ("[b]x[/b]", "\\[b\\]x\\[/b\\]".into(), "&#91;b&#93;x&#91;/b&#93;".into()),
+            ("a*b_c", "a\\*b\\_c".into(), "a&#42;b&#95;c".into()),
+            ("@all #1", format!("@{z}all #{z}1"), format!("@{z}all #{z}1")),
+            ("see http://x or a:b", format!("see http:{z}//x or a:b"), format!("see http:{z}//x or a:b")),
+            ("<i>&", "&lt;i&gt;&amp;".into(), "&lt;i&gt;&amp;".into()),
+            ("go www.x.org, wow www", format!("go www{z}.x.org, wow www"), format!("go www{z}.x.org, wow www")),
+            ("WWW.X swww.x", format!("WWW{z}.X swww.x"), format!("WWW{z}.X swww.x")),
+            ("line\nbreak\u{2028}é\u{202E}!", "line break é(U+202E)!".into(), "line break é(U+202E)!".into()),
+        ] {
+            assert_eq!(escape_markdown(text), markdown, "{text:?}");
+            assert_eq!(escape_bbcode(text), bbcode, "{text:?}");
+        }
+    }
 }

@@ -560,28 +560,30 @@ mod tests {
             append.commit().await.unwrap();
             alone
         };
+        // A commit through `pool`'s connection: a key's record, as a post would leave.
+        let commit = |pool: &sqlx::SqlitePool, key: &str| {
+            let (pool, key) = (pool.clone(), key.to_owned());
+            async move {
+                sqlx::query("PRAGMA foreign_keys = OFF; INSERT INTO idempotency_keys VALUES ('p', ?, 'c', 'h', 1)")
+                    .bind(key)
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+            }
+        };
         assert!(!alone().await, "the first batch has nothing to go by");
         assert!(alone().await);
-        sqlx::query("PRAGMA foreign_keys = OFF; INSERT INTO idempotency_keys VALUES ('p', 'k', 'c', 'h', 1)")
-            .execute(&store.writer)
-            .await
-            .unwrap();
+        commit(&store.writer, "k").await;
         sqlx::query("SELECT count(*) FROM posts").execute(&other.readers).await.unwrap();
         sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&store.checkpointer).await.unwrap();
         assert!(alone().await, "this connection's own commits, another's reads, the checkpointer's copying");
-        sqlx::query("PRAGMA foreign_keys = OFF; INSERT INTO idempotency_keys VALUES ('p', 'k2', 'c', 'h', 1)")
-            .execute(&other.writer)
-            .await
-            .unwrap();
+        commit(&other.writer, "k2").await;
         assert!(!alone().await, "another connection committed");
         assert!(alone().await);
         // The writer's connection replaced by a new one, which counts its versions from its own
         // start (it may read the number the last one last read): nothing to go by.
         store.writer.acquire().await.unwrap().close().await.unwrap();
-        sqlx::query("PRAGMA foreign_keys = OFF; INSERT INTO idempotency_keys VALUES ('p', 'k3', 'c', 'h', 1)")
-            .execute(&other.writer)
-            .await
-            .unwrap();
+        commit(&other.writer, "k3").await;
         assert!(!alone().await, "a new connection");
         assert!(alone().await);
         drop((store, other));

@@ -41,6 +41,7 @@ mod feed;
 mod log;
 mod mail;
 mod malloc;
+mod page_cache;
 mod principals;
 mod scenarios;
 pub mod transfer;
@@ -81,6 +82,7 @@ impl SqliteStore {
     /// its schema up to date.
     pub async fn open(url: &str) -> Result<Self> {
         malloc::use_mimalloc();
+        page_cache::install();
         let held = backup::hold(url)?;
         let options = SqliteConnectOptions::from_str(url)
             .map_err(|e| StoreError::Database(format!("bad SQLite URL: {e}")))?

@@ -525,7 +525,7 @@ async fn write_batch<S: AppendSteps, F: std::future::Future<Output = Result<S>>>
         if steps.alone() {
             kept.held(&batch)
         } else {
-            kept.not_held_before = Some(std::time::Instant::now());
+            kept.distrust();
             HashMap::new()
         }
     };
@@ -561,7 +561,7 @@ async fn write_batch<S: AppendSteps, F: std::future::Future<Output = Result<S>>>
             {
                 let mut kept = writing.lock_kept();
                 kept.forget(batch.iter().map(|waiting| &waiting.request.campaign_id));
-                kept.not_held_before = Some(std::time::Instant::now());
+                kept.distrust();
             }
             let (done, broken) = one_by_one(&mut steps, batch).await;
             (done, broken, HashMap::new())
@@ -579,7 +579,7 @@ async fn write_batch<S: AppendSteps, F: std::future::Future<Output = Result<S>>>
             // The next batch is decided ahead while this one commits, off this task: on the
             // tails this batch leaves, or those earlier batches left.
             let next = take(&writing.queue, writing.max_batch, Vec::new());
-            let tails = writing.lock_kept().tails_for(&next, &left);
+            let tails = writing.lock_kept().tails_for(&next, &left, None);
             let committed = if tails.is_empty() {
                 (steps.commit().instrument(step("commit")).await, (next, HashMap::new()))
             } else {
@@ -637,8 +637,13 @@ impl KeptTails {
     }
 
     /// The tail each campaign of `next` is foreseen to have: the one `left` by the committing
-    /// batch, else one kept and recent enough.
-    fn tails_for(&self, next: &[Waiting], left: &HashMap<Uuid, Tail>) -> HashMap<Uuid, Tail> {
+    /// batch, else one kept recently enough, since `since` where that is given.
+    fn tails_for(
+        &self,
+        next: &[Waiting],
+        left: &HashMap<Uuid, Tail>,
+        since: Option<std::time::Instant>,
+    ) -> HashMap<Uuid, Tail> {
         let mut tails = HashMap::new();
         for waiting in next {
             let campaign_id = waiting.request.campaign_id;
@@ -646,7 +651,10 @@ impl KeptTails {
                 continue;
             }
             let tail = left.get(&campaign_id).or_else(|| {
-                self.tails.get(&campaign_id).filter(|(_, at)| at.elapsed() < TAIL_KEPT).map(|(tail, _)| tail)
+                self.tails
+                    .get(&campaign_id)
+                    .filter(|(_, at)| at.elapsed() < TAIL_KEPT && since.is_none_or(|since| *at > since))
+                    .map(|(tail, _)| tail)
             });
             if let Some(tail) = tail {
                 tails.insert(campaign_id, tail.clone());
@@ -656,21 +664,14 @@ impl KeptTails {
     }
 
     /// The tails of `batch`'s campaigns that stand for the stored ones where this writer is
-    /// alone: kept recently enough, and since another writer was last found.
+    /// alone: kept recently enough, and since another writer may last have committed.
     fn held(&self, batch: &[Waiting]) -> HashMap<Uuid, Tail> {
-        let mut held = HashMap::new();
-        for waiting in batch {
-            let campaign_id = waiting.request.campaign_id;
-            if held.contains_key(&campaign_id) {
-                continue;
-            }
-            if let Some((tail, at)) = self.tails.get(&campaign_id) {
-                if at.elapsed() < TAIL_KEPT && self.not_held_before.is_none_or(|since| *at > since) {
-                    held.insert(campaign_id, tail.clone());
-                }
-            }
-        }
-        held
+        self.tails_for(batch, &HashMap::new(), self.not_held_before)
+    }
+
+    /// Another writer may have committed: no tail kept until now is held.
+    fn distrust(&mut self) {
+        self.not_held_before = Some(std::time::Instant::now());
     }
 
     /// Keeps the tails a committed batch left.
@@ -961,7 +962,9 @@ fn sign_all(mut unsigned: Vec<(&mut Post, Sign)>) {
             post.receipt = Some(sign(post));
         }
     }
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    // Asked once: the answer comes from reading the process's cgroup files, each time.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get));
     let threads = cores.min(unsigned.len() / SIGNATURES_PER_THREAD).max(1);
     if threads == 1 {
         return sign_each(&mut unsigned);
@@ -1129,4 +1132,55 @@ pub async fn tail<S: AppendSteps>(steps: &mut S, campaign_id: Uuid) -> Result<Ta
         snapshot,
         next_position,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting(campaign_id: Uuid) -> Waiting {
+        Waiting {
+            request: AppendRequest {
+                campaign_id,
+                author_id: Uuid::nil(),
+                idempotency_key: "k".into(),
+                request_hash: "h".into(),
+                quotas: Vec::new(),
+            },
+            decide: Arc::new(|_| unreachable!("not decided here")),
+            answer: tokio::sync::oneshot::channel().0,
+            ahead: None,
+        }
+    }
+
+    fn tail(next_seq: i64) -> Tail {
+        Tail { next_seq, prev_hash: Some(format!("h{next_seq}")), prev_stamp: None, snapshot: None, next_position: 1 }
+    }
+
+    /// A kept tail stands for the stored one (is held) only if kept after the writer last
+    /// distrusted its tails; deciding ahead takes it either way, and the committing batch's
+    /// tail before it.
+    #[test]
+    fn a_tail_kept_before_a_distrust_is_not_held_but_still_foreseen() {
+        let (a, b, c) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let batch = [waiting(a), waiting(b), waiting(a), waiting(c)];
+        let mut kept = KeptTails::default();
+        kept.keep(HashMap::from([(a, tail(5))]));
+        assert_eq!(kept.held(&batch), HashMap::from([(a, tail(5))]));
+        kept.distrust();
+        assert!(kept.held(&batch).is_empty());
+        // Deciding ahead: the committing batch's tail first, then the kept ones, distrusted or not.
+        let left = HashMap::from([(a, tail(7)), (b, tail(2))]);
+        assert_eq!(kept.tails_for(&batch, &left, None), left);
+        assert_eq!(kept.tails_for(&batch[3..], &left, None), HashMap::new());
+        assert_eq!(kept.tails_for(&batch, &HashMap::new(), None), HashMap::from([(a, tail(5))]));
+        // Kept again after the distrust: held.
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        kept.keep(HashMap::from([(b, tail(3))]));
+        assert_eq!(kept.held(&batch), HashMap::from([(b, tail(3))]));
+        // Forgotten: neither held nor foreseen.
+        kept.forget([&b]);
+        assert!(kept.held(&batch).is_empty());
+        assert_eq!(kept.bytes, KeptTails::size(&tail(5)));
+    }
 }
