@@ -82,14 +82,14 @@ struct Cache {
 }
 
 /// The default cache's methods, as SQLite had them before this module's.
-struct Default(sqlite3_pcache_methods2);
+struct DefaultCache(sqlite3_pcache_methods2);
 
 // SAFETY: the methods are functions SQLite calls from any thread, and `pArg` is the default
 // cache's own argument, only ever handed back to them.
-unsafe impl Send for Default {}
-unsafe impl Sync for Default {}
+unsafe impl Send for DefaultCache {}
+unsafe impl Sync for DefaultCache {}
 
-static DEFAULT: OnceLock<Default> = OnceLock::new();
+static DEFAULT: OnceLock<DefaultCache> = OnceLock::new();
 
 fn default() -> &'static sqlite3_pcache_methods2 {
     &DEFAULT.get().expect("SQLite calls its page cache only after `install` set it").0
@@ -208,7 +208,7 @@ pub fn install() {
         }
         // SAFETY: written by SQLite just above.
         let methods = unsafe { methods.assume_init() };
-        if DEFAULT.set(Default(methods)).is_err() {
+        if DEFAULT.set(DefaultCache(methods)).is_err() {
             return;
         }
         let layer = sqlite3_pcache_methods2 {
