@@ -5,8 +5,9 @@
 /// (`#name`) or a link (`http://`).
 pub(crate) const ZWSP: char = '\u{200B}';
 
-/// Characters Markdown (CommonMark, and Discourse's extensions) gives a meaning inline; they
-/// are backslash-escaped in people's text.
+/// Characters Markdown (CommonMark, and Discourse's extensions) gives a meaning inline; in
+/// people's text they are backslash-escaped in Markdown, and character references in BBCode
+/// (which Discourse reads as Markdown too).
 const MARKDOWN_PUNCTUATION: [char; 8] = ['\\', '*', '_', '`', '[', ']', '~', '|'];
 
 /// Text people wrote (a name, a topic, a reason), as Markdown that shows exactly those
@@ -30,7 +31,7 @@ pub fn escape_markdown(text: &str) -> String {
 /// breaks as spaces.
 pub fn escape_bbcode(text: &str) -> String {
     escaped(text, |c, rest, out| match c {
-        '[' | ']' | '\\' | '*' | '_' | '`' | '~' | '|' => {
+        c if MARKDOWN_PUNCTUATION.contains(&c) => {
             use std::fmt::Write;
             let _ = write!(out, "&#{};", u32::from(c));
         }
@@ -81,8 +82,6 @@ fn shown_alike(c: char, rest: &mut std::str::Chars, out: &mut String) {
     }
 }
 
-/// Control characters and Unicode's line and paragraph separators: the input refuses them,
-/// and older data that holds one still renders on one line.
 /// What both dialects show the same way, written to `out` (true when `c` was): a character
 /// that is not seen but reorders or hides text shows as its code point, "(U+202E)"; and a bare
 /// `www.` address, which Discourse, GitHub-flavoured Markdown and many BBCode boards make a link
@@ -105,6 +104,8 @@ fn shown_plain(c: char, rest: &mut std::str::Chars, out: &mut String) -> bool {
     false
 }
 
+/// Control characters and Unicode's line and paragraph separators: the input refuses them,
+/// and older data that holds one still renders on one line.
 pub(crate) fn breaks_line(c: char) -> bool {
     c.is_control() || c == '\u{2028}' || c == '\u{2029}'
 }

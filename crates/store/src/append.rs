@@ -915,9 +915,8 @@ async fn write_together<S: AppendSteps>(
     // A tail held is confirmed only by a post written on it (a stale one's sequence number is
     // taken, and the insert fails): one whose campaign had every post refused is not kept again
     // as new, so that it ages out rather than standing on.
-    tails.retain(|campaign_id, _| {
-        !holding.contains(campaign_id) || written.iter().any(|(_, post, _)| post.campaign_id == *campaign_id)
-    });
+    let confirmed: HashSet<Uuid> = written.iter().map(|(_, post, _)| post.campaign_id).collect();
+    tails.retain(|campaign_id, _| !holding.contains(campaign_id) || confirmed.contains(campaign_id));
     if written.is_empty() {
         return Ok(Some((results, tails)));
     }
@@ -1181,6 +1180,7 @@ mod tests {
         // Forgotten: neither held nor foreseen.
         kept.forget([&b]);
         assert!(kept.held(&batch).is_empty());
+        assert_eq!(kept.tails_for(&batch[1..2], &HashMap::new(), None), HashMap::new());
         assert_eq!(kept.bytes, KeptTails::size(&tail(5)));
     }
 }
