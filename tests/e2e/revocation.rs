@@ -21,6 +21,16 @@ mod replicas {
         }
         super::unheard().await;
     }
+
+    /// On one runtime thread a replica's listener runs only when the test waits: a revocation
+    /// that returned before every replica had forgotten the token would be seen here.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_revocation_returns_once_every_replica_has_forgotten_the_token() {
+        if adjutant_e2e::postgres_admin_url().is_none() {
+            return;
+        }
+        super::forgotten_everywhere().await;
+    }
 }
 
 async fn issue(app: &TestApp, moderator: &str, path: &str, body: Value) -> (String, String) {
@@ -181,7 +191,9 @@ async fn cut_listeners(url: String, stop: std::sync::Arc<std::sync::atomic::Atom
     while !stop.load(std::sync::atomic::Ordering::SeqCst) {
         let killed: i64 = sqlx::query_scalar(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-             WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
+             WHERE datname = current_database() AND pid <> pg_backend_pid()
+               AND (query LIKE 'LISTEN%'
+                    OR pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = 1097099893))",
         )
         .fetch_one(&mut conn)
         .await
@@ -224,4 +236,50 @@ async fn unheard() {
         replica.post(token, &campaign, note("later")).await.problem(401, "Authorization");
     }
     replica.post(&new, &campaign, note("with the new token")).await.ok(201);
+}
+
+/// Three stores on one database (three servers): each revocation on the first returns only once
+/// the other two have forgotten the token, though each served it from what it kept a moment
+/// before (shown by changing the token behind their backs, which they do not hear of).
+async fn forgotten_everywhere() {
+    use adjutant_store::{NewPrincipal, Principal, PrincipalKind};
+    let db = adjutant_e2e::TestDb::new(Backend::Postgres).await;
+    let (revoker, replicas) = (db.store().await, [db.store().await, db.store().await]);
+    let mut round = 0u8;
+    let mut kept_rounds = 0;
+    while kept_rounds < 30 {
+        round += 1;
+        assert!(round < 100, "the replicas never kept a principal");
+        let principal = Principal {
+            id: uuid::Uuid::new_v4(),
+            kind: PrincipalKind::Moderator,
+            name: format!("Moderator {round}"),
+            campaign_id: None,
+            side: None,
+            created_by: None,
+            created_at: chrono::Utc::now(),
+        };
+        let token_hash = [round; 32];
+        let id = revoker.create_principal(NewPrincipal { principal, token_hash }).await.unwrap().id;
+        for replica in &replicas {
+            assert!(replica.principal_by_token_hash(&token_hash).await.unwrap().is_some());
+        }
+        let elsewhere = format!("ee{round:02x}{}", "00".repeat(30));
+        db.execute(&format!("UPDATE principals SET token_hash = '\\x{elsewhere}' WHERE id = '{id}'")).await;
+        let mut kept = true;
+        for replica in &replicas {
+            kept &= replica.principal_by_token_hash(&token_hash).await.unwrap().is_some();
+        }
+        if !kept {
+            // A replica whose listener is not listening yet keeps nothing: try again.
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            continue;
+        }
+        kept_rounds += 1;
+        assert!(revoker.revoke_principal(id, chrono::Utc::now()).await.unwrap());
+        for (i, replica) in replicas.iter().enumerate() {
+            let read = replica.principal_by_token_hash(&token_hash).await.unwrap();
+            assert!(read.is_none(), "round {round}: replica {i} still took the revoked token");
+        }
+    }
 }

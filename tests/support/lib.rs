@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 use sqlx::Connection;
 
 pub use campaigns::{scripted, short_acw_script, Game, Table};
-pub use env::{postgres_admin_url, require_postgres};
+pub use env::{postgres_admin_url, require_postgres, PgDatabase};
 pub use reqwest;
 
 /// A small scenario of its own map, units and city letters, for uploads
@@ -80,7 +80,8 @@ fn init_tracing() {
     });
 }
 
-/// A database of its own for one test. Clones share it (a restarted server opens it again).
+/// A database of its own for one test. Clones share it (a restarted server opens it again); it
+/// is removed when the last clone is dropped.
 #[derive(Clone)]
 pub struct TestDb {
     pub url: String,
@@ -89,6 +90,7 @@ pub struct TestDb {
     /// one keeps its data folder.
     pub signing_key: String,
     _dir: Option<Arc<tempfile::TempDir>>,
+    _postgres: Option<Arc<PgDatabase>>,
 }
 
 impl TestDb {
@@ -98,15 +100,13 @@ impl TestDb {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().expect("temp dir");
                 let url = format!("sqlite://{}", dir.path().join("adjutant.db").display());
-                Self { url, backend, signing_key, _dir: Some(Arc::new(dir)) }
+                Self { url, backend, signing_key, _dir: Some(Arc::new(dir)), _postgres: None }
             }
             Backend::Postgres => {
                 let admin = postgres_admin_url().expect("PostgreSQL URL");
-                let name = format!("adjutant_test_{}", uuid::Uuid::new_v4().simple());
-                let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect to PostgreSQL");
-                sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create database");
-                let base = admin.rsplit_once('/').map_or(admin.as_str(), |(base, _)| base);
-                Self { url: format!("{base}/{name}"), backend, signing_key, _dir: None }
+                let database = PgDatabase::create(&admin, "adjutant_test").await;
+                let url = database.url.clone();
+                Self { url, backend, signing_key, _dir: None, _postgres: Some(Arc::new(database)) }
             }
         }
     }

@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use sqlx::Connection;
 
 // ---------------------------------------------------------------------------------------------
 // The harness: a database, the binary, a client.
@@ -29,7 +28,7 @@ async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
 
 #[path = "../../../tests/support/env.rs"]
 mod env;
-use env::{postgres_admin_url, require_postgres};
+use env::{postgres_admin_url, require_postgres, PgDatabase};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Backend {
@@ -37,27 +36,25 @@ enum Backend {
     Postgres,
 }
 
-/// A database of the test's own: a temporary SQLite file or a new PostgreSQL database.
+/// A database of the test's own: a temporary SQLite file or a new PostgreSQL database, removed
+/// when it is dropped.
 struct Db {
     url: String,
     _dir: tempfile::TempDir,
+    _postgres: Option<PgDatabase>,
 }
 
 impl Db {
     async fn new(backend: Backend) -> Option<Self> {
         let dir = tempfile::tempdir().expect("temp dir");
-        let url = match backend {
-            Backend::Sqlite => format!("sqlite://{}", dir.path().join("adjutant.db").display()),
+        let (url, postgres) = match backend {
+            Backend::Sqlite => (format!("sqlite://{}", dir.path().join("adjutant.db").display()), None),
             Backend::Postgres => {
-                let admin = postgres_admin_url()?;
-                let name = format!("adjutant_faults_{}", uuid::Uuid::new_v4().simple());
-                let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect to PostgreSQL");
-                sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.expect("create database");
-                let base = admin.rsplit_once('/').map_or(admin.as_str(), |(base, _)| base);
-                format!("{base}/{name}")
+                let database = PgDatabase::create(&postgres_admin_url()?, "adjutant_faults").await;
+                (database.url.clone(), Some(database))
             }
         };
-        Some(Self { url, _dir: dir })
+        Some(Self { url, _dir: dir, _postgres: postgres })
     }
 }
 

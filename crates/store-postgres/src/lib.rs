@@ -54,7 +54,7 @@ pub struct PostgresStore {
     /// The principals looked up by token, forgotten at every change of standing on any server
     /// ([`listen::forget_principals_on_notice`]).
     principal_cache: Arc<PrincipalCache>,
-    /// The changes of standing this server told, until it hears them back.
+    /// The changes of standing this server told, until every listening server answers them.
     echoes: listen::Echoes,
     /// Dropped with the store, which stops its listening for changes of standing.
     _listening: tokio::sync::watch::Sender<()>,
@@ -156,7 +156,7 @@ impl Store for PostgresStore {
         let told = listen::tell_standing_changed(&mut transaction, &self.echoes).await?;
         transaction.commit().await.map_err(map_err)?;
         self.principal_cache.forget_all();
-        listen::heard_back(&self.principal_cache, told).await;
+        listen::heard_back(&self.principal_cache, &self.pool, told).await;
         Ok(revoked)
     }
 
@@ -167,7 +167,7 @@ impl Store for PostgresStore {
         let told = listen::tell_standing_changed(&mut transaction, &self.echoes).await?;
         transaction.commit().await.map_err(map_err)?;
         self.principal_cache.forget_all();
-        listen::heard_back(&self.principal_cache, told).await;
+        listen::heard_back(&self.principal_cache, &self.pool, told).await;
         Ok(replaced)
     }
 

@@ -2,15 +2,15 @@
 //! batch's append sends `NOTIFY adjutant_posts, '<campaign>:<seq>'` inside its transaction, so
 //! the notice goes out exactly when the posts are committed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use adjutant_store::principals::PrincipalCache;
 use adjutant_store::Heard;
-use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPool, PgPoolOptions};
 use sqlx::PgConnection;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use uuid::Uuid;
 
 use crate::db::map_err;
@@ -94,44 +94,70 @@ pub(crate) fn listen(options: PgConnectOptions) -> mpsc::Receiver<Heard> {
 /// principals it kept.
 const STANDING: &str = "adjutant_principals";
 
-/// How long a change of standing waits to hear its own notice back: by then every server
-/// listening has been sent it too.
+/// The channel each server answers a change of standing on once it has forgotten what it kept:
+/// `<the change's payload>:<the listening connection's backend pid>`.
+const FORGOTTEN: &str = "adjutant_principals_forgotten";
+
+/// The advisory lock (PostgreSQL's two-key form) every listening connection holds shared while
+/// it listens for changes of standing: `pg_locks` names the servers that keep principals, and a
+/// server that died holds it no more.
+const LISTENING_LOCK: (i32, i32) = (0x4164_6a75, 1);
+
+/// How long a change of standing waits for every listening server to say it forgot what it
+/// kept; a server that has not said so by then still forgets within [`adjutant_store::principals::MAX_AGE`].
 const ECHO_WAIT: Duration = Duration::from_secs(2);
 
-/// The notices of changes of standing this server sent, each with who waits to hear it back.
+/// The changes of standing this server told, each with the listening connections that have
+/// answered it so far.
 #[derive(Default, Clone)]
-pub(crate) struct Echoes(Arc<Mutex<HashMap<String, oneshot::Sender<()>>>>);
+pub(crate) struct Echoes(Arc<Mutex<HashMap<String, watch::Sender<HashSet<i32>>>>>);
 
 impl Echoes {
-    fn take(&self, payload: &str) -> Option<oneshot::Sender<()>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(payload)
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, watch::Sender<HashSet<i32>>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The listening connection `pid` forgot what its server kept, for the change `payload`.
+    fn forgotten(&self, payload: &str, pid: i32) {
+        if let Some(answers) = self.lock().get(payload) {
+            answers.send_modify(|answered| {
+                answered.insert(pid);
+            });
+        }
     }
 }
 
-/// A change of standing told, until this server hears it back (or gives up: dropped).
+/// An answer on [`FORGOTTEN`]: the change's payload and who answered.
+fn answer(payload: &str) -> Option<(&str, i32)> {
+    let (change, pid) = payload.rsplit_once(':')?;
+    Some((change, pid.parse().ok()?))
+}
+
+/// A change of standing told, until every listening server has answered it (or this one gives
+/// up: dropped).
 pub(crate) struct Told {
     echoes: Echoes,
     payload: String,
-    hear: Option<oneshot::Receiver<()>>,
+    answered: watch::Receiver<HashSet<i32>>,
 }
 
 impl Drop for Told {
     fn drop(&mut self) {
-        // Heard, or never to be (a transaction rolled back): nobody waits for it any more.
-        self.echoes.take(&self.payload);
+        // Answered, or never to be (a transaction rolled back): nobody waits for it any more.
+        self.echoes.lock().remove(&self.payload);
     }
 }
 
 /// Tells every server, when `transaction` commits, that a principal's standing changed. After
-/// the commit, [`heard_back`] waits for this server's own listener to hear it.
+/// the commit, [`heard_back`] waits for every listening server to have forgotten what it kept.
 pub(crate) async fn tell_standing_changed(
     transaction: &mut PgConnection,
     echoes: &Echoes,
 ) -> adjutant_store::Result<Told> {
     let payload = Uuid::new_v4().to_string();
-    let (heard, hear) = oneshot::channel();
-    echoes.0.lock().unwrap_or_else(|e| e.into_inner()).insert(payload.clone(), heard);
-    let told = Told { echoes: echoes.clone(), payload, hear: Some(hear) };
+    let (answers, answered) = watch::channel(HashSet::new());
+    echoes.lock().insert(payload.clone(), answers);
+    let told = Told { echoes: echoes.clone(), payload, answered };
     sqlx::query("SELECT pg_notify($1, $2)")
         .bind(STANDING)
         .bind(&told.payload)
@@ -141,17 +167,49 @@ pub(crate) async fn tell_standing_changed(
     Ok(told)
 }
 
-/// Waits (a moment at most) for this server's listener to hear a change of standing it told,
-/// when it listens: the other servers' listeners are sent the notice at the same time.
-pub(crate) async fn heard_back(cache: &PrincipalCache, mut told: Told) {
-    if let Some(hear) = told.hear.take().filter(|_| cache.is_trusted()) {
-        let _ = tokio::time::timeout(ECHO_WAIT, hear).await;
+/// The backend pids of the connections listening for changes of standing now, on any server.
+async fn listening(pool: &PgPool) -> sqlx::Result<Vec<i32>> {
+    let (key1, key2) = LISTENING_LOCK;
+    sqlx::query_scalar(
+        "SELECT pid FROM pg_locks
+         WHERE locktype = 'advisory' AND granted AND classid = $1::int4::oid AND objid = $2::int4::oid
+           AND objsubid = 2 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+    )
+    .bind(key1)
+    .bind(key2)
+    .fetch_all(pool)
+    .await
+}
+
+/// Waits, after the commit of a change of standing, until every server listening for such
+/// changes (this one included) has forgotten the principals it kept: a request any of them takes
+/// after this returns reads the principal anew. A server that listens from after the commit
+/// reads anew anyway (a new listener keeps nothing from before it listened); one that does not
+/// answer within [`ECHO_WAIT`] (stalled, or cut off) is not waited for longer. Without a
+/// listener of its own this server cannot hear the answers, and does not wait.
+pub(crate) async fn heard_back(cache: &PrincipalCache, pool: &PgPool, mut told: Told) {
+    if !cache.is_trusted() {
+        return;
+    }
+    let listeners = match listening(pool).await {
+        Ok(listeners) => listeners,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read which servers listen for revoked tokens; not waiting for them");
+            return;
+        }
+    };
+    let everyone = told.answered.wait_for(|answered| listeners.iter().all(|pid| answered.contains(pid)));
+    if tokio::time::timeout(ECHO_WAIT, everyone).await.is_err() {
+        let answered = told.answered.borrow().clone();
+        let silent: Vec<i32> = listeners.into_iter().filter(|pid| !answered.contains(pid)).collect();
+        tracing::warn!(?silent, "a change of standing was not answered by every listening server in time");
     }
 }
 
 /// Listens for changes of standing until `stop` is dropped: each forgets the principals
-/// `cache` kept. While the connection is down the cache keeps nothing, since notices may be
-/// missed; it is trusted again once a new connection listens.
+/// `cache` kept, and is answered on [`FORGOTTEN`] once forgotten. While the connection is down
+/// the cache keeps nothing, since notices may be missed; it is trusted again once a new
+/// connection listens and holds [`LISTENING_LOCK`].
 pub(crate) async fn forget_principals_on_notice(
     options: PgConnectOptions,
     cache: Arc<PrincipalCache>,
@@ -162,10 +220,10 @@ pub(crate) async fn forget_principals_on_notice(
     loop {
         let connected = tokio::select! {
             _ = stop.changed() => return,
-            connected = connect_on(&options, STANDING) => connected,
+            connected = listen_for_standing(&options) => connected,
         };
-        let mut listener = match connected {
-            Ok(listener) => listener,
+        let (mut listener, pid) = match connected {
+            Ok(connected) => connected,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot listen for revoked tokens; tokens are read on every request meanwhile");
                 tokio::select! {
@@ -183,21 +241,45 @@ pub(crate) async fn forget_principals_on_notice(
                 _ = stop.changed() => return,
                 received = listener.try_recv() => received,
             };
-            match received {
+            let failed = match received {
+                Ok(Some(notification)) if notification.channel() == FORGOTTEN => {
+                    if let Some((change, pid)) = answer(notification.payload()) {
+                        echoes.forgotten(change, pid);
+                    }
+                    None
+                }
                 Ok(Some(notification)) => {
                     cache.forget_all();
-                    if let Some(heard) = echoes.take(notification.payload()) {
-                        let _ = heard.send(());
-                    }
+                    let told = format!("{}:{pid}", notification.payload());
+                    sqlx::query("SELECT pg_notify($1, $2)")
+                        .bind(FORGOTTEN)
+                        .bind(told)
+                        .execute(&mut listener)
+                        .await
+                        .err()
+                        .map(|e| e.to_string())
                 }
-                Ok(None) | Err(_) => {
-                    cache.trust(false);
-                    tracing::warn!("the connection listening for revoked tokens was lost; reconnecting");
-                    break;
-                }
+                Ok(None) => Some("the connection was closed".to_owned()),
+                Err(e) => Some(e.to_string()),
+            };
+            if let Some(error) = failed {
+                cache.trust(false);
+                tracing::warn!(%error, "the connection listening for revoked tokens was lost; reconnecting");
+                break;
             }
         }
     }
+}
+
+/// A connection listening for changes of standing and their answers, holding
+/// [`LISTENING_LOCK`], and its backend pid.
+async fn listen_for_standing(options: &PgConnectOptions) -> sqlx::Result<(PgListener, i32)> {
+    let mut listener = connect_on(options, STANDING).await?;
+    listener.listen(FORGOTTEN).await?;
+    let (key1, key2) = LISTENING_LOCK;
+    sqlx::query("SELECT pg_advisory_lock_shared($1, $2)").bind(key1).bind(key2).execute(&mut listener).await?;
+    let pid = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut listener).await?;
+    Ok((listener, pid))
 }
 
 /// A listener on [`CHANNEL`], on a pool of one connection of its own, opened anew each time.
