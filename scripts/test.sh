@@ -197,8 +197,23 @@ fi
 log "a newcomer's first run: the Dockerfile's build and the README's first command, as written"
 ./scripts/first-run.sh
 
+# The tests' own PostgreSQL databases on the test server, one name a line.
+test_databases() {
+  "$(pg_bin)/psql" "$ADJUTANT_TEST_POSTGRES_URL" -Atc \
+    "SELECT datname FROM pg_database WHERE datname ~ '^adjutant_(test|faults|roles)_' ORDER BY datname"
+}
+databases_before=$(test_databases)
+
 log "cargo test (workspace: rules, stores, server, HTTP and conformance suites)"
 cargo test --workspace --locked
+
+# Each test drops the PostgreSQL databases it made (tests/support/env.rs, `PgDatabase`): a suite
+# that left them behind would grow the cluster by hundreds of databases a run.
+left=$(comm -13 <(printf '%s\n' "$databases_before") <(test_databases) | grep . || true)
+if [ -n "$left" ]; then
+  echo "the tests left these PostgreSQL databases behind:" $left >&2
+  exit 1
+fi
 
 log "schemathesis against /v1/openapi.json (hostile input)"
 ./scripts/fuzz-api.sh
