@@ -55,7 +55,7 @@ pub struct PostgresStore {
     /// ([`listen::forget_principals_on_notice`]).
     principal_cache: Arc<PrincipalCache>,
     /// The changes of standing this server told, until every listening server answers them.
-    echoes: listen::Echoes,
+    answers: listen::Answers,
     /// Dropped with the store, which stops its listening for changes of standing.
     _listening: tokio::sync::watch::Sender<()>,
 }
@@ -86,12 +86,12 @@ impl PostgresStore {
         MIGRATOR.run(&pool).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
         // Nothing is kept until the listener hears every change of standing.
         let principal_cache = Arc::new(PrincipalCache::new(false));
-        let echoes = listen::Echoes::default();
+        let answers = listen::Answers::default();
         let (listening, stop) = tokio::sync::watch::channel(());
         tokio::spawn(listen::forget_principals_on_notice(
             options.clone(),
             principal_cache.clone(),
-            echoes.clone(),
+            answers.clone(),
             stop,
         ));
         Ok(Self {
@@ -100,7 +100,7 @@ impl PostgresStore {
             appended: Default::default(),
             options,
             principal_cache,
-            echoes,
+            answers,
             _listening: listening,
         })
     }
@@ -153,10 +153,10 @@ impl Store for PostgresStore {
     async fn revoke_principal(&self, id: Uuid, at: DateTime<Utc>) -> Result<bool> {
         let mut transaction = self.pool.begin().await.map_err(map_err)?;
         let revoked = principals::revoke_principal(&mut *transaction, id, at).await?;
-        let told = listen::tell_standing_changed(&mut transaction, &self.echoes).await?;
+        let told = listen::tell_standing_changed(&mut transaction, &self.answers).await?;
         transaction.commit().await.map_err(map_err)?;
         self.principal_cache.forget_all();
-        listen::heard_back(&self.principal_cache, &self.pool, told).await;
+        listen::answered_everywhere(&self.principal_cache, &self.pool, told).await;
         Ok(revoked)
     }
 
@@ -164,10 +164,10 @@ impl Store for PostgresStore {
     async fn replace_token(&self, id: Uuid, token_hash: &[u8; 32]) -> Result<bool> {
         let mut transaction = self.pool.begin().await.map_err(map_err)?;
         let replaced = principals::replace_token(&mut *transaction, id, token_hash).await?;
-        let told = listen::tell_standing_changed(&mut transaction, &self.echoes).await?;
+        let told = listen::tell_standing_changed(&mut transaction, &self.answers).await?;
         transaction.commit().await.map_err(map_err)?;
         self.principal_cache.forget_all();
-        listen::heard_back(&self.principal_cache, &self.pool, told).await;
+        listen::answered_everywhere(&self.principal_cache, &self.pool, told).await;
         Ok(replaced)
     }
 

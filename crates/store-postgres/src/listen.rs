@@ -105,14 +105,14 @@ const LISTENING_LOCK: (i32, i32) = (0x4164_6a75, 1);
 
 /// How long a change of standing waits for every listening server to say it forgot what it
 /// kept; a server that has not said so by then still forgets within [`adjutant_store::principals::MAX_AGE`].
-const ECHO_WAIT: Duration = Duration::from_secs(2);
+const ANSWER_WAIT: Duration = Duration::from_secs(2);
 
 /// The changes of standing this server told, each with the listening connections that have
 /// answered it so far.
 #[derive(Default, Clone)]
-pub(crate) struct Echoes(Arc<Mutex<HashMap<String, watch::Sender<HashSet<i32>>>>>);
+pub(crate) struct Answers(Arc<Mutex<HashMap<String, watch::Sender<HashSet<i32>>>>>);
 
-impl Echoes {
+impl Answers {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, watch::Sender<HashSet<i32>>>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -127,8 +127,13 @@ impl Echoes {
     }
 }
 
-/// An answer on [`FORGOTTEN`]: the change's payload and who answered.
-fn answer(payload: &str) -> Option<(&str, i32)> {
+/// An answer's payload on [`FORGOTTEN`]: the change answered and who answered it.
+fn answer(change: &str, pid: i32) -> String {
+    format!("{change}:{pid}")
+}
+
+/// An answer read back: the change's payload and who answered.
+fn answered(payload: &str) -> Option<(&str, i32)> {
     let (change, pid) = payload.rsplit_once(':')?;
     Some((change, pid.parse().ok()?))
 }
@@ -136,7 +141,7 @@ fn answer(payload: &str) -> Option<(&str, i32)> {
 /// A change of standing told, until every listening server has answered it (or this one gives
 /// up: dropped).
 pub(crate) struct Told {
-    echoes: Echoes,
+    answers: Answers,
     payload: String,
     answered: watch::Receiver<HashSet<i32>>,
 }
@@ -144,20 +149,20 @@ pub(crate) struct Told {
 impl Drop for Told {
     fn drop(&mut self) {
         // Answered, or never to be (a transaction rolled back): nobody waits for it any more.
-        self.echoes.lock().remove(&self.payload);
+        self.answers.lock().remove(&self.payload);
     }
 }
 
 /// Tells every server, when `transaction` commits, that a principal's standing changed. After
-/// the commit, [`heard_back`] waits for every listening server to have forgotten what it kept.
+/// the commit, [`answered_everywhere`] waits for every listening server to have forgotten what it kept.
 pub(crate) async fn tell_standing_changed(
     transaction: &mut PgConnection,
-    echoes: &Echoes,
+    answers: &Answers,
 ) -> adjutant_store::Result<Told> {
     let payload = Uuid::new_v4().to_string();
-    let (answers, answered) = watch::channel(HashSet::new());
-    echoes.lock().insert(payload.clone(), answers);
-    let told = Told { echoes: echoes.clone(), payload, answered };
+    let (answering, answered) = watch::channel(HashSet::new());
+    answers.lock().insert(payload.clone(), answering);
+    let told = Told { answers: answers.clone(), payload, answered };
     sqlx::query("SELECT pg_notify($1, $2)")
         .bind(STANDING)
         .bind(&told.payload)
@@ -185,9 +190,9 @@ async fn listening(pool: &PgPool) -> sqlx::Result<Vec<i32>> {
 /// changes (this one included) has forgotten the principals it kept: a request any of them takes
 /// after this returns reads the principal anew. A server that listens from after the commit
 /// reads anew anyway (a new listener keeps nothing from before it listened); one that does not
-/// answer within [`ECHO_WAIT`] (stalled, or cut off) is not waited for longer. Without a
+/// answer within [`ANSWER_WAIT`] (stalled, or cut off) is not waited for longer. Without a
 /// listener of its own this server cannot hear the answers, and does not wait.
-pub(crate) async fn heard_back(cache: &PrincipalCache, pool: &PgPool, mut told: Told) {
+pub(crate) async fn answered_everywhere(cache: &PrincipalCache, pool: &PgPool, mut told: Told) {
     if !cache.is_trusted() {
         return;
     }
@@ -199,7 +204,7 @@ pub(crate) async fn heard_back(cache: &PrincipalCache, pool: &PgPool, mut told: 
         }
     };
     let everyone = told.answered.wait_for(|answered| listeners.iter().all(|pid| answered.contains(pid)));
-    if tokio::time::timeout(ECHO_WAIT, everyone).await.is_err() {
+    if tokio::time::timeout(ANSWER_WAIT, everyone).await.is_err() {
         let answered = told.answered.borrow().clone();
         let silent: Vec<i32> = listeners.into_iter().filter(|pid| !answered.contains(pid)).collect();
         tracing::warn!(?silent, "a change of standing was not answered by every listening server in time");
@@ -213,7 +218,7 @@ pub(crate) async fn heard_back(cache: &PrincipalCache, pool: &PgPool, mut told: 
 pub(crate) async fn forget_principals_on_notice(
     options: PgConnectOptions,
     cache: Arc<PrincipalCache>,
-    echoes: Echoes,
+    answers: Answers,
     mut stop: watch::Receiver<()>,
 ) {
     let mut wait = RETRY_FIRST;
@@ -243,17 +248,16 @@ pub(crate) async fn forget_principals_on_notice(
             };
             let failed = match received {
                 Ok(Some(notification)) if notification.channel() == FORGOTTEN => {
-                    if let Some((change, pid)) = answer(notification.payload()) {
-                        echoes.forgotten(change, pid);
+                    if let Some((change, pid)) = answered(notification.payload()) {
+                        answers.forgotten(change, pid);
                     }
                     None
                 }
                 Ok(Some(notification)) => {
                     cache.forget_all();
-                    let told = format!("{}:{pid}", notification.payload());
                     sqlx::query("SELECT pg_notify($1, $2)")
                         .bind(FORGOTTEN)
-                        .bind(told)
+                        .bind(answer(notification.payload(), pid))
                         .execute(&mut listener)
                         .await
                         .err()
@@ -312,5 +316,13 @@ mod tests {
         assert_eq!(heard(&notice(campaign_id, 42)), Some(Heard::Post { campaign_id, seq: 42 }));
         assert_eq!(heard("not a notice"), None);
         assert_eq!(heard(&format!("{campaign_id}:x")), None);
+    }
+
+    #[test]
+    fn an_answer_reads_back_as_the_change_and_who_answered() {
+        let change = Uuid::new_v4().to_string();
+        assert_eq!(answered(&answer(&change, 6177)), Some((change.as_str(), 6177)));
+        assert_eq!(answered(&change), None);
+        assert_eq!(answered(&format!("{change}:pid")), None);
     }
 }
