@@ -464,7 +464,8 @@ pub fn report(o: &Options, runs: &[Measured]) -> String {
     line("read once (on SQLite, where the server is the one writer, only for a campaign no batch of the last".into());
     line("2 s committed a post to: the tail that batch left is held), every post decided in memory on the".into());
     line("tail the one before it left, then each table's rows in one statement; the batch's receipts are".into());
-    line("signed together, on both cores. A post also".into());
+    line("signed together, on both cores. On SQLite the commit's WAL frames reach the file in one write".into());
+    line("for each 120 KiB, not in two a frame (the writer's VFS, `wal_writes.rs`). A post also".into());
     line("costs a token lookup, a SHA-256, an Ed25519 signature and the HTTP and JSON work, on the same".into());
     line("two cores as the load generator; the ceiling does one insert and nothing else (figure 5 has the".into());
     line("breakdown). The load generator is a minimal HTTP/1.1 client (one keep-alive connection per".into());

@@ -45,6 +45,7 @@ mod page_cache;
 mod principals;
 mod scenarios;
 pub mod transfer;
+mod wal_writes;
 mod webhooks;
 
 pub use log::KIND_QUERIES;
@@ -83,6 +84,7 @@ impl SqliteStore {
     pub async fn open(url: &str) -> Result<Self> {
         malloc::use_mimalloc();
         page_cache::install();
+        let gathered_wal = wal_writes::install();
         let held = backup::hold(url)?;
         let options = SqliteConnectOptions::from_str(url)
             .map_err(|e| StoreError::Database(format!("bad SQLite URL: {e}")))?
@@ -107,17 +109,19 @@ impl SqliteStore {
             })
             // A batch's savepoint keeps the pages it changes in a journal of its own: in memory,
             // not in a temporary file.
-            .connect_with(
-                options
-                    .clone()
+            .connect_with({
+                let writer = options.clone();
+                // Its WAL frames written together (`wal_writes`): only this connection writes them.
+                let writer = if gathered_wal { writer.vfs(wal_writes::VFS_NAME) } else { writer };
+                writer
                     .pragma("temp_store", "memory")
                     // 32 MiB of pages rather than SQLite's 2 MiB: a post adds an entry to each
                     // index at the end of its campaign's range, and with posts spread over a
                     // thousand campaigns those pages are read again from the file at every
                     // batch unless they stay here.
                     .pragma("cache_size", "-32768")
-                    .pragma("wal_autocheckpoint", checkpoint::WRITER_CHECKPOINT_PAGES),
-            )
+                    .pragma("wal_autocheckpoint", checkpoint::WRITER_CHECKPOINT_PAGES)
+            })
             .await
             .map_err(map_err)?;
         MIGRATOR.run(&writer).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
