@@ -52,7 +52,15 @@ async fn the_calculator_gives_the_seed_example() {
     assert_eq!(eighth.ok(200)["result"], 22);
     let early = app.get("/v1/tools/result-number?time=0:00:07").await;
     assert_eq!(early.ok(200)["n"], 7);
+    // Asked again, a query is answered from what was written the first time: the same answer,
+    // and another query's text is another answer.
+    let again = app.get("/v1/tools/result-number?time=9:51:45").await;
+    assert_eq!(again.ok(200), answer);
+    let eighth_again = app.get("/v1/tools/result-number?time=9:51:45&first_digit=8").await;
+    assert_eq!(eighth_again.ok(200)["result"], 22);
 
+    app.get("/v1/tools/result-number?time=25:00:00").await.problem(400, "query.time");
+    // A refusal is not kept as an answer.
     app.get("/v1/tools/result-number?time=25:00:00").await.problem(400, "query.time");
     app.get("/v1/tools/result-number").await.problem(400, "query.time");
     app.get("/v1/tools/result-number?time=9:51:45&first_digit=7").await.problem(400, "query.first_digit");

@@ -37,6 +37,8 @@ pub struct Measured {
     pub history: History,
     pub calc: Run,
     pub bare: Run,
+    /// The calculator asked a new time of day each request.
+    pub calc_fresh: Run,
     pub profile: Profile,
     pub followers: Vec<Following>,
     pub backup: BackupFigure,
@@ -84,7 +86,7 @@ async fn measure(o: &Options) -> Result<Measured> {
     eprintln!("7. backup of figure 2's database while its server runs, its check, and its copy to PostgreSQL");
     let backup = backup(&o.server, &db_file, o.postgres.as_deref(), dir.path()).await?;
     eprintln!("3. calculator beside a bare handler, {} s each", o.seconds);
-    let (calc, bare) = calculator(&server, o.seconds, dir.path()).await?;
+    let (calc, bare, calc_fresh) = calculator(&server, o.seconds, dir.path()).await?;
     drop(server);
     eprintln!("5. where a post's time goes: {PROFILE_POSTS} posts, one client, the server's spans");
     let profile = profile(&o.server, dir.path(), &admin).await?;
@@ -138,5 +140,5 @@ async fn measure(o: &Options) -> Result<Measured> {
         followers.push(replicas(&o.server, url, &admin, o.seconds).await?);
     }
 
-    Ok(Measured { backends, history, calc, bare, profile, followers, backup })
+    Ok(Measured { backends, history, calc, bare, calc_fresh, profile, followers, backup })
 }

@@ -5,7 +5,7 @@ use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, Uri};
 use serde::de::DeserializeOwned;
 
 use crate::error::AppError;
@@ -151,14 +151,20 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiQuer
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        // The same deserializer axum's `Query` runs, without tracking the path of each value: a
-        // query that parses is taken at once, and only one that does not is parsed again through
-        // axum's, for the message that names the parameter.
-        if let Ok(query) = serde_urlencoded::from_str(parts.uri.query().unwrap_or_default()) {
-            return Ok(ApiQuery(query));
-        }
-        axum::extract::Query::<T>::try_from_uri(&parts.uri).map(|q| ApiQuery(q.0)).map_err(query_rejection)
+        query_of(&parts.uri).map(ApiQuery)
     }
+}
+
+/// The query of `uri` read into `T`, or the refusal that names the parameter at fault: what
+/// [`ApiQuery`] extracts, for a handler that looks at the query's text first.
+pub fn query_of<T: DeserializeOwned>(uri: &Uri) -> Result<T, AppError> {
+    // The same deserializer axum's `Query` runs, without tracking the path of each value: a
+    // query that parses is taken at once, and only one that does not is parsed again through
+    // axum's, for the message that names the parameter.
+    if let Ok(query) = serde_urlencoded::from_str(uri.query().unwrap_or_default()) {
+        return Ok(query);
+    }
+    axum::extract::Query::<T>::try_from_uri(uri).map(|q| q.0).map_err(query_rejection)
 }
 
 fn query_rejection(rejection: QueryRejection) -> AppError {

@@ -27,6 +27,7 @@ pub mod openapi_problems;
 pub mod operator;
 pub mod paced;
 pub mod rate_limit;
+pub mod remembered;
 pub mod routes;
 pub mod sealed_delay;
 pub mod shares;

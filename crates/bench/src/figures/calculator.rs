@@ -33,8 +33,8 @@ pub async fn calculator_alone() -> Result<()> {
     let server = start_server(&binary, &url, &admin).await?;
     println!("server pid {}", server.child.id());
     let seconds = std::env::var("ADJUTANT_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
-    let (calc, bare) = calculator(&server, seconds, temp.path()).await?;
-    for (name, run) in [("Adjutant", &calc), ("bare handler", &bare)] {
+    let (calc, bare, fresh) = calculator(&server, seconds, temp.path()).await?;
+    for (name, run) in [("Adjutant", &calc), ("bare handler", &bare), ("Adjutant, a new time each request", &fresh)] {
         println!(
             "{name}: {} requests, {:.0} requests/s, p50 {:.2} ms, p99 {:.2} ms, CPU µs per request {}, {} failed",
             run.requests,
@@ -60,7 +60,25 @@ async fn calculator_throughput(base: &str, pid: u32, seconds: u64) -> Result<Run
     Ok(run)
 }
 
-pub async fn calculator(server: &Process, seconds: u64, dir: &Path) -> Result<(Run, Run)> {
+/// The calculator asked a time of day not asked just before by anyone: each client walks the
+/// day from a start of its own, so the server works each answer out rather than sending one it
+/// kept.
+async fn fresh_times_throughput(base: &str, pid: u32, seconds: u64) -> Result<Run> {
+    const DAY: u64 = 86_400;
+    let cpu = CpuSince::now(pid);
+    let mut run = load(base, CLIENTS, seconds, |host, client, i| {
+        let second = (client as u64 * DAY / CLIENTS as u64 + i) % DAY;
+        let path = format!("/v1/tools/result-number?time={}:{:02}:{:02}", second / 3600, second / 60 % 60, second % 60);
+        http::Request::new("GET", host, &path, &[], b"", 200)
+    })
+    .await;
+    run.cpu_us = Some(cpu.per_request(run.requests));
+    Ok(run)
+}
+
+/// The calculator and the bare handler in alternating halves of `seconds` each, then the
+/// calculator for a half asked a new time each request ([`fresh_times_throughput`]).
+pub async fn calculator(server: &Process, seconds: u64, dir: &Path) -> Result<(Run, Run, Run)> {
     let base = server.base.as_str();
     let body = reqwest::get(format!("{base}{CALCULATOR}")).await?.bytes().await?;
     let body_file = dir.join("result-number.json");
@@ -99,5 +117,6 @@ pub async fn calculator(server: &Process, seconds: u64, dir: &Path) -> Result<(R
         run.latencies.extend(more.latencies);
         run.latencies.sort_unstable();
     }
-    Ok((service, ceiling))
+    let fresh = fresh_times_throughput(base, server_pid, half).await?;
+    Ok((service, ceiling, fresh))
 }

@@ -4,6 +4,10 @@
 
 use adjutant_rules::short_acw::{self, Defence, VictoryRounding};
 use adjutant_rules::{DigitPositions, ReinforcementRoll, ResultNumber, TimeOfDay};
+use axum::body::Bytes;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderValue, Uri};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -14,7 +18,8 @@ use utoipa_axum::routes;
 
 use crate::campaign::ClockSetting;
 use crate::error::{ApiResult, AppError};
-use crate::extract::ApiQuery;
+use crate::extract::{query_of, ApiQuery};
+use crate::remembered::Remembered;
 use crate::views::ResultNumberView;
 use crate::AppState;
 
@@ -89,10 +94,26 @@ pub struct ResultNumberQuery {
     pub first_digit: Option<u32>,
 }
 
-/// The result number of a time of day.
+/// The result numbers asked for, by the text of the query (see [`Remembered`]).
+static RESULT_NUMBERS: Remembered = Remembered::new();
+
+/// The result number of a time of day. A query asked before is answered with the bytes
+/// written for it then: the answer is a function of the query alone.
 #[utoipa::path(get, path = "/v1/tools/result-number", tag = "tools", params(ResultNumberQuery),
     responses((status = 200, body = ResultNumberAnswer), (status = 400, body = crate::error::Problem, content_type = "application/problem+json")))]
-pub async fn result_number(ApiQuery(q): ApiQuery<ResultNumberQuery>) -> ApiResult<Json<ResultNumberAnswer>> {
+pub async fn result_number(uri: Uri) -> ApiResult<Response> {
+    let query = uri.query().unwrap_or_default();
+    if let Some(answer) = RESULT_NUMBERS.get(query) {
+        return Ok(json_bytes(answer));
+    }
+    let answer = Bytes::from(
+        serde_json::to_vec(&result_number_of(query_of(&uri)?)?).map_err(|e| AppError::Internal(e.to_string()))?,
+    );
+    RESULT_NUMBERS.keep(query, answer.clone());
+    Ok(json_bytes(answer))
+}
+
+fn result_number_of(q: ResultNumberQuery) -> ApiResult<ResultNumberAnswer> {
     let time = TimeOfDay::parse(&q.time).map_err(|r| AppError::bad_request("query.time", r.rule, r.detail))?;
     let digits = DigitPositions::from_first(q.first_digit.unwrap_or(9)).ok_or_else(|| {
         AppError::bad_request(
@@ -102,14 +123,19 @@ pub async fn result_number(ApiQuery(q): ApiQuery<ResultNumberQuery>) -> ApiResul
         )
     })?;
     let r = ResultNumber::of(time.post_number(adjutant_rules::ClockFormat::H24), digits);
-    Ok(Json(ResultNumberAnswer {
+    Ok(ResultNumberAnswer {
         n: r.n,
         first_digit: r.first_digit,
         digits: r.digits(),
         result: r.result,
         bc: r.bc_command(),
         sqrt: r.sqrt,
-    }))
+    })
+}
+
+/// JSON already written, answered as [`Json`] answers.
+fn json_bytes(body: Bytes) -> Response {
+    ([(CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response()
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
