@@ -1,5 +1,6 @@
 //! Figure 3: the calculator beside a bare handler.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -50,34 +51,38 @@ pub async fn calculator_alone() -> Result<()> {
     Ok(())
 }
 
-/// The calculator under load from [`CLIENTS`] clients, with the CPU time per request of the
-/// process answering (`pid`) and of the load generator.
-async fn calculator_throughput(base: &str, pid: u32, seconds: u64) -> Result<Run> {
+/// The calculator under load from [`CLIENTS`] clients, each asking `path(client, i)` as its
+/// `i`th request, with the CPU time per request of the process answering (`pid`) and of the load
+/// generator.
+async fn calculator_throughput<P>(base: &str, pid: u32, seconds: u64, path: P) -> Result<Run>
+where
+    P: Fn(usize, u64) -> Cow<'static, str> + Send + Sync + 'static,
+{
     let cpu = CpuSince::now(pid);
-    let mut run =
-        load(base, CLIENTS, seconds, |host, _, _| http::Request::new("GET", host, CALCULATOR, &[], b"", 200)).await;
-    run.cpu_us = Some(cpu.per_request(run.requests));
-    Ok(run)
-}
-
-/// The calculator asked a time of day not asked just before by anyone: each client walks the
-/// day from a start of its own, so the server works each answer out rather than sending one it
-/// kept.
-async fn fresh_times_throughput(base: &str, pid: u32, seconds: u64) -> Result<Run> {
-    const DAY: u64 = 86_400;
-    let cpu = CpuSince::now(pid);
-    let mut run = load(base, CLIENTS, seconds, |host, client, i| {
-        let second = (client as u64 * DAY / CLIENTS as u64 + i) % DAY;
-        let path = format!("/v1/tools/result-number?time={}:{:02}:{:02}", second / 3600, second / 60 % 60, second % 60);
-        http::Request::new("GET", host, &path, &[], b"", 200)
+    let mut run = load(base, CLIENTS, seconds, move |host, client, i| {
+        http::Request::new("GET", host, &path(client, i), &[], b"", 200)
     })
     .await;
     run.cpu_us = Some(cpu.per_request(run.requests));
     Ok(run)
 }
 
+/// [`CALCULATOR`], the one query the goal's rows ask again and again.
+fn the_one_query(_client: usize, _i: u64) -> Cow<'static, str> {
+    Cow::Borrowed(CALCULATOR)
+}
+
+/// A time of day not asked just before by anyone: each client walks the day from a start of
+/// its own, so the server works each answer out rather than sending one it kept.
+fn a_new_time(client: usize, i: u64) -> Cow<'static, str> {
+    const DAY: u64 = 86_400;
+    let second = (client as u64 * DAY / CLIENTS as u64 + i) % DAY;
+    let (path, _) = CALCULATOR.split_once('?').unwrap_or((CALCULATOR, ""));
+    Cow::Owned(format!("{path}?time={}:{:02}:{:02}", second / 3600, second / 60 % 60, second % 60))
+}
+
 /// The calculator and the bare handler in alternating halves of `seconds` each, then the
-/// calculator for a half asked a new time each request ([`fresh_times_throughput`]).
+/// calculator for a half asked a new time each request ([`a_new_time`]).
 pub async fn calculator(server: &Process, seconds: u64, dir: &Path) -> Result<(Run, Run, Run)> {
     let base = server.base.as_str();
     let body = reqwest::get(format!("{base}{CALCULATOR}")).await?.bytes().await?;
@@ -98,10 +103,10 @@ pub async fn calculator(server: &Process, seconds: u64, dir: &Path) -> Result<(R
     // Alternate halves so neither side gets the warmer machine.
     let half = seconds.div_ceil(2);
     let (server_pid, bare_pid) = (server.child.id(), bare.child.id());
-    let mut service = calculator_throughput(base, server_pid, half).await?;
-    let mut ceiling = calculator_throughput(&bare.base, bare_pid, half).await?;
-    let service2 = calculator_throughput(base, server_pid, half).await?;
-    let ceiling2 = calculator_throughput(&bare.base, bare_pid, half).await?;
+    let mut service = calculator_throughput(base, server_pid, half, the_one_query).await?;
+    let mut ceiling = calculator_throughput(&bare.base, bare_pid, half, the_one_query).await?;
+    let service2 = calculator_throughput(base, server_pid, half, the_one_query).await?;
+    let ceiling2 = calculator_throughput(&bare.base, bare_pid, half, the_one_query).await?;
     for (run, more) in [(&mut service, service2), (&mut ceiling, ceiling2)] {
         // CPU per request over both halves, weighted by their requests.
         let weighted = |a: f64, b: f64| {
@@ -117,6 +122,21 @@ pub async fn calculator(server: &Process, seconds: u64, dir: &Path) -> Result<(R
         run.latencies.extend(more.latencies);
         run.latencies.sort_unstable();
     }
-    let fresh = fresh_times_throughput(base, server_pid, half).await?;
+    let fresh = calculator_throughput(base, server_pid, half, a_new_time).await?;
     Ok((service, ceiling, fresh))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_time_walks_the_day_from_each_client_s_start() {
+        assert_eq!(a_new_time(0, 0), "/v1/tools/result-number?time=0:00:00");
+        assert_eq!(a_new_time(0, 35_505), "/v1/tools/result-number?time=9:51:45");
+        assert_eq!(a_new_time(0, 86_400), a_new_time(0, 0));
+        assert_eq!(a_new_time(1, 0), "/v1/tools/result-number?time=0:22:30");
+        assert_ne!(a_new_time(0, 1), a_new_time(0, 2));
+        assert_eq!(the_one_query(3, 9), CALCULATOR);
+    }
 }
