@@ -262,25 +262,62 @@ async fn listener_killed() {
 }
 
 /// Posts written on one server while the other cannot listen (its listening connection cut and
-/// no connection to the database let in): more than one window's read of them, so the follower
+/// no new connection of its own let in): more than one window's read of them, so the follower
 /// on the deaf server, woken once it listens again, must go on reading until it has them all.
+///
+/// The deaf server connects as a role of its own, and only that role is refused (`CONNECTION
+/// LIMIT 0`, which holds for any role but a superuser): the posting server keeps opening the
+/// connections it needs, as it would while another replica is cut off.
 async fn burst_while_deaf() {
-    let app = TestApp::spawn(Backend::Postgres).await;
-    let replica = TestApp::spawn_on(app.db.clone(), |_| {}).await;
+    let db = adjutant_e2e::TestDb::new(Backend::Postgres).await;
+    let admin = adjutant_e2e::postgres_admin_url().expect("PostgreSQL");
+    let role = format!("deaf_{}", uuid::Uuid::new_v4().simple());
+    let outcome = tokio::spawn(deaf_replica_hears_the_burst(db.clone(), admin, role.clone())).await;
+    // The role goes whatever happened: its sessions ended, its grants in this database dropped.
+    let mut conn = sqlx::PgConnection::connect(&db.url).await.expect("connect to PostgreSQL");
+    let mut left = Vec::new();
+    for sql in [
+        format!("ALTER ROLE {role} CONNECTION LIMIT 0"),
+        format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '{role}'"),
+        format!("DROP OWNED BY {role}"),
+        format!("DROP ROLE {role}"),
+    ] {
+        if let Err(e) = sqlx::query(&sql).execute(&mut conn).await {
+            left.push(format!("{sql}: {e}"));
+        }
+    }
+    if let Err(failed) = outcome {
+        std::panic::resume_unwind(failed.into_panic());
+    }
+    assert!(left.is_empty(), "the replica's role was not dropped: {left:?}");
+}
+
+async fn deaf_replica_hears_the_burst(db: adjutant_e2e::TestDb, admin: String, role: String) {
+    let app = TestApp::spawn_on(db.clone(), |_| {}).await;
+    let mut conn = sqlx::PgConnection::connect(&db.url).await.expect("connect to PostgreSQL");
+    for sql in [
+        format!("CREATE ROLE {role} LOGIN"),
+        format!("GRANT USAGE, CREATE ON SCHEMA public TO {role}"),
+        format!("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}"),
+        format!("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}"),
+    ] {
+        sqlx::query(&sql).execute(&mut conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let mut as_role = db;
+    as_role.url = url_as(&as_role.url, &role);
+    let replica = TestApp::spawn_on(as_role, |_| {}).await;
     let (campaign, players) = campaign(&app, "Deaf").await;
     let mut follower = Follower::open(&replica, &campaign, None).await;
     app.post(&players[0], &campaign, note("heard")).await.ok(201);
     follower.until(1, Duration::from_secs(10)).await;
 
-    let admin = adjutant_e2e::postgres_admin_url().expect("PostgreSQL");
-    let mut conn = sqlx::PgConnection::connect(&admin).await.expect("connect to PostgreSQL");
-    let db = app.db.url.rsplit('/').next().and_then(|n| n.split('?').next()).expect("a database name").to_owned();
-    sqlx::query(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS false")).execute(&mut conn).await.unwrap();
+    let mut admin = sqlx::PgConnection::connect(&admin).await.expect("connect to PostgreSQL");
+    sqlx::query(&format!("ALTER ROLE {role} CONNECTION LIMIT 0")).execute(&mut admin).await.unwrap();
     let killed: i64 = sqlx::query_scalar(
-        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN%'",
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = $1 AND query LIKE 'LISTEN%'",
     )
-    .bind(&db)
-    .fetch_one(&mut conn)
+    .bind(&role)
+    .fetch_one(&mut admin)
     .await
     .unwrap();
     assert!(killed > 0, "no listening connection was cut");
@@ -289,10 +326,17 @@ async fn burst_while_deaf() {
     for i in 0..posts {
         app.post(&players[i % 2], &campaign, note(&format!("while deaf {i}"))).await.ok(201);
     }
-    sqlx::query(&format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS true")).execute(&mut conn).await.unwrap();
+    sqlx::query(&format!("ALTER ROLE {role} CONNECTION LIMIT -1")).execute(&mut admin).await.unwrap();
     let last = 1 + posts as i64;
     follower.until(last, Duration::from_secs(20)).await;
     assert_eq!(follower.seqs, (1..=last).collect::<Vec<_>>());
+}
+
+/// `url` with its user replaced by `role` (the test cluster trusts loopback).
+fn url_as(url: &str, role: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("a URL");
+    let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+    format!("{scheme}://{role}@{host}")
 }
 
 /// How many event streams the server counts open, and the bytes they are charged.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use adjutant_store::append::GroupCommit;
+use adjutant_store::migrations;
 use adjutant_store::principals::PrincipalCache;
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, ClaimedMail, Contact, DeliveryAttempt,
@@ -40,8 +41,6 @@ pub mod transfer;
 mod webhooks;
 
 pub use log::KIND_QUERIES;
-
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
 pub struct PostgresStore {
     pool: PgPool,
@@ -83,7 +82,7 @@ impl PostgresStore {
             .connect_with(options.clone())
             .await
             .map_err(map_err)?;
-        MIGRATOR.run(&pool).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
+        migrations::POSTGRES.run(&pool).await?;
         // Nothing is kept until the listener hears every change of standing.
         let principal_cache = Arc::new(PrincipalCache::new(false));
         let answers = listen::Answers::default();

@@ -15,7 +15,7 @@ use uuid::Uuid;
 use adjutant_store::transfer::Value;
 
 use crate::db::map_err;
-use crate::MIGRATOR;
+use adjutant_store::migrations;
 
 async fn connect(url: &str) -> Result<PgConnection> {
     let options: PgConnectOptions =
@@ -61,7 +61,7 @@ pub struct PostgresTarget {
 impl PostgresTarget {
     pub async fn open(url: &str) -> Result<Self> {
         let mut conn = connect(url).await?;
-        MIGRATOR.run(&mut conn).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
+        migrations::POSTGRES.run(&mut conn).await?;
         sqlx::raw_sql("BEGIN").execute(&mut conn).await.map_err(map_err)?;
         Ok(Self { conn, open: true })
     }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use adjutant_store::append::GroupCommit;
+use adjutant_store::migrations;
 use adjutant_store::principals::PrincipalCache;
 use adjutant_store::{
     Acknowledgement, AppendRequest, Appended, Campaign, ClaimedDelivery, ClaimedMail, Contact, DeliveryAttempt,
@@ -49,8 +50,6 @@ mod wal_writes;
 mod webhooks;
 
 pub use log::KIND_QUERIES;
-
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 
 pub struct SqliteStore {
     writer: SqlitePool,
@@ -124,7 +123,7 @@ impl SqliteStore {
             })
             .await
             .map_err(map_err)?;
-        MIGRATOR.run(&writer).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
+        migrations::SQLITE.run(&writer).await?;
         let principal_cache = shared_principal_cache(options.get_filename());
         let checkpointer = SqlitePoolOptions::new()
             .max_connections(1)

@@ -13,7 +13,7 @@ use sqlx::{ConnectOptions, Row as _, SqliteConnection};
 use uuid::Uuid;
 
 use crate::db::map_err;
-use crate::MIGRATOR;
+use adjutant_store::migrations;
 
 /// A SQLite database read in one snapshot: the read transaction is opened at once and held until
 /// the source is dropped, so a server still writing changes nothing that is read.
@@ -56,7 +56,7 @@ impl SqliteTarget {
     pub async fn open(url: &str) -> Result<Self> {
         let options = options(url)?.create_if_missing(true).foreign_keys(true);
         let mut conn = options.connect().await.map_err(map_err)?;
-        MIGRATOR.run(&mut conn).await.map_err(|e| StoreError::Database(format!("migrations: {e}")))?;
+        migrations::SQLITE.run(&mut conn).await?;
         sqlx::raw_sql("BEGIN IMMEDIATE").execute(&mut conn).await.map_err(map_err)?;
         Ok(Self { conn, open: true })
     }

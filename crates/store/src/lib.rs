@@ -17,6 +17,7 @@
 
 pub mod append;
 pub mod delivery;
+pub mod migrations;
 pub mod principals;
 pub mod row;
 pub mod transfer;
