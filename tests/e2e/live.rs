@@ -304,7 +304,7 @@ async fn deaf_replica_hears_the_burst(db: adjutant_e2e::TestDb, admin: String, r
         sqlx::query(&sql).execute(&mut conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
     let mut as_role = db;
-    as_role.url = url_as(&as_role.url, &role);
+    as_role.url = adjutant_e2e::url_as(&as_role.url, &role);
     let replica = TestApp::spawn_on(as_role, |_| {}).await;
     let (campaign, players) = campaign(&app, "Deaf").await;
     let mut follower = Follower::open(&replica, &campaign, None).await;
@@ -330,13 +330,6 @@ async fn deaf_replica_hears_the_burst(db: adjutant_e2e::TestDb, admin: String, r
     let last = 1 + posts as i64;
     follower.until(last, Duration::from_secs(20)).await;
     assert_eq!(follower.seqs, (1..=last).collect::<Vec<_>>());
-}
-
-/// `url` with its user replaced by `role` (the test cluster trusts loopback).
-fn url_as(url: &str, role: &str) -> String {
-    let (scheme, rest) = url.split_once("://").expect("a URL");
-    let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
-    format!("{scheme}://{role}@{host}")
 }
 
 /// How many event streams the server counts open, and the bytes they are charged.

@@ -444,11 +444,7 @@ mod roles {
         let base = admin.rsplit_once('/').map_or(admin.as_str(), |(base, _)| base).to_owned();
         let tag = uuid::Uuid::new_v4().simple().to_string();
         let (owner, service, db) = (format!("owner_{tag}"), format!("service_{tag}"), format!("adjutant_roles_{tag}"));
-        let url_as = |role: &str| {
-            let rest = base.split_once("://").map_or(base.as_str(), |(_, rest)| rest);
-            let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
-            format!("postgres://{role}@{host}/{db}")
-        };
+        let url_as = |role: &str| adjutant_e2e::url_as(&format!("{base}/{db}"), role);
         for sql in [
             format!("CREATE ROLE {owner} LOGIN"),
             format!("CREATE ROLE {service} LOGIN"),

@@ -206,6 +206,14 @@ pub fn seed_morning() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 21, 9, 51, 45).unwrap() + chrono::Duration::milliseconds(123)
 }
 
+/// A PostgreSQL `url` with its user replaced by `role`, without a password: the test cluster
+/// trusts loopback.
+pub fn url_as(url: &str, role: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
+    let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+    format!("{scheme}://{role}@{host}")
+}
+
 /// A running server.
 pub struct TestApp {
     pub base: String,

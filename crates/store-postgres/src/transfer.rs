@@ -5,7 +5,7 @@
 //! rows copied in with plain `INSERT`s, each table after the tables it refers to, pass them.
 
 use adjutant_store::transfer::{insert_sql, rows_per_insert, Kind, Row, Source, Table, Target, TABLES};
-use adjutant_store::{Result, StoreError};
+use adjutant_store::{migrations, Result, StoreError};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::postgres::{PgConnectOptions, PgRow};
@@ -15,7 +15,6 @@ use uuid::Uuid;
 use adjutant_store::transfer::Value;
 
 use crate::db::map_err;
-use adjutant_store::migrations;
 
 async fn connect(url: &str) -> Result<PgConnection> {
     let options: PgConnectOptions =

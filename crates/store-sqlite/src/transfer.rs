@@ -5,7 +5,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use adjutant_store::transfer::{insert_sql, Kind, Row, Source, Table, Target, Value};
-use adjutant_store::{Result, StoreError};
+use adjutant_store::{migrations, Result, StoreError};
 use async_trait::async_trait;
 use chrono::{TimeZone, Utc};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteRow};
@@ -13,7 +13,6 @@ use sqlx::{ConnectOptions, Row as _, SqliteConnection};
 use uuid::Uuid;
 
 use crate::db::map_err;
-use adjutant_store::migrations;
 
 /// A SQLite database read in one snapshot: the read transaction is opened at once and held until
 /// the source is dropped, so a server still writing changes nothing that is read.
