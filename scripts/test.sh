@@ -182,20 +182,33 @@ export ADJUTANT_REQUIRE_AXE=1
 have_component() {
   cargo "$1" --version >/dev/null 2>&1 || rustup component add "$2" >/dev/null 2>&1
 }
-log "formatting and lints: cargo fmt --check, cargo clippy --all-targets -D warnings"
+log "formatting: cargo fmt --check"
 if have_component fmt rustfmt; then
   cargo fmt --all -- --check
 else
   echo "rustfmt is not installed and cannot be fetched here: formatting not checked" >&2
 fi
+
+# Lints ride on the test build. `cargo clippy` is `cargo check` with clippy's driver as the
+# workspace's compiler wrapper; here the same driver, given the same `-D warnings`, wraps the
+# build of every target instead (`--all-targets`: each lib and bin in its normal and its test
+# form, and each test), so the workspace's crates are compiled once, linted and ready to run,
+# rather than checked by clippy and then compiled again: 3 minutes less on two cores. A lint
+# fails this build as it fails `cargo clippy --all-targets -- -D warnings`. Every later cargo
+# command of the tests (here and in scripts/fuzz-api.sh) runs with the same two variables, so
+# nothing is compiled twice; the release build of the first run below is a user's, without them.
 if have_component clippy clippy; then
-  cargo clippy --workspace --all-targets --locked -- -D warnings
+  log "lints and the test build: cargo build --all-targets, compiled by clippy-driver with -D warnings"
+  RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
+  export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 else
+  log "the test build: cargo build --all-targets"
   echo "clippy is not installed and cannot be fetched here: lints not run" >&2
 fi
+cargo build --workspace --all-targets --locked
 
 log "a newcomer's first run: the Dockerfile's build and the README's first command, as written"
-./scripts/first-run.sh
+env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS ./scripts/first-run.sh
 
 # The tests' own PostgreSQL databases on the test server, one name a line.
 test_databases() {

@@ -201,12 +201,35 @@ mod tests {
     fn the_openapi_description_carries_the_rule() {
         let doc = serde_json::to_value(crate::openapi::description(crate::routes::router().into_openapi())).unwrap();
         let schemas = &doc["components"]["schemas"];
-        for (schema, field) in [("NewModerator", "name"), ("NewPlayer", "name"), ("NewBot", "name")] {
-            let reference = schemas[schema]["properties"][field]["$ref"].as_str().unwrap_or_default();
-            assert_eq!(reference, "#/components/schemas/Name", "{schema}.{field}: {}", schemas[schema]);
+        // Every `name` a request sends is checked as a name, so the description says so at each:
+        // the bodies of every operation, each variant of a body with several.
+        let mut named = Vec::new();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                let Some(reference) =
+                    operation["requestBody"]["content"]["application/json"]["schema"]["$ref"].as_str()
+                else {
+                    continue;
+                };
+                let body = reference.trim_start_matches("#/components/schemas/");
+                let variants =
+                    schemas[body]["oneOf"].as_array().cloned().unwrap_or_else(|| vec![schemas[body].clone()]);
+                for variant in variants {
+                    if let Some(name) = variant["properties"].get("name") {
+                        assert_eq!(name["$ref"], "#/components/schemas/Name", "{method} {path}: {body}.name is {name}");
+                        named.push(format!("{method} {path}"));
+                    }
+                }
+            }
         }
-        for mode in schemas["NewCampaign"]["oneOf"].as_array().unwrap() {
-            assert_eq!(mode["properties"]["name"]["$ref"], "#/components/schemas/Name", "{mode}");
+        for expected in [
+            "post /v1/moderators",
+            "post /v1/campaigns",
+            "post /v1/campaigns/{id}/players",
+            "post /v1/campaigns/{id}/bots",
+            "post /v1/campaigns/{id}/players/{player_id}/replace",
+        ] {
+            assert!(named.iter().any(|n| n == expected), "{expected} sends a name: {named:?}");
         }
         assert_eq!(schemas["Name"]["pattern"], name_pattern());
         assert_eq!(schemas["Name"]["maxLength"], NAME_MAX);

@@ -156,6 +156,9 @@ impl Modify for PostExamples {
             }
         }
         let components = openapi.components.get_or_insert_with(Default::default);
+        // The moderators' bodies give their reasons as one line of free text: that schema is
+        // theirs to bring, whether or not a route's own body also uses it.
+        components.schemas.insert("Line".to_owned(), <crate::free_text::Line as utoipa::PartialSchema>::schema());
         for (name, mut schema) in schemas {
             // Titles name a generated client's models: the body types' own names repeat across
             // rulesets (`FireInput`) and post kinds (`EmptyBody`), the component's name does not.

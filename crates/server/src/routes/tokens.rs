@@ -551,7 +551,7 @@ pub async fn list_mails(
 #[serde(deny_unknown_fields)]
 pub struct Replacement {
     /// The new player's name (1 to 80 characters on one line).
-    #[schema(example = "Longstreet", value_type = crate::free_text::Line)]
+    #[schema(example = "Longstreet", value_type = crate::free_text::Name)]
     pub name: String,
 }
 
