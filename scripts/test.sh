@@ -228,13 +228,36 @@ if [ -n "$left" ]; then
   exit 1
 fi
 
-log "schemathesis against /v1/openapi.json (hostile input)"
-./scripts/fuzz-api.sh
-
+# schemathesis and the generated clients each start a server of their own on a temporary SQLite
+# database, so they run side by side: the clients' installs and type check beside the fuzzing's
+# 90 s per seed (whose requests are counted against a floor, not timed). The clients' output is
+# shown after schemathesis's.
 # A bot author starts from a client generated from /v1/openapi.json: openapi-python-client and
 # openapi-typescript + openapi-fetch, each on its defaults and with zero warnings, the TypeScript
 # one type-checked, and one campaign run through each against the binary built above.
+CLIENTS_LOG=$(mktemp /tmp/adjutant-clients.XXXXXX)
+./scripts/clients.sh >"$CLIENTS_LOG" 2>&1 &
+CLIENTS_PID=$!
+stop_clients() {
+  if [ -n "${CLIENTS_PID:-}" ]; then
+    kill "$CLIENTS_PID" 2>/dev/null || true
+    wait "$CLIENTS_PID" 2>/dev/null || true
+  fi
+  rm -f "$CLIENTS_LOG"
+}
+trap 'stop_clients; stop_services' EXIT
+
+log "schemathesis against /v1/openapi.json (hostile input)"
+./scripts/fuzz-api.sh
+
 log "clients generated from /v1/openapi.json (Python, TypeScript), and a campaign through each"
-./scripts/clients.sh
+clients_status=0
+wait "$CLIENTS_PID" || clients_status=$?
+CLIENTS_PID=
+cat "$CLIENTS_LOG"
+if [ "$clients_status" -ne 0 ]; then
+  echo "the generated clients failed (exit $clients_status)" >&2
+  exit 1
+fi
 
 log "all tests passed"
