@@ -111,16 +111,24 @@ impl Modify for PostExamples {
             "Managed campaigns with deadlines, moderators: move the deadlines still to come later (of one side, with `side`).".to_owned(),
             json!({"kind": "extend", "body": {"by": "PT24H", "side": "confederate", "reason": "Travelling until Sunday."}}),
         ));
+        // The schemas these bodies refer to (the free line of their reasons), as utoipa collects
+        // them for a route's own body.
+        let mut referenced = Vec::new();
         {
-            use utoipa::PartialSchema;
+            use crate::log::bodies::{ExtendBody, PauseBody, ResumeBody, UmpireBody};
+            use utoipa::{PartialSchema, ToSchema};
             for (name, schema) in [
-                ("PostBody.pause", crate::log::bodies::PauseBody::schema()),
-                ("PostBody.resume", crate::log::bodies::ResumeBody::schema()),
-                ("PostBody.extend", crate::log::bodies::ExtendBody::schema()),
-                ("PostBody.umpire", crate::log::bodies::UmpireBody::schema()),
+                ("PostBody.pause", PauseBody::schema()),
+                ("PostBody.resume", ResumeBody::schema()),
+                ("PostBody.extend", ExtendBody::schema()),
+                ("PostBody.umpire", UmpireBody::schema()),
             ] {
                 schemas.push((name.to_owned(), serde_json::to_value(schema).unwrap_or_default()));
             }
+            PauseBody::schemas(&mut referenced);
+            ResumeBody::schemas(&mut referenced);
+            ExtendBody::schemas(&mut referenced);
+            UmpireBody::schemas(&mut referenced);
         }
         for k in short_acw::post_kinds() {
             examples.push((
@@ -156,9 +164,9 @@ impl Modify for PostExamples {
             }
         }
         let components = openapi.components.get_or_insert_with(Default::default);
-        // The moderators' bodies give their reasons as one line of free text: that schema is
-        // theirs to bring, whether or not a route's own body also uses it.
-        components.schemas.insert("Line".to_owned(), <crate::free_text::Line as utoipa::PartialSchema>::schema());
+        for (name, schema) in referenced {
+            components.schemas.entry(name).or_insert(schema);
+        }
         for (name, mut schema) in schemas {
             // Titles name a generated client's models: the body types' own names repeat across
             // rulesets (`FireInput`) and post kinds (`EmptyBody`), the component's name does not.
