@@ -7,7 +7,7 @@
 # deploys, another posts a `resolve`, the moderator's bot reads its feed and acknowledges it, and
 # anyone audits.
 #
-#   scripts/clients.sh               starts the binary (ADJUTANT_BIN, default target/debug/adjutant:
+#   scripts/clients.sh               starts the binary (ADJUTANT_BIN, default target/release/adjutant:
 #                                    build it first) on a temporary SQLite database and a free port
 #   scripts/clients.sh BASE_URL      uses a running server; its operator token in ADJUTANT_ADMIN_TOKEN
 #
@@ -78,9 +78,9 @@ if [ $# -ge 1 ]; then
   BASE="${1%/}"
   : "${ADJUTANT_ADMIN_TOKEN:?set ADJUTANT_ADMIN_TOKEN to the operator token of the server at $BASE}"
 else
-  BIN="${ADJUTANT_BIN:-$TARGET/debug/adjutant}"
+  BIN="${ADJUTANT_BIN:-$TARGET/release/adjutant}"
   if [ ! -x "$BIN" ]; then
-    echo "no server binary at $BIN: build it (cargo build -p adjutant-server), or give a running server's URL" >&2
+    echo "no server binary at $BIN: build it (cargo build --release --bin adjutant), or give a running server's URL" >&2
     exit 1
   fi
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

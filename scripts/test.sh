@@ -194,9 +194,10 @@ fi
 # build of every target instead (`--all-targets`: each lib and bin in its normal and its test
 # form, and each test), so the workspace's crates are compiled once, linted and ready to run,
 # rather than checked by clippy and then compiled again: 3 minutes less on two cores. A lint
-# fails this build as it fails `cargo clippy --all-targets -- -D warnings`. Every later cargo
-# command of the tests (here and in scripts/fuzz-api.sh) runs with the same two variables, so
-# nothing is compiled twice; the release build of the first run below is a user's, without them.
+# fails this build as it fails `cargo clippy --all-targets -- -D warnings`. `cargo test` below
+# runs with the same two variables, so nothing is compiled twice; the release build of the first
+# run below is a user's, without them, and schemathesis and the generated clients are run against
+# that release binary, the service as it ships.
 if have_component clippy clippy; then
   log "lints and the test build: cargo build --all-targets, compiled by clippy-driver with -D warnings"
   RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
@@ -234,7 +235,7 @@ fi
 # shown after schemathesis's.
 # A bot author starts from a client generated from /v1/openapi.json: openapi-python-client and
 # openapi-typescript + openapi-fetch, each on its defaults and with zero warnings, the TypeScript
-# one type-checked, and one campaign run through each against the binary built above.
+# one type-checked, and one campaign run through each against the release binary built above.
 CLIENTS_LOG=$(mktemp /tmp/adjutant-clients.XXXXXX)
 ./scripts/clients.sh >"$CLIENTS_LOG" 2>&1 &
 CLIENTS_PID=$!
