@@ -116,19 +116,18 @@ impl Modify for PostExamples {
         let mut referenced = Vec::new();
         {
             use crate::log::bodies::{ExtendBody, PauseBody, ResumeBody, UmpireBody};
+            use utoipa::openapi::{schema::Schema, RefOr};
             use utoipa::{PartialSchema, ToSchema};
-            for (name, schema) in [
-                ("PostBody.pause", PauseBody::schema()),
-                ("PostBody.resume", ResumeBody::schema()),
-                ("PostBody.extend", ExtendBody::schema()),
-                ("PostBody.umpire", UmpireBody::schema()),
+            type Collect = fn(&mut Vec<(String, RefOr<Schema>)>);
+            for (name, schema, collect) in [
+                ("PostBody.pause", PauseBody::schema(), PauseBody::schemas as Collect),
+                ("PostBody.resume", ResumeBody::schema(), ResumeBody::schemas),
+                ("PostBody.extend", ExtendBody::schema(), ExtendBody::schemas),
+                ("PostBody.umpire", UmpireBody::schema(), UmpireBody::schemas),
             ] {
                 schemas.push((name.to_owned(), serde_json::to_value(schema).unwrap_or_default()));
+                collect(&mut referenced);
             }
-            PauseBody::schemas(&mut referenced);
-            ResumeBody::schemas(&mut referenced);
-            ExtendBody::schemas(&mut referenced);
-            UmpireBody::schemas(&mut referenced);
         }
         for k in short_acw::post_kinds() {
             examples.push((
