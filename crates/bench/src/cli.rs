@@ -18,7 +18,9 @@ One figure alone, its figures on the terminal (ADJUTANT_BENCH_SECONDS sets each 
   adjutant-bench throughput [URL] | scale [URL] | history [DIR] | calculator
   adjutant-bench followers [URL]   (figure 6; with a PostgreSQL URL, or ADJUTANT_BENCH_POSTGRES_URL,
                                     the two servers' run too)
-  adjutant-bench backup [URL]      (figure 7; the copy needs a PostgreSQL URL, as above)";
+  adjutant-bench backup [URL]      (figure 7; the copy needs a PostgreSQL URL, as above)
+  adjutant-bench audit-parts DB CAMPAIGN   (figure 2's pieces of the cold audit of CAMPAIGN in the
+                                            SQLite file DB, as JSON)";
 
 pub struct Options {
     pub server: PathBuf,

@@ -67,6 +67,7 @@ fn main() -> std::process::ExitCode {
     // The figures alone, to measure one while working on it; the bare handler, as a child.
     let outcome = match arg(1).as_deref() {
         Some("bare-calculator") => runtime.block_on(figures::calculator::bare_calculator(arg(2).unwrap_or_default())),
+        Some("audit-parts") => runtime.block_on(figures::history::audit_parts_alone(arg(2).map(PathBuf::from), arg(3))),
         Some("history") => runtime.block_on(figures::history::history_alone(arg(2).map(PathBuf::from))),
         Some("throughput") => runtime.block_on(figures::posts::throughput_alone(arg(2))),
         Some("scale") => runtime.block_on(figures::scale::scale_alone(arg(2))),

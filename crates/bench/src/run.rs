@@ -82,7 +82,7 @@ async fn measure(o: &Options) -> Result<Measured> {
     let batch = batches(&server.base).await?;
 
     eprintln!("2. history: 100 and 100,000 earlier posts");
-    let history = history(&server.base, &admin, &db_file).await?;
+    let history = history(&server, &admin, &db_file).await?;
     eprintln!("7. backup of figure 2's database while its server runs, its check, and its copy to PostgreSQL");
     let backup = backup(&o.server, &db_file, o.postgres.as_deref(), dir.path()).await?;
     eprintln!("3. calculator beside a bare handler, {} s each", o.seconds);

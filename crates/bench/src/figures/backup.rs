@@ -153,7 +153,7 @@ pub async fn backup_alone(url: Option<String>) -> Result<()> {
     let binary = std::env::current_exe()?.with_file_name("adjutant");
     let url = url.or_else(|| std::env::var("ADJUTANT_BENCH_POSTGRES_URL").ok()).filter(|u| !u.is_empty());
     let server = crate::child::start_server(&binary, &format!("sqlite://{}", db_file.display()), &admin).await?;
-    crate::figures::history::history(&server.base, &admin, &db_file).await?;
+    crate::figures::history::history(&server, &admin, &db_file).await?;
     let figure = backup(&binary, &db_file, url.as_deref(), temp.path()).await?;
     drop(server);
     print!("{}", crate::report::backup_section(&[&figure]));
