@@ -683,8 +683,8 @@ pub fn report(o: &Options, runs: &[Measured]) -> String {
 
 /// Figure 2's breakdown of the cold audit ([`crate::figures::history::AuditParts`]).
 fn audit_parts_section(runs: &[Measured]) -> String {
-    let cores = runs.first().map_or(1, |r| r.history.audit_parts.cores);
-    let share = |r: &Measured| 100.0 * r.history.audit_parts.receipts_one_core_ms / r.history.audit_parts.cpu_ms;
+    let cores = runs.first().map_or(1, |r| r.history.audit_parts.pieces.cores);
+    let share = |r: &Measured| 100.0 * r.history.audit_parts.pieces.receipts_one_core_ms / r.history.audit_parts.cpu_ms;
     let mut rows = vec![
         "What the cold audit's time goes to: the server's CPU time in it, and its pieces, each timed with the \
          server's own functions in a process of the bench's started for them (which allocates with the system's \
@@ -704,17 +704,17 @@ fn audit_parts_section(runs: &[Measured]) -> String {
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |".to_owned(),
     ];
     for (i, r) in runs.iter().enumerate() {
-        let parts = &r.history.audit_parts;
+        let (parts, pieces) = (&r.history.audit_parts, &r.history.audit_parts.pieces);
         rows.push(format!(
             "| {} | {} | {} ({}) | {} | {} | {} | {} | {} % |",
             i + 1,
             number(median(&r.history.audit_ms), 0),
             number(parts.cpu_ms, 0),
             or_dash(Some(parts.busy), 2),
-            number(parts.chain_ms, 0),
-            number(parts.read_ms, 0),
-            number(parts.receipts_ms, 0),
-            number(parts.receipts_one_core_ms, 0),
+            number(pieces.chain_ms, 0),
+            number(pieces.read_ms, 0),
+            number(pieces.receipts_ms, 0),
+            number(pieces.receipts_one_core_ms, 0),
             or_dash(Some(share(r)), 0),
         ));
     }
@@ -731,10 +731,10 @@ fn audit_parts_section(runs: &[Measured]) -> String {
          splits them, they take {} ms, which no cold audit of these posts on this machine takes less than. \
          Reading the posts alone, one page after another, takes {} ms.",
         range(runs.iter().map(|r| r.history.audit_parts.cpu_ms), 0),
-        range(runs.iter().map(|r| r.history.audit_parts.receipts_one_core_ms), 0),
+        range(runs.iter().map(|r| r.history.audit_parts.pieces.receipts_one_core_ms), 0),
         range(runs.iter().map(share), 0),
-        range(runs.iter().map(|r| r.history.audit_parts.receipts_ms), 0),
-        range(runs.iter().map(|r| r.history.audit_parts.read_ms), 0),
+        range(runs.iter().map(|r| r.history.audit_parts.pieces.receipts_ms), 0),
+        range(runs.iter().map(|r| r.history.audit_parts.pieces.read_ms), 0),
     ));
     rows.join("\n")
 }
@@ -995,13 +995,15 @@ mod tests {
                 audit_ms: vec![800.0, 850.0, 900.0],
                 repeat_audit_ms: vec![1.0, 2.0, 3.0],
                 audit_parts: crate::figures::history::AuditParts {
-                    cores: 2,
                     cpu_ms: 1600.0,
                     busy: 1.9,
-                    read_ms: 150.0,
-                    chain_ms: 600.0,
-                    receipts_ms: 500.0,
-                    receipts_one_core_ms: 950.0,
+                    pieces: crate::figures::history::AuditPieces {
+                        cores: 2,
+                        read_ms: 150.0,
+                        chain_ms: 600.0,
+                        receipts_ms: 500.0,
+                        receipts_one_core_ms: 950.0,
+                    },
                 },
             },
             calc: run(9_000, 5, Some((50.0, 10.0))),

@@ -27,18 +27,24 @@ pub struct History {
     pub audit_parts: AuditParts,
 }
 
+/// What the cold audit's time goes to: the server's CPU in it, and its pieces.
+#[derive(Debug, Clone, Default)]
+pub struct AuditParts {
+    /// The server's CPU time in a cold audit (all its threads).
+    pub cpu_ms: f64,
+    /// The cores a cold audit keeps busy: its CPU time over its wall time.
+    pub busy: f64,
+    pub pieces: AuditPieces,
+}
+
 /// Pieces of the cold audit of the 100,300-post campaign, each timed with the server's own
 /// functions in a process of the bench's started for them (which allocates with the system's
 /// malloc, where the server uses mimalloc), on the server's database while the server is idle,
 /// each the median of 3. The audit overlaps them (it reads the next page of posts while it
 /// checks the one before on every core), so they do not add up to its time.
-#[derive(Debug, Clone, Default)]
-pub struct AuditParts {
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct AuditPieces {
     pub cores: usize,
-    /// The server's CPU time in a cold audit (all its threads).
-    pub cpu_ms: f64,
-    /// The cores a cold audit keeps busy: its CPU time over its wall time.
-    pub busy: f64,
     /// Every post read through the store, in pages of the audit's size for posts this short,
     /// one page after another.
     pub read_ms: f64,
@@ -107,7 +113,7 @@ pub async fn history(server: &Process, admin: &str, db_file: &Path) -> Result<Hi
     let audit_parts = AuditParts {
         cpu_ms: median_of(audit_cpu_ms),
         busy: median_of(busy),
-        ..audit_parts_apart(db_file, &large.campaign).await?
+        pieces: audit_pieces_apart(db_file, &large.campaign).await?,
     };
     // The repeat audit: one new post, then the whole-campaign audit again (the last fresh one
     // left the verified prefix behind).
@@ -127,7 +133,7 @@ pub async fn history(server: &Process, admin: &str, db_file: &Path) -> Result<Hi
         let response = client.get(format!("{base}/v1/campaigns/{}/audit", large.campaign)).send().await?;
         let status = response.status();
         let audit: Value = response.json().await?;
-        repeat_audit_ms.push(at.elapsed().as_secs_f64() * 1000.0);
+        repeat_audit_ms.push(elapsed_ms(at));
         if status.as_u16() != 200 || audit["ok"] != true || audit["replayed_now"] != 1 {
             return Err(format!("the repeat audit failed: {status} {audit}").into());
         }
@@ -140,10 +146,10 @@ pub async fn history(server: &Process, admin: &str, db_file: &Path) -> Result<Hi
 /// The audit's page of posts for posts as short as the bench's (its largest).
 const AUDIT_PAGE: i64 = 4000;
 
-/// [`audit_parts`] in a process of its own (`adjutant-bench audit-parts DB CAMPAIGN`): its
+/// [`audit_pieces`] in a process of its own (`adjutant-bench audit-parts DB CAMPAIGN`): its
 /// reads and checks start from a fresh heap, not from one the earlier figures' load and
 /// followers have churned, so that they measure the same work the same way in every run.
-async fn audit_parts_apart(db_file: &Path, campaign: &str) -> Result<AuditParts> {
+async fn audit_pieces_apart(db_file: &Path, campaign: &str) -> Result<AuditPieces> {
     let mut command = tokio::process::Command::new(std::env::current_exe()?);
     command.arg("audit-parts").arg(db_file).arg(campaign).stdin(std::process::Stdio::null());
     let output = command.output().await?;
@@ -153,41 +159,20 @@ async fn audit_parts_apart(db_file: &Path, campaign: &str) -> Result<AuditParts>
         );
     }
     let text = String::from_utf8_lossy(&output.stdout);
-    let parts: Value = serde_json::from_str(text.trim())
-        .map_err(|e| format!("audit-parts: {e}: {text} {}", String::from_utf8_lossy(&output.stderr)))?;
-    let ms = |name: &str| parts[name].as_f64().ok_or_else(|| format!("audit-parts gave no {name}: {parts}"));
-    Ok(AuditParts {
-        cores: parts["cores"].as_u64().and_then(|n| usize::try_from(n).ok()).ok_or("audit-parts gave no cores")?,
-        cpu_ms: f64::NAN,
-        busy: f64::NAN,
-        read_ms: ms("read_ms")?,
-        chain_ms: ms("chain_ms")?,
-        receipts_ms: ms("receipts_ms")?,
-        receipts_one_core_ms: ms("receipts_one_core_ms")?,
-    })
+    Ok(serde_json::from_str(text.trim()).map_err(|e| format!("audit-parts: {e}: {text}"))?)
 }
 
-/// `adjutant-bench audit-parts DB CAMPAIGN`: [`audit_parts`], written to standard output as JSON.
+/// `adjutant-bench audit-parts DB CAMPAIGN`: [`audit_pieces`], written to standard output as JSON.
 pub async fn audit_parts_alone(db_file: Option<PathBuf>, campaign: Option<String>) -> Result<()> {
     let (Some(db_file), Some(campaign)) = (db_file, campaign) else {
         return Err("usage: adjutant-bench audit-parts DB CAMPAIGN".into());
     };
-    let parts = audit_parts(&db_file, &campaign).await?;
-    println!(
-        "{}",
-        serde_json::json!({
-            "cores": parts.cores,
-            "read_ms": parts.read_ms,
-            "chain_ms": parts.chain_ms,
-            "receipts_ms": parts.receipts_ms,
-            "receipts_one_core_ms": parts.receipts_one_core_ms,
-        })
-    );
+    println!("{}", serde_json::to_string(&audit_pieces(&db_file, &campaign).await?)?);
     Ok(())
 }
 
-/// Times the cold audit's pieces ([`AuditParts`]) on the campaign `campaign` of `db_file`.
-async fn audit_parts(db_file: &Path, campaign: &str) -> Result<AuditParts> {
+/// Times the cold audit's pieces ([`AuditPieces`]) on the campaign `campaign` of `db_file`.
+async fn audit_pieces(db_file: &Path, campaign: &str) -> Result<AuditPieces> {
     let id: Uuid = campaign.parse().map_err(|e| format!("the campaign {campaign:?}: {e}"))?;
     // Opening the store would make a database where there is none.
     if !db_file.is_file() {
@@ -247,10 +232,8 @@ async fn audit_parts(db_file: &Path, campaign: &str) -> Result<AuditParts> {
         }
     }
     store.close().await;
-    Ok(AuditParts {
+    Ok(AuditPieces {
         cores,
-        cpu_ms: f64::NAN,
-        busy: f64::NAN,
         read_ms: median_of(read),
         chain_ms: median_of(chain),
         receipts_ms: median_of(receipts),
