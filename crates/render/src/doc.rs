@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::escape::{escape_bbcode, escape_markdown, markdown_line_start};
+use crate::escape::{push_bbcode, push_markdown, push_markdown_line};
 
 /// One outcome, ready to post.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -37,41 +37,69 @@ pub(crate) fn mixed(before: impl Into<String>, bold: impl Into<String>, after: i
 
 impl Doc {
     pub fn forum_text(&self) -> ForumText {
-        ForumText { bbcode: self.bbcode(), markdown: self.markdown() }
+        let mut text = ForumText { bbcode: String::new(), markdown: String::new() };
+        self.write(&mut text);
+        text
     }
 
-    fn markdown(&self) -> String {
-        let mut out = format!("**{}**\n\n", escape_markdown(&self.title));
+    /// The document in both dialects, written at the end of `text`'s two strings.
+    fn write(&self, text: &mut ForumText) {
+        let size = self.title.len()
+            + self.lines.iter().flatten().map(|part| part.text().len() + 8).sum::<usize>()
+            + self.check.as_ref().map_or(0, String::len)
+            + 32;
+        text.bbcode.reserve(size + 16);
+        text.markdown.reserve(size);
+        self.bbcode(&mut text.bbcode);
+        self.markdown(&mut text.markdown);
+    }
+
+    fn markdown(&self, out: &mut String) {
+        out.push_str("**");
+        push_markdown(out, &self.title);
+        out.push_str("**\n\n");
+        let mut line_text = String::new();
         for line in &self.lines {
-            let mut text = String::new();
+            line_text.clear();
             for part in line {
                 match part {
-                    Part::Plain(t) => text.push_str(&escape_markdown(t)),
-                    Part::Bold(t) => text.push_str(&format!("**{}**", escape_markdown(t))),
+                    Part::Plain(t) => push_markdown(&mut line_text, t),
+                    Part::Bold(t) => {
+                        line_text.push_str("**");
+                        push_markdown(&mut line_text, t);
+                        line_text.push_str("**");
+                    }
                 }
             }
             out.push_str("- ");
-            out.push_str(&markdown_line_start(text));
+            push_markdown_line(out, &line_text);
             out.push('\n');
         }
         // The check line holds numbers, hexes and the dice stream's text, never a player's
         // words, and stays unescaped so it can be copied as it reads.
         if let Some(check) = &self.check {
-            out.push_str(&format!("\n{check}\n"));
+            out.push('\n');
+            out.push_str(check);
+            out.push('\n');
         }
-        out
     }
 
-    fn bbcode(&self) -> String {
-        let mut out = format!("[b]{}[/b]\n", escape_bbcode(&self.title));
+    fn bbcode(&self, out: &mut String) {
+        out.push_str("[b]");
+        push_bbcode(out, &self.title);
+        out.push_str("[/b]\n");
         if !self.lines.is_empty() {
             out.push_str("[list]\n");
             for line in &self.lines {
                 out.push_str("[*]");
                 for part in line {
                     match part {
-                        Part::Plain(t) => out.push_str(&escape_bbcode(t)),
-                        Part::Bold(t) => out.push_str(&format!("[b]{}[/b]", escape_bbcode(t))),
+                        Part::Plain(t) => push_bbcode(out, t),
+                        Part::Bold(t) => {
+                            out.push_str("[b]");
+                            push_bbcode(out, t);
+                            out.push_str("[/b]");
+                        }
                     }
                 }
                 out.push('\n');
@@ -80,8 +108,16 @@ impl Doc {
         }
         // As in Markdown, the check line is ours alone and stays as it reads.
         if let Some(check) = &self.check {
-            out.push_str(&format!("{check}\n"));
+            out.push_str(check);
+            out.push('\n');
         }
-        out
+    }
+}
+
+impl Part {
+    fn text(&self) -> &str {
+        match self {
+            Part::Plain(t) | Part::Bold(t) => t,
+        }
     }
 }

@@ -15,13 +15,20 @@ const MARKDOWN_PUNCTUATION: [char; 8] = ['\\', '*', '_', '`', '[', ']', '~', '|'
 /// `@` and `#` followed by a zero-width space (no mention, no hashtag, no heading), `://`
 /// broken the same way (no autolink), and line breaks as spaces.
 pub fn escape_markdown(text: &str) -> String {
-    escaped(text, |c, rest, out| match c {
+    let mut out = String::with_capacity(text.len() + 8);
+    push_markdown(&mut out, text);
+    out
+}
+
+/// [`escape_markdown`] of `text`, written at the end of `out`.
+pub(crate) fn push_markdown(out: &mut String, text: &str) {
+    escaped(out, text, |c, rest, out| match c {
         c if MARKDOWN_PUNCTUATION.contains(&c) => {
             out.push('\\');
             out.push(c);
         }
         c => shown_alike(c, rest, out),
-    })
+    });
 }
 
 /// Text people wrote, as BBCode that shows exactly those characters, also when the forum reads
@@ -30,28 +37,37 @@ pub fn escape_markdown(text: &str) -> String {
 /// Discourse and most BBCode forums), `@`, `#` and `://` broken by a zero-width space, and line
 /// breaks as spaces.
 pub fn escape_bbcode(text: &str) -> String {
-    escaped(text, |c, rest, out| match c {
+    let mut out = String::with_capacity(text.len() + 8);
+    push_bbcode(&mut out, text);
+    out
+}
+
+/// [`escape_bbcode`] of `text`, written at the end of `out`.
+pub(crate) fn push_bbcode(out: &mut String, text: &str) {
+    escaped(out, text, |c, rest, out| match c {
         c if MARKDOWN_PUNCTUATION.contains(&c) => {
             use std::fmt::Write;
             let _ = write!(out, "&#{};", u32::from(c));
         }
         c => shown_alike(c, rest, out),
-    })
+    });
 }
 
 /// `text` escaped a character at a time by `dialect` (after [`shown_plain`]), but for the runs
-/// of characters that neither dialect changes, copied as they are.
-fn escaped(text: &str, dialect: impl Fn(char, &mut std::str::Chars, &mut String)) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
+/// of characters that neither dialect changes, copied as they are; written at the end of `out`,
+/// and escaped as it would be on its own (what `out` held before does not change it).
+fn escaped(out: &mut String, text: &str, dialect: impl Fn(char, &mut std::str::Chars, &mut String)) {
+    let start = out.len();
+    out.reserve(text.len() + 8);
     let mut rest = text.chars();
     loop {
         let left = rest.as_str();
         let plain = left.bytes().position(|b| !unchanged(b)).unwrap_or(left.len());
         out.push_str(&left[..plain]);
         rest = left[plain..].chars();
-        let Some(c) = rest.next() else { return out };
-        if !shown_plain(c, &mut rest, &mut out) {
-            dialect(c, &mut rest, &mut out);
+        let Some(c) = rest.next() else { return };
+        if !shown_plain(c, &mut rest, out, start) {
+            dialect(c, &mut rest, out);
         }
     }
 }
@@ -86,13 +102,15 @@ fn shown_alike(c: char, rest: &mut std::str::Chars, out: &mut String) {
 /// that is not seen but reorders or hides text shows as its code point, "(U+202E)"; and a bare
 /// `www.` address, which Discourse, GitHub-flavoured Markdown and many BBCode boards make a link
 /// of, gets a zero-width space after its "www" so that it stays text.
-fn shown_plain(c: char, rest: &mut std::str::Chars, out: &mut String) -> bool {
+/// `start` is where the text's own escaping begins in `out`.
+fn shown_plain(c: char, rest: &mut std::str::Chars, out: &mut String, start: usize) -> bool {
     if adjutant_rules::words::invisible(c) {
-        out.push_str(&format!("(U+{:04X})", c as u32));
+        use std::fmt::Write;
+        let _ = write!(out, "(U+{:04X})", c as u32);
         return true;
     }
     let w = |c: Option<char>| c.is_some_and(|c| c.eq_ignore_ascii_case(&'w'));
-    if w(Some(c)) && !out.chars().next_back().is_some_and(char::is_alphanumeric) {
+    if w(Some(c)) && !out[start..].chars().next_back().is_some_and(char::is_alphanumeric) {
         let mut ahead = rest.clone();
         if w(ahead.next()) && w(ahead.next()) && ahead.next() == Some('.') {
             out.push(c);
@@ -110,19 +128,21 @@ pub(crate) fn breaks_line(c: char) -> bool {
     c.is_control() || c == '\u{2028}' || c == '\u{2029}'
 }
 
-/// A Markdown list item's text, escaped, when it starts with something Markdown would read as
-/// the start of a block inside the item (`- x`, `+ x`, `= x`, `1. x`, `1) x`, or spaces that
-/// would make an indented code block).
-pub(crate) fn markdown_line_start(line: String) -> String {
-    let line = line.trim_start().to_owned();
+/// A Markdown list item's text, written at the end of `out`: escaped where it starts with
+/// something Markdown would read as the start of a block inside the item (`- x`, `+ x`, `= x`,
+/// `1. x`, `1) x`, or spaces that would make an indented code block).
+pub(crate) fn push_markdown_line(out: &mut String, line: &str) {
+    let line = line.trim_start();
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
     if line.starts_with(['-', '+', '=']) {
-        return format!("\\{line}");
+        out.push('\\');
+    } else if digits > 0 && line[digits..].starts_with(['.', ')']) {
+        out.push_str(&line[..digits]);
+        out.push('\\');
+        out.push_str(&line[digits..]);
+        return;
     }
-    let digits = line.chars().take_while(char::is_ascii_digit).count();
-    if digits > 0 && line[digits..].starts_with(['.', ')']) {
-        return format!("{}\\{}", &line[..digits], &line[digits..]);
-    }
-    line
+    out.push_str(line);
 }
 
 #[cfg(test)]

@@ -7,33 +7,39 @@ use adjutant_forum::{bbcode_marker_line, markdown_marker_line, Witness};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::text::{escape_bbcode, escape_markdown, outcome_text, ForumText};
+use crate::escape::{push_bbcode, push_markdown};
+use crate::text::{outcome_text, ForumText};
 
 /// The text of one outcome as the forum shows it: what happened (`outcome_text`, or the
 /// headline of Adjutant's own records), then the witness line when the post is known, then the
 /// marker line.
 pub fn forum_text(id: Uuid, kind: &str, headline: &str, data: &Value, witness: Option<&Witness>) -> ForumText {
-    let body = match kind {
+    let mut text = match kind {
         // Adjutant's own records, not a rule's: their headline says it all.
         "rollback" | "umpire" => {
             let title = if kind == "rollback" { "Correction" } else { "Umpire" };
-            ForumText {
-                bbcode: format!("[b]{title}[/b]\n{}", escape_bbcode(headline)),
-                markdown: format!("**{title}**\n\n{}", escape_markdown(headline)),
-            }
+            let mut text = ForumText { bbcode: format!("[b]{title}[/b]\n"), markdown: format!("**{title}**\n\n") };
+            push_bbcode(&mut text.bbcode, headline);
+            push_markdown(&mut text.markdown, headline);
+            text
         }
         _ => outcome_text(kind, data),
     };
-    let (bbcode_witness, markdown_witness) = match witness {
-        Some(w) => {
-            (format!("[size=1][color=gray]{}[/color][/size]\n", w.text()), format!("<sub>{}</sub>\n\n", w.text()))
-        }
-        None => (String::new(), String::new()),
-    };
-    ForumText {
-        bbcode: format!("{}\n{bbcode_witness}{}", body.bbcode.trim_end(), bbcode_marker_line(id)),
-        markdown: format!("{}\n\n{markdown_witness}{}", body.markdown.trim_end(), markdown_marker_line(id)),
+    let witness = witness.map(Witness::text);
+    let ends = witness.as_ref().map_or(0, String::len) + 128;
+    for (out, gap) in [(&mut text.bbcode, "\n"), (&mut text.markdown, "\n\n")] {
+        out.truncate(out.trim_end().len());
+        out.reserve(ends);
+        out.push_str(gap);
     }
+    if let Some(witness) = witness {
+        use std::fmt::Write;
+        let _ = writeln!(text.bbcode, "[size=1][color=gray]{witness}[/color][/size]");
+        let _ = write!(text.markdown, "<sub>{witness}</sub>\n\n");
+    }
+    text.bbcode.push_str(&bbcode_marker_line(id));
+    text.markdown.push_str(&markdown_marker_line(id));
+    text
 }
 
 #[cfg(test)]
@@ -90,6 +96,7 @@ mod tests {
 #[cfg(test)]
 mod discord_tests {
     use super::*;
+    use crate::escape::escape_markdown;
     use adjutant_forum::{discord_markdown, discord_marker_line, discord_message, trailing_marker, witness_of};
 
     const ZWSP: char = '\u{200B}';

@@ -122,9 +122,22 @@ impl OutcomeView {
 
     /// `witness`: the post the outcome came from, quoted in the forum text.
     pub fn of(o: &Outcome, witness: Option<&Witness>) -> Self {
-        let mut stored: Value = serde_json::from_str(&o.data).unwrap_or(Value::Null);
-        let headline = stored.get("headline").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let data = stored.get_mut("data").map(Value::take).unwrap_or(Value::Null);
+        /// The stored text, `{"data": …, "headline": …}`, read straight into its two fields.
+        #[derive(serde::Deserialize, Default)]
+        struct Stored {
+            #[serde(default)]
+            data: Value,
+            #[serde(default)]
+            headline: Value,
+        }
+        // Only an object has the two fields (serde would read an array's items into them).
+        let object = o.data.trim_start().starts_with('{');
+        let stored: Stored = if object { serde_json::from_str(&o.data).unwrap_or_default() } else { Stored::default() };
+        let headline = match stored.headline {
+            Value::String(headline) => headline,
+            _ => String::new(),
+        };
+        let data = stored.data;
         Self {
             id: o.id,
             campaign_id: o.campaign_id,
