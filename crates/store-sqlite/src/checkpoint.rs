@@ -5,9 +5,26 @@ use std::time::Duration;
 
 use sqlx::SqlitePool;
 
-/// How long after a commit of posts the WAL is checkpointed: soon enough that what is left to
-/// the writer's own checkpoint, while a batch's posts wait on its commit, is a few batches' pages.
-const CHECKPOINT_AFTER: Duration = Duration::from_millis(30);
+/// How long after a commit of posts the WAL is checkpointed. A checkpoint copies each page the
+/// WAL changed since the one before once, however many batches changed it (a campaign's last
+/// leaf of each index, written again by every batch), and then syncs the database file. At 30 ms
+/// the same pages were copied and the file synced some thirty times a second, beside the writer,
+/// on its cores and its disk; at 250 ms, on a 2-core machine, posts spread over 1,000 campaigns
+/// went from 1,534 to 2,026 a second and posts to one campaign from 3,461–3,895 to 3,913–4,206
+/// (`adjutant-bench scale` and `throughput`, each build in turn).
+const CHECKPOINT_AFTER: Duration = Duration::from_millis(250);
+
+/// How long after a commit the WAL is checkpointed once it holds [`NEAR_WRITER_CHECKPOINT`]
+/// frames. The writer's own checkpoint is then near, and in its commit, while a batch's posts wait
+/// for their answers, it copies whatever the checkpointer has not: at 250 ms, up to a quarter
+/// second of frames (some 6,000 over 1,000 campaigns). With 250 ms throughout, the post p99 over
+/// 1,000 campaigns was 284 ms in one of two bench runs (57 ms in the other; 88–103 ms at 30 ms);
+/// with this, 104–113 ms. Checkpointed this soon, it finds a few batches' pages left.
+const CHECKPOINT_SOON: Duration = Duration::from_millis(30);
+
+/// Frames in the WAL from which the checkpointer comes [`CHECKPOINT_SOON`]: three quarters of
+/// [`WRITER_CHECKPOINT_PAGES`], some 0.65 s before it at 25,000 frames a second.
+const NEAR_WRITER_CHECKPOINT: i64 = WRITER_CHECKPOINT_PAGES / 4 * 3;
 
 /// The writer's own automatic checkpoint, in pages of the WAL (SQLite's default is 1,000): a
 /// backstop should the checkpointer fall behind, and large because each one holds up a batch.
@@ -19,8 +36,9 @@ const CHECKPOINT_AFTER: Duration = Duration::from_millis(30);
 /// start again. With posts spread over 1,000 campaigns (some 25,000 frames a second) 16,384
 /// pages came every 0.65 s and held up a batch each time (p99 75 ms); at 65,536 pages (256 MiB
 /// at 4 KiB pages: the most the WAL file then takes on disk, kept between restarts) they come
-/// every 2.6 s (p99 27–30 ms, and some 15 % more posts a second).
-pub(crate) const WRITER_CHECKPOINT_PAGES: &str = "65536";
+/// every 2.6 s (p99 27–30 ms, and some 15 % more posts a second; measured with the checkpointer
+/// at 30 ms after every commit).
+pub(crate) const WRITER_CHECKPOINT_PAGES: i64 = 65_536;
 
 /// SQLite checkpoints the WAL on the connection whose commit made it long enough: the writer's,
 /// with every post of the batch waiting for its answer. Here a connection of its own does it, a
@@ -31,6 +49,7 @@ pub(crate) async fn after_commits(
     commits: Arc<tokio::sync::Notify>,
     mut stop: tokio::sync::watch::Receiver<()>,
 ) {
+    let mut after = CHECKPOINT_AFTER;
     loop {
         tokio::select! {
             _ = stop.changed() => return,
@@ -38,13 +57,20 @@ pub(crate) async fn after_commits(
         }
         tokio::select! {
             _ = stop.changed() => return,
-            () = tokio::time::sleep(CHECKPOINT_AFTER) => {}
+            () = tokio::time::sleep(after) => {}
         }
-        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&pool).await {
-            if pool.is_closed() {
-                return;
+        // The answer's columns: whether it was kept from finishing, the frames in the WAL, and
+        // those now copied into the database file.
+        match sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(&pool).await {
+            Ok((_, frames, _)) => {
+                after = if frames >= NEAR_WRITER_CHECKPOINT { CHECKPOINT_SOON } else { CHECKPOINT_AFTER };
             }
-            tracing::warn!(error = %e, "a WAL checkpoint failed; the next one, or the writer's own, copies those pages");
+            Err(e) => {
+                if pool.is_closed() {
+                    return;
+                }
+                tracing::warn!(error = %e, "a WAL checkpoint failed; the next one, or the writer's own, copies those pages");
+            }
         }
     }
 }

@@ -119,7 +119,7 @@ impl SqliteStore {
                     // thousand campaigns those pages are read again from the file at every
                     // batch unless they stay here.
                     .pragma("cache_size", "-32768")
-                    .pragma("wal_autocheckpoint", checkpoint::WRITER_CHECKPOINT_PAGES)
+                    .pragma("wal_autocheckpoint", checkpoint::WRITER_CHECKPOINT_PAGES.to_string())
             })
             .await
             .map_err(map_err)?;
