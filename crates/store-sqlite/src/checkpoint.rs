@@ -59,12 +59,8 @@ pub(crate) async fn after_commits(
             _ = stop.changed() => return,
             () = tokio::time::sleep(after) => {}
         }
-        // The answer's columns: whether it was kept from finishing, the frames in the WAL, and
-        // those now copied into the database file.
-        match sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(&pool).await {
-            Ok((_, frames, _)) => {
-                after = if frames >= NEAR_WRITER_CHECKPOINT { CHECKPOINT_SOON } else { CHECKPOINT_AFTER };
-            }
+        match checkpoint(&pool, NEAR_WRITER_CHECKPOINT).await {
+            Ok(next) => after = next,
             Err(e) => {
                 if pool.is_closed() {
                     return;
@@ -72,5 +68,35 @@ pub(crate) async fn after_commits(
                 tracing::warn!(error = %e, "a WAL checkpoint failed; the next one, or the writer's own, copies those pages");
             }
         }
+    }
+}
+
+/// One PASSIVE checkpoint, and how long after the next commit the one after it comes: soon once
+/// the WAL holds `near` frames. SQLite answers with whether it was kept from finishing, the frames
+/// in the WAL and those now copied into the database file.
+async fn checkpoint(pool: &SqlitePool, near: i64) -> sqlx::Result<Duration> {
+    let (_, frames, _) = sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(pool).await?;
+    Ok(if frames >= near { CHECKPOINT_SOON } else { CHECKPOINT_AFTER })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checkpoint's answer is read: a WAL with frames in it brings the next checkpoint soon
+    /// once it holds as many as `near`, and not before.
+    #[tokio::test]
+    async fn the_next_checkpoint_comes_soon_once_the_wal_is_long() {
+        let dir = std::env::temp_dir().join(format!("adjutant-checkpoint-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = crate::SqliteStore::open(&format!("sqlite://{}", dir.join("a.db").display())).await.unwrap();
+        sqlx::query("PRAGMA foreign_keys = OFF; INSERT INTO idempotency_keys VALUES ('p', 'k', 'c', 'h', 1)")
+            .execute(&store.writer)
+            .await
+            .unwrap();
+        assert_eq!(checkpoint(&store.checkpointer, i64::MAX).await.unwrap(), CHECKPOINT_AFTER);
+        assert_eq!(checkpoint(&store.checkpointer, 1).await.unwrap(), CHECKPOINT_SOON, "the WAL holds frames");
+        drop(store);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
