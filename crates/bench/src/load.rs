@@ -44,10 +44,18 @@ pub async fn load<F>(base: &str, clients: usize, seconds: u64, request: F) -> Ru
 where
     F: Fn(&str, usize, u64) -> http::Request + Send + Sync + 'static,
 {
+    load_for(base, clients, Duration::from_secs(seconds), request).await
+}
+
+/// [`load`] for a `length` that need not be whole seconds.
+pub async fn load_for<F>(base: &str, clients: usize, length: Duration, request: F) -> Run
+where
+    F: Fn(&str, usize, u64) -> http::Request + Send + Sync + 'static,
+{
     let request = Arc::new(request);
     let errors = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
-    let end = start + Duration::from_secs(seconds);
+    let end = start + length;
     let mut tasks = Vec::new();
     for client in 0..clients {
         let (request, errors) = (request.clone(), errors.clone());

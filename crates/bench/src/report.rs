@@ -4,7 +4,7 @@ use chrono::Utc;
 
 use crate::cli::Options;
 use crate::figures::backup::BackupFigure;
-use crate::figures::calculator::CALCULATOR;
+use crate::figures::calculator::{CALCULATOR, SLICES};
 use crate::figures::followers::{Following, DRAIN_SECONDS, MEMORY_PER_STREAM, ROOM};
 use crate::figures::scale::{SCALE_CAMPAIGNS, SCALE_POSTS};
 use crate::load::{cpu_per_request, Run, CLIENTS};
@@ -564,7 +564,9 @@ pub fn report(o: &Options, runs: &[Measured]) -> String {
     line(String::new());
     line(format!(
         "`GET {CALCULATOR}` beside a bare axum handler returning the same JSON bytes (its own process), \
-         {CLIENTS} clients each, in alternating halves. Both share the two cores with the load generator; the \
+         {CLIENTS} clients each, for the same seconds each, in {SLICES} slices of one length taken in turn, \
+         Adjutant's (A) and the bare handler's (B) in the order A B B A A B B A, so that a machine whose speed \
+         drifts within the figure's minute slows both alike. Both share the two cores with the load generator; the \
          CPU time each process spent per request is shown beside the figures. The difference is what \
          Adjutant does for a request and the bare handler does not: the rate limiter and the time limit, \
          the request's span and panic catcher, its route's metrics, and the look-up of the answer kept for \
