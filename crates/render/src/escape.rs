@@ -170,4 +170,23 @@ mod tests {
             assert_eq!(escape_bbcode(text), bbcode, "{text:?}");
         }
     }
+
+    /// A piece written at the end of a string is escaped as it would be alone: what the string
+    /// held before (here a word ending in a letter, before a bare `www.` address) changes nothing.
+    #[test]
+    fn a_piece_pushed_after_others_is_escaped_as_if_alone() {
+        for prefix in ["", "Mac", "Mac ", "1", "**", "[b]"] {
+            for text in ["www.x.org", "WWW.x.org and www.y", "a @b #c http://d", "*_`[]~|\\", "x\u{202E}y\nz"] {
+                let mut markdown = prefix.to_owned();
+                push_markdown(&mut markdown, text);
+                assert_eq!(markdown, format!("{prefix}{}", escape_markdown(text)), "{prefix:?} then {text:?}");
+                let mut bbcode = prefix.to_owned();
+                push_bbcode(&mut bbcode, text);
+                assert_eq!(bbcode, format!("{prefix}{}", escape_bbcode(text)), "{prefix:?} then {text:?}");
+            }
+        }
+        // The case the start matters for: alone, the address is broken; after "Mac" in the same
+        // string it would not be, were the string's earlier text looked at.
+        assert_ne!(escape_markdown("www.x.org"), "www.x.org");
+    }
 }
