@@ -577,7 +577,8 @@ async fn mixed_batch(backend: Backend) {
         tasks.push(tokio::spawn(async move {
             let decide: SharedDecide = match i % 4 {
                 0 => std::sync::Arc::new(|_: &Tail| -> Result<Decision, Declined> { Err(Declined) }),
-                _ => writer(campaign.id, player.id, 1, i % 3 == 0),
+                // None, one or two outcomes: a post without any moves no other post's.
+                _ => writer(campaign.id, player.id, i % 3, i % 3 == 0),
             };
             // Twelve posts send one key: half with one request, half each with another.
             let (key, hash) = match i % 4 {
@@ -591,8 +592,12 @@ async fn mixed_batch(backend: Backend) {
     }
     let mut shared_new = Vec::new();
     let mut shared_answers = Vec::new();
+    let mut made = Vec::new();
     for task in tasks {
         let (i, hash, answer) = task.await.unwrap();
+        if let Ok(Appended::New(post, outcomes)) = &answer {
+            made.push((post.seq, outcomes.clone()));
+        }
         match (i % 4, answer) {
             (0, answer) => assert!(matches!(answer, Err(StoreError::Declined)), "{i}: {answer:?}"),
             (1, Ok(Appended::New(post, _))) => shared_new.push((hash, post.seq)),
@@ -619,7 +624,16 @@ async fn mixed_batch(backend: Backend) {
         assert_eq!(pair[1].prev_hash, pair[0].hash);
     }
     let outcomes = store.outcomes(campaign.id, 0, 1000).await.unwrap();
-    assert_eq!(outcomes.iter().map(|o| o.position).collect::<Vec<_>>(), (1..=25).collect::<Vec<_>>());
+    let made_outcomes: usize = made.iter().map(|(_, outcomes)| outcomes.len()).sum();
+    assert!(made.iter().any(|(_, outcomes)| outcomes.is_empty()), "{made:?}");
+    assert!(made.iter().any(|(_, outcomes)| outcomes.len() == 2), "{made:?}");
+    assert_eq!(outcomes.iter().map(|o| o.position).collect::<Vec<_>>(), (1..=made_outcomes as i64).collect::<Vec<_>>());
+    // Each post's outcomes are read back as its answer gave them, whatever was refused between
+    // the posts of its batch; and the whole range of posts holds every outcome.
+    for (seq, answered) in &made {
+        assert_eq!(&store.outcomes_of_post(campaign.id, *seq).await.unwrap(), answered, "post {seq}");
+    }
+    assert_eq!(store.outcomes_of_posts(campaign.id, 0, 25).await.unwrap(), outcomes);
     assert_eq!(db.count("idempotency_keys").await, 25);
     eprintln!("{backend:?}: the largest batch was {}", store.largest_batch());
 }

@@ -22,9 +22,13 @@ const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id,
              'hash', p.hash,
              'receipt', CASE WHEN p.receipt_key_id IS NULL THEN NULL
                         ELSE json_build_object('key_id', p.receipt_key_id, 'signature', p.receipt_signature) END))::text
-     FROM outcomes o JOIN webhooks w ON w.campaign_id = o.campaign_id AND w.disabled_at IS NULL
-     JOIN posts p ON p.campaign_id = o.campaign_id AND p.seq = o.seq
-     WHERE o.campaign_id = $2 AND o.seq = $3
+     FROM posts p
+     JOIN outcomes o ON o.campaign_id = p.campaign_id
+         AND o.position > COALESCE((SELECT before.outcomes_through FROM posts before
+                                    WHERE before.campaign_id = p.campaign_id AND before.seq = p.seq - 1), 0)
+         AND o.position <= p.outcomes_through
+     JOIN webhooks w ON w.campaign_id = o.campaign_id AND w.disabled_at IS NULL
+     WHERE p.campaign_id = $2 AND p.seq = $3
      ORDER BY o.position, w.created_at, w.id";
 
 /// An append's steps, inside a transaction that holds the campaign's row lock (`FOR UPDATE`):
@@ -106,8 +110,8 @@ impl AppendSteps for Append {
             .map_err(map_err)
     }
 
-    async fn insert_post(&mut self, _campaign_id: Uuid, post: &Post) -> Result<()> {
-        self.insert_posts(&[post]).await
+    async fn insert_post(&mut self, _campaign_id: Uuid, post: &Post, outcomes_through: i64) -> Result<()> {
+        self.insert_posts(&[(post, outcomes_through)]).await
     }
 
     async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()> {
@@ -216,11 +220,11 @@ impl AppendSteps for Append {
         Db::decode_all(&rows, row::tail).map(Some)
     }
 
-    async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
+    async fn insert_posts(&mut self, posts: &[(&Post, i64)]) -> Result<()> {
         let sql = format!(
-            "INSERT INTO posts ({POST_COLUMNS})
+            "INSERT INTO posts ({POST_COLUMNS}, outcomes_through)
              SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::timestamptz[], $4::uuid[], $5::text[], $6::text[],
-                                  $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])"
+                                  $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[])"
         );
         bind_posts(sqlx::query(&sql), posts).execute(&mut *self.0).await.map_err(map_err)?;
         Ok(())
@@ -309,7 +313,7 @@ impl AppendSteps for Append {
 
     async fn write_rows(
         &mut self,
-        posts: &[&Post],
+        posts: &[(&Post, i64)],
         outcomes: &[&Outcome],
         keys: &[(&AppendRequest, i64)],
         heads: &[(Uuid, i64)],
@@ -321,17 +325,18 @@ impl AppendSteps for Append {
             heads.iter().map(|(campaign_id, seq)| crate::listen::notice(*campaign_id, *seq)).collect();
         let sql = format!(
             "WITH new_posts AS (
-                 INSERT INTO posts ({POST_COLUMNS})
+                 INSERT INTO posts ({POST_COLUMNS}, outcomes_through)
                  SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::timestamptz[], $4::uuid[], $5::text[],
-                                      $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])),
+                                      $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+                                      $12::bigint[])),
              new_outcomes AS (
                  INSERT INTO outcomes ({OUTCOME_COLUMNS})
-                 SELECT * FROM UNNEST($12::uuid[], $13::uuid[], $14::bigint[], $15::bigint[], $16::text[],
-                                      $17::text[])),
+                 SELECT * FROM UNNEST($13::uuid[], $14::uuid[], $15::bigint[], $16::bigint[], $17::text[],
+                                      $18::text[])),
              new_keys AS (
                  INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq)
-                 SELECT * FROM UNNEST($18::uuid[], $19::text[], $20::uuid[], $21::text[], $22::bigint[]))
-             SELECT pg_notify($23, notice) FROM UNNEST($24::text[]) AS notice"
+                 SELECT * FROM UNNEST($19::uuid[], $20::text[], $21::uuid[], $22::text[], $23::bigint[]))
+             SELECT pg_notify($24, notice) FROM UNNEST($25::text[]) AS notice"
         );
         bind_outcomes(bind_posts(sqlx::query(&sql), posts), outcomes)
             .bind(keys.iter().map(|(r, _)| r.author_id).collect::<Vec<_>>())
@@ -357,24 +362,25 @@ impl AppendSteps for Append {
     }
 }
 
-/// Binds a batch's posts as the eleven column arrays `$1`…`$11` of an `UNNEST` into `posts`
-/// ([`POST_COLUMNS`]): the first parameters the query binds.
+/// Binds a batch's posts as the twelve column arrays `$1`…`$12` of an `UNNEST` into `posts`
+/// ([`POST_COLUMNS`], then `outcomes_through`): the first parameters the query binds.
 fn bind_posts<'q>(
     query: sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>,
-    posts: &'q [&'q Post],
+    posts: &'q [(&'q Post, i64)],
 ) -> sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments> {
     query
-        .bind(posts.iter().map(|p| p.campaign_id).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.seq).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.stamp).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.author_id).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.side.as_deref()).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.kind.as_str()).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.body.as_str()).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.prev_hash.as_str()).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.hash.as_str()).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.key_id.as_str())).collect::<Vec<_>>())
-        .bind(posts.iter().map(|p| p.receipt.as_ref().map(|r| r.signature.as_str())).collect::<Vec<_>>())
+        .bind(posts.iter().map(|(p, _)| p.campaign_id).collect::<Vec<_>>())
+        .bind(posts.iter().map(|(p, _)| p.seq).collect::<Vec<_>>())
+        .bind(posts.iter().map(|(p, _)| p.stamp).collect::<Vec<_>>())
+        .bind(posts.iter().map(|(p, _)| p.author_id).collect::<Vec<_>>())
+        .bind(posts.iter().map(|(p, _)| p.side.as_deref()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|(p, _)| p.kind.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|(p, _)| p.body.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|(p, _)| p.prev_hash.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|(p, _)| p.hash.as_str()).collect::<Vec<_>>())
+        .bind(posts.iter().map(|(p, _)| p.receipt.as_ref().map(|r| r.key_id.as_str())).collect::<Vec<_>>())
+        .bind(posts.iter().map(|(p, _)| p.receipt.as_ref().map(|r| r.signature.as_str())).collect::<Vec<_>>())
+        .bind(posts.iter().map(|&(_, outcomes_through)| outcomes_through).collect::<Vec<_>>())
 }
 
 /// Binds a batch's outcomes as the six column arrays of an `UNNEST` into `outcomes`

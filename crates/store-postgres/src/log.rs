@@ -138,7 +138,9 @@ pub(crate) async fn latest_outcomes(db: impl PgExecutor<'_>, campaign_id: Uuid, 
     Ok(outcomes)
 }
 
-/// The outcomes of posts `after < seq <= through`, in position order.
+/// The outcomes of posts `after < seq <= through`, in position order: the positions after the
+/// `outcomes_through` of the last post at or before `after` and through that of the last post at
+/// or before `through` (0 where there is none), a range of the outcomes' position index.
 pub(crate) async fn outcomes_of_posts(
     db: impl PgExecutor<'_>,
     campaign_id: Uuid,
@@ -146,7 +148,13 @@ pub(crate) async fn outcomes_of_posts(
     through: i64,
 ) -> Result<Vec<Outcome>> {
     let rows = sqlx::query(&format!(
-        "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = $1 AND seq > $2 AND seq <= $3 ORDER BY position"
+        "SELECT {OUTCOME_COLUMNS} FROM outcomes
+         WHERE campaign_id = $1
+           AND position > COALESCE((SELECT outcomes_through FROM posts WHERE campaign_id = $1 AND seq <= $2
+                                    ORDER BY seq DESC LIMIT 1), 0)
+           AND position <= COALESCE((SELECT outcomes_through FROM posts WHERE campaign_id = $1 AND seq <= $3
+                                     ORDER BY seq DESC LIMIT 1), 0)
+         ORDER BY position"
     ))
     .bind(campaign_id)
     .bind(after)

@@ -16,9 +16,9 @@ use uuid::Uuid;
 use crate::db::{map_err, Db};
 use crate::log::{self, POST_COLUMNS};
 
-/// The Standard Webhooks body of each outcome of one post, for each active webhook of its campaign.
-// `INDEXED BY`: without statistics SQLite would walk the campaign's outcomes (or posts) in
-// position order to spare a sort, and a post's cost would grow with the campaign.
+/// The Standard Webhooks body of each outcome of one post, for each active webhook of its
+/// campaign: the outcomes at the positions after the post before it's `outcomes_through` and
+/// through its own.
 const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id, payload)
      SELECT w.id, o.id, json_object(
          'type', 'outcome.created',
@@ -29,14 +29,17 @@ const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id,
              'hash', p.hash,
              'receipt', CASE WHEN p.receipt_key_id IS NULL THEN NULL
                         ELSE json_object('key_id', p.receipt_key_id, 'signature', p.receipt_signature) END))
-     FROM outcomes o INDEXED BY outcomes_by_post
+     FROM posts p
+     JOIN outcomes o ON o.campaign_id = p.campaign_id
+         AND o.position > COALESCE((SELECT before.outcomes_through FROM posts before
+                                    WHERE before.campaign_id = p.campaign_id AND before.seq = p.seq - 1), 0)
+         AND o.position <= p.outcomes_through
      JOIN webhooks w ON w.campaign_id = o.campaign_id AND w.disabled_at IS NULL
-     JOIN posts p ON p.campaign_id = o.campaign_id AND p.seq = o.seq
-     WHERE o.campaign_id = ?2 AND o.seq = ?3
+     WHERE p.campaign_id = ?2 AND p.seq = ?3
      ORDER BY o.position, w.created_at, w.id";
 
 /// The most rows one INSERT of a batch carries: SQLite takes at most 32,766 parameters a
-/// statement, and a post's row has 11.
+/// statement, and a post's row has 12.
 const ROWS_PER_STATEMENT: usize = 1000;
 
 /// An append's steps, inside a `BEGIN IMMEDIATE` transaction: the single writer holds the
@@ -189,8 +192,8 @@ impl AppendSteps for Append {
         .map_err(map_err)
     }
 
-    async fn insert_post(&mut self, _campaign_id: Uuid, post: &Post) -> Result<()> {
-        self.insert_posts(&[post]).await
+    async fn insert_post(&mut self, _campaign_id: Uuid, post: &Post, outcomes_through: i64) -> Result<()> {
+        self.insert_posts(&[(post, outcomes_through)]).await
     }
 
     async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()> {
@@ -309,7 +312,7 @@ impl AppendSteps for Append {
         self.alone
     }
 
-    async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
+    async fn insert_posts(&mut self, posts: &[(&Post, i64)]) -> Result<()> {
         self.insert(posts, push_posts).await
     }
 
@@ -322,7 +325,7 @@ impl AppendSteps for Append {
     /// notify.
     async fn write_rows(
         &mut self,
-        posts: &[&Post],
+        posts: &[(&Post, i64)],
         outcomes: &[&Outcome],
         keys: &[(&AppendRequest, i64)],
         _heads: &[(Uuid, i64)],
@@ -386,12 +389,13 @@ impl AppendSteps for Append {
     }
 }
 
-/// `INSERT` statements of `posts` onto `query`, each ended by `;` (one for each
-/// [`ROWS_PER_STATEMENT`] rows, within SQLite's bound on a statement's parameters).
-fn push_posts<'a>(query: &mut QueryBuilder<'a, Sqlite>, posts: &[&'a Post]) {
+/// `INSERT` statements of `posts` (each with its `outcomes_through`) onto `query`, each ended by
+/// `;` (one for each [`ROWS_PER_STATEMENT`] rows, within SQLite's bound on a statement's
+/// parameters).
+fn push_posts<'a>(query: &mut QueryBuilder<'a, Sqlite>, posts: &[(&'a Post, i64)]) {
     for posts in posts.chunks(ROWS_PER_STATEMENT) {
-        query.push(format_args!("INSERT INTO posts ({POST_COLUMNS}) "));
-        query.push_values(posts, |mut row, post| {
+        query.push(format_args!("INSERT INTO posts ({POST_COLUMNS}, outcomes_through) "));
+        query.push_values(posts, |mut row, &(post, outcomes_through)| {
             row.push_bind(post.campaign_id.to_string())
                 .push_bind(post.seq)
                 .push_bind(post.stamp.timestamp_millis())
@@ -402,7 +406,8 @@ fn push_posts<'a>(query: &mut QueryBuilder<'a, Sqlite>, posts: &[&'a Post]) {
                 .push_bind(post.prev_hash.as_str())
                 .push_bind(post.hash.as_str())
                 .push_bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
-                .push_bind(post.receipt.as_ref().map(|r| r.signature.as_str()));
+                .push_bind(post.receipt.as_ref().map(|r| r.signature.as_str()))
+                .push_bind(outcomes_through);
         });
         query.push(";\n");
     }

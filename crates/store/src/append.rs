@@ -62,7 +62,10 @@ pub trait AppendSteps: Send {
     async fn snapshot_at(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>>;
     /// The campaign's last outcome position, 0 before its first outcome.
     async fn last_position(&mut self, campaign_id: Uuid) -> Result<i64>;
-    async fn insert_post(&mut self, campaign_id: Uuid, post: &Post) -> Result<()>;
+    /// The post's row, with `outcomes_through`: the campaign's last outcome position once the
+    /// post's own outcomes are written (its outcomes are the positions after the post before
+    /// it's and through this).
+    async fn insert_post(&mut self, campaign_id: Uuid, post: &Post, outcomes_through: i64) -> Result<()>;
     async fn insert_outcome(&mut self, outcome: &Outcome) -> Result<()>;
     /// For each of `asks`, in their order, the author's posts in the campaign since its time, of
     /// its kind or (none) of every kind: a batch's quotas, counted in one statement.
@@ -144,10 +147,11 @@ pub trait AppendSteps: Send {
     fn alone(&self) -> bool {
         false
     }
-    /// Several posts' rows; a backend may write them in one statement.
-    async fn insert_posts(&mut self, posts: &[&Post]) -> Result<()> {
-        for post in posts {
-            self.insert_post(post.campaign_id, post).await?;
+    /// Several posts' rows, each with its `outcomes_through` ([`AppendSteps::insert_post`]); a
+    /// backend may write them in one statement.
+    async fn insert_posts(&mut self, posts: &[(&Post, i64)]) -> Result<()> {
+        for &(post, outcomes_through) in posts {
+            self.insert_post(post.campaign_id, post, outcomes_through).await?;
         }
         Ok(())
     }
@@ -202,7 +206,7 @@ pub trait AppendSteps: Send {
     /// backend may write them all in one statement.
     async fn write_rows(
         &mut self,
-        posts: &[&Post],
+        posts: &[(&Post, i64)],
         outcomes: &[&Outcome],
         keys: &[(&AppendRequest, i64)],
         heads: &[(Uuid, i64)],
@@ -255,7 +259,8 @@ pub async fn append_one<S: AppendSteps>(
     if let Some(sign) = decision.sign {
         step("sign").in_scope(|| post.receipt = Some(sign(&post)));
     }
-    steps.insert_post(campaign_id, &post).instrument(step("insert_post")).await?;
+    let outcomes_through = tail.next_position - 1 + decision.outcomes.len() as i64;
+    steps.insert_post(campaign_id, &post, outcomes_through).instrument(step("insert_post")).await?;
     let mut outcomes = Vec::with_capacity(decision.outcomes.len());
     for (position, new) in (tail.next_position..).zip(decision.outcomes) {
         let outcome = Outcome { id: new.id, campaign_id, position, seq: post.seq, kind: new.kind, data: new.data };
@@ -843,6 +848,8 @@ async fn write_together<S: AppendSteps>(
     let mut results = Vec::with_capacity(batch.len());
     let mut signers = Vec::with_capacity(batch.len());
     let mut snapshots = Vec::new();
+    // Each post written's `outcomes_through`, in the order of the posts written.
+    let mut throughs = Vec::with_capacity(batch.len());
     // The batch's posts so far, which its later posts' quotas count with the stored ones.
     let mut earlier: Vec<(Uuid, Uuid, String, DateTime<Utc>)> = Vec::new();
     for waiting in batch.iter_mut() {
@@ -889,6 +896,8 @@ async fn write_together<S: AppendSteps>(
             },
         };
         let (post, outcomes, snapshot) = decided;
+        // The tail has moved on past the post's outcomes.
+        throughs.push(tail.next_position - 1);
         signers.push(sign);
         if !waiting.request.quotas.is_empty() {
             earlier.push((campaign_id, waiting.request.author_id, post.kind.clone(), post.stamp));
@@ -920,12 +929,12 @@ async fn write_together<S: AppendSteps>(
     if written.is_empty() {
         return Ok(Some((results, tails)));
     }
-    let posts: Vec<&Post> = written.iter().map(|&(_, post, _)| post).collect();
+    let posts: Vec<(&Post, i64)> = written.iter().map(|&(_, post, _)| post).zip(throughs).collect();
     let outcomes: Vec<&Outcome> = written.iter().flat_map(|&(_, _, outcomes)| outcomes).collect();
     let remembered: Vec<(&AppendRequest, i64)> =
         written.iter().map(|&(request, post, _)| (request, post.seq)).collect();
     let mut heads: Vec<(Uuid, i64)> = Vec::new();
-    for post in &posts {
+    for (post, _) in &posts {
         match heads.iter_mut().find(|(campaign_id, _)| *campaign_id == post.campaign_id) {
             Some((_, seq)) => *seq = (*seq).max(post.seq),
             None => heads.push((post.campaign_id, post.seq)),

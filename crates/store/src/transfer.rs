@@ -145,6 +145,7 @@ pub static TABLES: &[Table] = &[
             c("hash", Text),
             c("receipt_key_id", Text),
             c("receipt_signature", Text),
+            c("outcomes_through", Int),
         ],
         order_by: "campaign_id, seq",
         serial: None,
