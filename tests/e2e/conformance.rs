@@ -28,6 +28,7 @@ on_both_backends! {
     decide_sees_the_tail_the_log_left => tails;
     outcomes_snapshots_and_acknowledgements => outcomes_and_snapshots;
     a_range_of_posts_has_its_outcomes_read_at_once => outcomes_of_posts;
+    a_log_stored_before_posts_held_their_outcomes_positions_reads_the_same_after_the_upgrade => upgraded_log;
     posts_and_outcomes_are_found_by_the_kinds_the_index_by_kind_holds => found_by_kind;
     the_log_cannot_be_rewritten => append_only;
     tokens_are_revoked_and_rotated_in_their_own_row => revocation;
@@ -866,6 +867,104 @@ async fn outcomes_of_posts(backend: Backend) {
         positions(&store.outcomes_of_posts(other.id, 0, 6).await.unwrap()),
         (1..=6).map(|n| (n, n)).collect::<Vec<_>>()
     );
+}
+
+/// A backend's migrations before a version: the schema a database an earlier build left has.
+#[derive(Debug)]
+struct MigrationsBefore(adjutant_store::migrations::Embedded, i64);
+
+impl sqlx::migrate::MigrationSource<'static> for MigrationsBefore {
+    fn resolve(
+        self,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Vec<sqlx::migrate::Migration>, sqlx::error::BoxDynError>> + Send>,
+    > {
+        Box::pin(async move {
+            let all = self.0.migrations()?;
+            Ok(all.into_iter().filter(|migration| migration.version < self.1).collect())
+        })
+    }
+}
+
+/// Brings `db` up to (not including) migration `version`, as an earlier build would have.
+async fn migrate_before(db: &TestDb, version: i64) {
+    use sqlx::{migrate::Migrator, ConnectOptions, Connection};
+    match db.backend {
+        Backend::Sqlite => {
+            let options: sqlx::sqlite::SqliteConnectOptions = db.url.parse().unwrap();
+            let mut conn = options.create_if_missing(true).connect().await.unwrap();
+            let before = MigrationsBefore(adjutant_store::migrations::SQLITE, version);
+            Migrator::new(before).await.unwrap().run(&mut conn).await.unwrap();
+        }
+        Backend::Postgres => {
+            let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
+            let before = MigrationsBefore(adjutant_store::migrations::POSTGRES, version);
+            Migrator::new(before).await.unwrap().run(&mut conn).await.unwrap();
+        }
+    }
+}
+
+/// A log written before posts recorded their outcomes' positions (migration 16): the upgrade
+/// works each post's out from the outcomes stored, and every post finds its outcomes as before:
+/// posts without outcomes at the start, between and at the end, two campaigns sharing sequence
+/// numbers, one post at a time, a range, and a range past the end.
+async fn upgraded_log(backend: Backend) {
+    let db = TestDb::new(backend).await;
+    migrate_before(&db, 16).await;
+    let (first, second, author) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+    // Each campaign's posts, each with its outcomes' count.
+    let logs = [(first, vec![0, 2, 0, 1, 0, 0, 3, 0]), (second, vec![1, 0, 2])];
+    // The rows as they were stored, without their campaigns and authors: foreign keys aside.
+    let (mut script, stamp) = match backend {
+        Backend::Sqlite => ("PRAGMA foreign_keys = OFF;\n".to_owned(), ("stamp_ms", "0")),
+        Backend::Postgres => ("SET session_replication_role = replica;\n".to_owned(), ("stamp", "'epoch'")),
+    };
+    for (campaign, counts) in &logs {
+        let mut position = 0;
+        for (seq, &count) in (1..).zip(counts) {
+            script.push_str(&format!(
+                "INSERT INTO posts (campaign_id, seq, {}, author_id, kind, body, prev_hash, hash)
+                 VALUES ('{campaign}', {seq}, {}, '{author}', 'note', '{{}}', 'p', 'h');\n",
+                stamp.0, stamp.1
+            ));
+            for _ in 0..count {
+                position += 1;
+                script.push_str(&format!(
+                    "INSERT INTO outcomes (id, campaign_id, position, seq, kind, data)
+                     VALUES ('{}', '{campaign}', {position}, {seq}, 'roll', '{{}}');\n",
+                    Uuid::new_v4()
+                ));
+            }
+        }
+    }
+    db.execute(&script).await;
+
+    let store = db.store().await;
+    for (campaign, counts) in &logs {
+        let mut all = Vec::new();
+        for (seq, &count) in (1..).zip(counts) {
+            let outcomes = store.outcomes_of_post(*campaign, seq).await.unwrap();
+            assert_eq!(outcomes.len(), count, "{campaign} post {seq}");
+            assert!(outcomes.iter().all(|o| o.seq == seq && o.campaign_id == *campaign), "{campaign} post {seq}");
+            all.extend(outcomes);
+        }
+        let last = counts.len() as i64;
+        assert_eq!(all.len(), counts.iter().sum::<usize>());
+        assert_eq!(store.outcomes(*campaign, 0, 100).await.unwrap(), all);
+        assert_eq!(store.outcomes_of_posts(*campaign, 0, last).await.unwrap(), all);
+        let after_two: Vec<_> = all.iter().filter(|o| o.seq > 2).cloned().collect();
+        assert_eq!(store.outcomes_of_posts(*campaign, 2, last + 10).await.unwrap(), after_two);
+    }
+    // Each post's column, as the upgrade worked it out: 0 before the first outcome.
+    let wrong = format!(
+        "posts WHERE (campaign_id = '{first}' AND outcomes_through <> CASE
+             WHEN seq = 1 THEN 0 WHEN seq <= 3 THEN 2 WHEN seq <= 6 THEN 3 ELSE 6 END)
+          OR (campaign_id = '{second}' AND outcomes_through <> CASE WHEN seq <= 2 THEN 1 ELSE 3 END)"
+    );
+    assert_eq!(db.count(&wrong).await, 0);
+    // The log is append-only again after the update that filled the column.
+    let rewrite = db.try_execute("UPDATE posts SET outcomes_through = 0").await;
+    assert!(rewrite.unwrap_err().contains("append-only"));
 }
 
 async fn append_only(backend: Backend) {
