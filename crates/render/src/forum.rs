@@ -4,16 +4,21 @@
 //! never as markup.
 
 use adjutant_forum::{bbcode_marker_line, markdown_marker_line, Witness};
-use serde_json::Value;
 use uuid::Uuid;
 
 use crate::escape::{push_bbcode, push_markdown};
-use crate::text::{outcome_text, ForumText};
+use crate::text::{outcome_text, ForumText, Stored};
 
 /// The text of one outcome as the forum shows it: what happened (`outcome_text`, or the
 /// headline of Adjutant's own records), then the witness line when the post is known, then the
 /// marker line.
-pub fn forum_text(id: Uuid, kind: &str, headline: &str, data: &Value, witness: Option<&Witness>) -> ForumText {
+pub fn forum_text<'a>(
+    id: Uuid,
+    kind: &str,
+    headline: &str,
+    data: impl Into<Stored<'a>>,
+    witness: Option<&Witness>,
+) -> ForumText {
     let mut text = match kind {
         // Adjutant's own records, not a rule's: their headline says it all.
         "rollback" | "umpire" => {
@@ -46,6 +51,7 @@ pub fn forum_text(id: Uuid, kind: &str, headline: &str, data: &Value, witness: O
 mod tests {
     use super::*;
     use adjutant_forum::{discord_markdown, marker, trailing_marker, witness_of};
+    use serde_json::Value;
 
     #[test]
     fn the_marker_counts_only_as_the_last_line_exactly() {
@@ -98,6 +104,7 @@ mod discord_tests {
     use super::*;
     use crate::escape::escape_markdown;
     use adjutant_forum::{discord_markdown, discord_marker_line, discord_message, trailing_marker, witness_of};
+    use serde_json::Value;
 
     const ZWSP: char = '\u{200B}';
 

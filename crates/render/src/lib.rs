@@ -16,4 +16,4 @@ pub mod text;
 pub use forum::forum_text;
 pub use map::{last_turn, map_svg, MapEntry};
 pub use png::map_png;
-pub use text::{outcome_text, outcome_working, ForumText, Working};
+pub use text::{outcome_text, outcome_working, ForumText, Stored, Working};

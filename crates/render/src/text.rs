@@ -102,9 +102,56 @@ pub struct Working {
     pub check: Option<String>,
 }
 
+/// An outcome's stored data: read into a [`Value`], or still its JSON text (as the store keeps
+/// it), which is read straight into its kind's type.
+#[derive(Debug, Clone, Copy)]
+pub enum Stored<'a> {
+    Value(&'a Value),
+    Json(&'a str),
+}
+
+impl<'a> From<&'a Value> for Stored<'a> {
+    fn from(data: &'a Value) -> Self {
+        Stored::Value(data)
+    }
+}
+
+impl Stored<'_> {
+    /// Whether the data has `ruleset` and `dice` fields (of any value, `null` too): a
+    /// resolution, whatever its kind says.
+    fn is_resolution(self) -> bool {
+        match self {
+            Stored::Value(data) => data.get("ruleset").is_some() && data.get("dice").is_some(),
+            Stored::Json(json) => {
+                /// A field that is there, whatever its value.
+                fn there<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+                    <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d).map(|_| true)
+                }
+                #[derive(serde::Deserialize)]
+                struct Fields {
+                    #[serde(default, deserialize_with = "there")]
+                    ruleset: bool,
+                    #[serde(default, deserialize_with = "there")]
+                    dice: bool,
+                }
+                // Only an object has fields (serde would read an array's items into them).
+                json.trim_start().starts_with('{')
+                    && serde_json::from_str::<Fields>(json).is_ok_and(|f| f.ruleset && f.dice)
+            }
+        }
+    }
+
+    fn read(self, kind: &str) -> Result<OutcomeData, adjutant_rules::outcome::UnreadOutcome> {
+        match self {
+            Stored::Value(data) => OutcomeData::read(kind, data),
+            Stored::Json(json) => OutcomeData::read_json(kind, json),
+        }
+    }
+}
+
 /// The working of an outcome, as [`outcome_text`] words it.
-pub fn outcome_working(kind: &str, data: &Value) -> Working {
-    let doc = outcome_doc(kind, data);
+pub fn outcome_working<'a>(kind: &str, data: impl Into<Stored<'a>>) -> Working {
+    let doc = outcome_doc(kind, data.into());
     let lines = doc
         .lines
         .iter()
@@ -120,8 +167,8 @@ pub fn outcome_working(kind: &str, data: &Value) -> Working {
 }
 
 /// An outcome as forum text, in BBCode and Markdown, from its stored kind and data.
-pub fn outcome_text(kind: &str, data: &Value) -> ForumText {
-    outcome_doc(kind, data).forum_text()
+pub fn outcome_text<'a>(kind: &str, data: impl Into<Stored<'a>>) -> ForumText {
+    outcome_doc(kind, data.into()).forum_text()
 }
 
 /// An outcome as forum text, from its data as the rules made it.
@@ -132,11 +179,13 @@ pub fn outcome_data_text(data: &OutcomeData) -> ForumText {
 /// Stored data is read as its kind's type (data with `ruleset` and `dice` as a resolution,
 /// whatever its kind); a kind the rules do not write (Adjutant's own records) or data of another
 /// shape is listed field by field.
-fn outcome_doc(kind: &str, data: &Value) -> Doc {
-    let resolution = data.get("ruleset").is_some() && data.get("dice").is_some();
-    match OutcomeData::read(if resolution { "resolution" } else { kind }, data) {
+fn outcome_doc(kind: &str, data: Stored<'_>) -> Doc {
+    match data.read(if data.is_resolution() { "resolution" } else { kind }) {
         Ok(typed) => doc_of(&typed),
-        Err(_) => generic(kind, data),
+        Err(_) => match data {
+            Stored::Value(data) => generic(kind, data),
+            Stored::Json(json) => generic(kind, &serde_json::from_str(json).unwrap_or(Value::Null)),
+        },
     }
 }
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use adjutant_render::outcome_text;
+use adjutant_render::{outcome_text, Stored};
 use adjutant_rules::resolver;
 use adjutant_rules::DiceStream;
 use common::replay;
@@ -158,6 +158,10 @@ fn every_stored_outcome_reads_as_it_did() {
         let kind = o["kind"].as_str().expect("kind");
         let t = outcome_text(kind, &o["data"]);
         let w = adjutant_render::outcome_working(kind, &o["data"]);
+        // Read from the stored JSON text, as the server's answers read it, the text is the same.
+        let json = o["data"].to_string();
+        assert_eq!(outcome_text(kind, Stored::Json(&json)), t, "{line}");
+        assert_eq!(adjutant_render::outcome_working(kind, Stored::Json(&json)), w, "{line}");
         let digest = texts.entry(kind.to_owned()).or_default();
         digest.update(t.bbcode.as_bytes());
         digest.update(t.markdown.as_bytes());
@@ -176,4 +180,33 @@ fn every_stored_outcome_reads_as_it_did() {
         assert_eq!(digests.get(kind), Some(digest), "the forum text of `{kind}` outcomes changed");
     }
     assert_eq!(digests.len(), kept.len());
+}
+
+/// Data read from its JSON text gives the same forum text as data read into a value first, for
+/// shapes no rule writes too: a kind the rules do not know, data that is not an object, a
+/// resolution's fields under another kind (`null` ones too), and text that is not JSON.
+#[test]
+fn data_read_from_its_text_says_what_the_value_says() {
+    let rs = resolver::rulesets()[0];
+    let action = &rs.actions()[0];
+    let dice = DiceStream::from_text("c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z".into());
+    let resolution = resolver::resolve(rs, action.name, &action.example, dice).expect("the example resolves");
+    let resolution = serde_json::to_value(&resolution).expect("serializes");
+    let shapes = [
+        ("formation_test", resolution.clone()),
+        ("battle", resolution),
+        ("marching_orders", serde_json::json!({"unit": "[b]x[/b]", "hexes": [1, 2], "note": null})),
+        ("moved", serde_json::json!({"unit": "us-14th-inf"})),
+        ("moved", serde_json::json!([1, 2, 3])),
+        ("moved", serde_json::json!("a string")),
+        ("moved", serde_json::json!(null)),
+        ("formation_test", serde_json::json!({"ruleset": null, "dice": null})),
+        ("formation_test", serde_json::json!({"ruleset": "x"})),
+    ];
+    for (kind, data) in &shapes {
+        let json = data.to_string();
+        assert_eq!(outcome_text(kind, Stored::Json(&json)), outcome_text(kind, data), "{kind} {json}");
+    }
+    // Text that is not JSON reads as no data at all.
+    assert_eq!(outcome_text("moved", Stored::Json("{not json")), outcome_text("moved", &serde_json::Value::Null));
 }

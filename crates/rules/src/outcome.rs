@@ -89,6 +89,15 @@ macro_rules! outcome_kinds {
                     _ => Err(UnreadOutcome::Kind(kind.to_owned())),
                 }
             }
+
+            /// [`OutcomeData::read`] from the stored JSON text itself, without building a
+            /// [`Value`] first.
+            pub fn read_json(kind: &str, json: &str) -> Result<OutcomeData, UnreadOutcome> {
+                match kind {
+                    $($name => read_json(json).map(OutcomeData::$variant),)*
+                    _ => Err(UnreadOutcome::Kind(kind.to_owned())),
+                }
+            }
         }
 
         $(impl From<$ty> for OutcomeData {
@@ -167,6 +176,10 @@ pub enum UnreadOutcome {
 
 fn read<T: DeserializeOwned>(data: &Value) -> Result<T, UnreadOutcome> {
     T::deserialize(data).map_err(|e| UnreadOutcome::Shape(e.to_string()))
+}
+
+fn read_json<T: DeserializeOwned>(json: &str) -> Result<T, UnreadOutcome> {
+    serde_json::from_str(json).map_err(|e| UnreadOutcome::Shape(e.to_string()))
 }
 
 fn is_false(b: &bool) -> bool {

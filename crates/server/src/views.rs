@@ -3,11 +3,12 @@
 //! handlers in `routes/`.
 
 use adjutant_forum::Witness;
-use adjutant_render::forum_text;
+use adjutant_render::{forum_text, Stored};
 use adjutant_rules::result_time::SealedDelay;
 use adjutant_rules::{ReinforcementRoll, ResultNumber};
 use adjutant_store::{Outcome, Post};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -62,7 +63,7 @@ pub struct OutcomeView {
     pub headline: String,
     /// Every number the rules used.
     #[schema(value_type = Object)]
-    pub data: Value,
+    pub data: Box<RawValue>,
     /// Ready to post: what happened, the numbers, a line to check them, the witness line
     /// `adjutant:post:<seq> hash:<hash> key:<key id> sig:<signature>` (the post's chain hash and
     /// the server's receipt signature), and the marker `adjutant:outcome:<id>`.
@@ -117,39 +118,50 @@ impl OutcomeView {
     /// The outcome's data as its kind's type (`None` for Adjutant's own records, which the rules
     /// do not write, or data of another shape).
     pub fn typed(&self) -> Option<adjutant_rules::outcome::OutcomeData> {
-        adjutant_rules::outcome::OutcomeData::read(&self.kind, &self.data).ok()
+        adjutant_rules::outcome::OutcomeData::read_json(&self.kind, self.data.get()).ok()
+    }
+
+    /// The outcome's data, read.
+    pub fn data_value(&self) -> Value {
+        serde_json::from_str(self.data.get()).unwrap_or(Value::Null)
     }
 
     /// `witness`: the post the outcome came from, quoted in the forum text.
     pub fn of(o: &Outcome, witness: Option<&Witness>) -> Self {
-        /// The stored text, `{"data": …, "headline": …}`, read straight into its two fields.
+        /// The stored text, `{"data": …, "headline": …}`: its data is kept as the stored JSON
+        /// text, which the answer carries as it is (the store keeps it as serde_json writes a
+        /// value: compact, its keys sorted), rather than read and written again.
         #[derive(serde::Deserialize, Default)]
-        struct Stored {
-            #[serde(default)]
-            data: Value,
-            #[serde(default)]
-            headline: Value,
+        struct StoredText<'a> {
+            #[serde(default, borrow)]
+            data: Option<&'a RawValue>,
+            #[serde(default, borrow)]
+            headline: Option<&'a RawValue>,
         }
         // Only an object has the two fields (serde would read an array's items into them).
         let object = o.data.trim_start().starts_with('{');
-        let stored: Stored = if object { serde_json::from_str(&o.data).unwrap_or_default() } else { Stored::default() };
-        let headline = match stored.headline {
-            Value::String(headline) => headline,
-            _ => String::new(),
-        };
-        let data = stored.data;
+        let stored: StoredText =
+            if object { serde_json::from_str(&o.data).unwrap_or_default() } else { StoredText::default() };
+        // A headline that is not a string is none; a missing or `null` data is `null`.
+        let headline = stored.headline.and_then(|h| serde_json::from_str::<String>(h.get()).ok()).unwrap_or_default();
+        let data = stored.data.map_or_else(null, RawValue::to_owned);
         Self {
             id: o.id,
             campaign_id: o.campaign_id,
             position: o.position,
             seq: o.seq,
             kind: o.kind.clone(),
-            text: forum_text(o.id, &o.kind, &headline, &data, witness).into(),
+            text: forum_text(o.id, &o.kind, &headline, Stored::Json(data.get()), witness).into(),
             headline,
             data,
             mention: None,
         }
     }
+}
+
+/// JSON's `null`, as a raw value.
+pub fn null() -> Box<RawValue> {
+    RawValue::NULL.to_owned()
 }
 
 /// An Ed25519 signature by the server over the post's campaign, seq, stamp and hash.

@@ -109,7 +109,7 @@ pub async fn fairness_of(state: &AppState, id: Uuid, result_time: ResultTime) ->
         for outcome in page.iter().filter(|o| OutcomeKind::of(&o.kind) == OutcomeKind::Battle && !void.contains(&o.seq))
         {
             let view = OutcomeView::of(outcome, None);
-            let Ok(OutcomeData::Battle(battle)) = OutcomeData::read(&view.kind, &view.data) else {
+            let Some(OutcomeData::Battle(battle)) = view.typed() else {
                 continue;
             };
             let (victory, result) = (battle.numbers.victory, battle.numbers.result);

@@ -1,6 +1,5 @@
 //! The outcome feed: what the rules decided, ready for the forum; bots acknowledge delivery.
 
-use adjutant_rules::outcome::OutcomeData;
 use adjutant_store::{Acknowledgement, Principal, PrincipalKind};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -153,9 +152,7 @@ pub async fn bot_feed(
 async fn mention_players(state: &AppState, views: &mut [OutcomeView]) -> ApiResult<()> {
     let mut players: std::collections::HashMap<Uuid, Vec<(String, adjutant_store::Contact)>> = Default::default();
     for view in views.iter_mut().filter(|v| v.kind == "turn_begins" || v.kind == "deadline_near") {
-        let Some(side) =
-            OutcomeData::read(&view.kind, &view.data).ok().and_then(|d| d.side()).map(|s| s.key().to_owned())
-        else {
+        let Some(side) = view.typed().and_then(|d| d.side()).map(|s| s.key().to_owned()) else {
             continue;
         };
         if let std::collections::hash_map::Entry::Vacant(slot) = players.entry(view.campaign_id) {

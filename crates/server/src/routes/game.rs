@@ -1,7 +1,6 @@
 //! The managed game and the rulesets: state, legal moves, post kinds, rulesets, and the map.
 
 use adjutant_render::MapEntry;
-use adjutant_rules::outcome::OutcomeData;
 use adjutant_rules::resolver::{self, ActionSpec, Ruleset};
 use adjutant_rules::short_acw;
 use axum::extract::State;
@@ -502,7 +501,7 @@ async fn map_of(state: &AppState, id: Uuid, at: Option<i64>) -> ApiResult<(Strin
                 // A voided post's outcomes did not happen: listed as void, drawn as nothing.
                 return MapEntry { headline: format!("Void: {}", view.headline), data: None };
             }
-            MapEntry { data: OutcomeData::read(&view.kind, &view.data).ok(), headline: view.headline }
+            MapEntry { data: view.typed(), headline: view.headline }
         })
         .collect();
     // The last turn's moves and battles, not the whole game's.

@@ -185,7 +185,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
                     .map(|o| {
                         let view = OutcomeView::of(o, None);
                         OutcomeLine {
-                            sealed_delay: sealed_delay_line(&campaign, &view.data),
+                            sealed_delay: sealed_delay_line(&campaign, &view.data_value()),
                             kind: view.kind,
                             headline: view.headline,
                         }

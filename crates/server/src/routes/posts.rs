@@ -8,6 +8,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::Json;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use tracing::Instrument;
 use utoipa::{IntoParams, ToSchema};
@@ -60,8 +61,9 @@ pub struct PostView {
     pub author: Option<String>,
     pub side: Option<String>,
     pub kind: String,
+    /// The body as stored: the JSON text the post's hash covers.
     #[schema(value_type = Object)]
-    pub body: Value,
+    pub body: Box<RawValue>,
     pub prev_hash: String,
     pub hash: String,
     /// The server's signed receipt for the post: keep it as proof that the server accepted
@@ -80,11 +82,17 @@ impl PostView {
     /// Hides the choice and salt of every sealed post among `views` whose topic is not revealed
     /// yet in `log` ([`LogView::hides`]).
     pub fn redact(views: &mut [PostView], log: &LogView) {
-        for post in views.iter_mut().filter(|v| log.hides(&v.kind, &v.body)) {
-            if let Some(map) = post.body.as_object_mut() {
+        use crate::log::kinds::PostKind;
+        for post in views.iter_mut().filter(|v| PostKind::of(&v.kind) == PostKind::Seal) {
+            let mut body: Value = serde_json::from_str(post.body.get()).unwrap_or(Value::Null);
+            if !log.hides(&post.kind, &body) {
+                continue;
+            }
+            if let Some(map) = body.as_object_mut() {
                 map.insert("choice".into(), Value::String("sealed".into()));
                 map.insert("salt".into(), Value::String("sealed".into()));
             }
+            post.body = raw(&body);
         }
     }
 
@@ -98,7 +106,7 @@ impl PostView {
     /// Withholds the placements of the deployment still sealed (`log::read::sealed_deployment`).
     pub fn withhold_deployment(views: &mut [PostView], sealed: Option<i64>) {
         for post in views.iter_mut().filter(|v| Some(v.seq) == sealed) {
-            post.body = serde_json::json!({"placements": "sealed"});
+            post.body = raw(&serde_json::json!({"placements": "sealed"}));
         }
     }
 
@@ -111,7 +119,7 @@ impl PostView {
             author: None,
             side: post.side.clone(),
             kind: post.kind.clone(),
-            body: serde_json::from_str(&post.body).unwrap_or(Value::Null),
+            body: RawValue::from_string(post.body.clone()).unwrap_or_else(|_| crate::views::null()),
             prev_hash: post.prev_hash.clone(),
             hash: post.hash.clone(),
             receipt: ReceiptView::of(post),
@@ -124,6 +132,11 @@ impl PostView {
             audit: format!("/v1/campaigns/{}/posts/{}/audit", post.campaign_id, post.seq),
         }
     }
+}
+
+/// A value as raw JSON text.
+fn raw(value: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).unwrap_or_else(|_| crate::views::null())
 }
 
 /// Who made a campaign's posts, by principal id.

@@ -5,7 +5,7 @@
 //! set as markup.
 
 use adjutant_render::charts::{counts_against_even, wins_against_expected};
-use adjutant_render::{outcome_working, Working};
+use adjutant_render::{outcome_working, Stored, Working};
 use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
@@ -68,7 +68,11 @@ async fn post_audit_page(
         .iter()
         .map(|o| {
             let view = OutcomeView::of(o, None);
-            Decided { working: outcome_working(&view.kind, &view.data), kind: view.kind, headline: view.headline }
+            Decided {
+                working: outcome_working(&view.kind, Stored::Json(view.data.get())),
+                kind: view.kind,
+                headline: view.headline,
+            }
         })
         .collect();
     let battle = decided.iter().any(|d| d.kind == "battle");
