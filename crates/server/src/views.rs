@@ -114,25 +114,19 @@ pub fn post_witness(post: &Post) -> Witness {
     }
 }
 
-impl OutcomeView {
-    /// The outcome's data as its kind's type (`None` for Adjutant's own records, which the rules
-    /// do not write, or data of another shape).
-    pub fn typed(&self) -> Option<adjutant_rules::outcome::OutcomeData> {
-        adjutant_rules::outcome::OutcomeData::read_json(&self.kind, self.data.get()).ok()
-    }
+/// An outcome's stored text, `{"data": …, "headline": …}`, read into its two parts: what a page
+/// or a report that does not show the forum text needs ([`OutcomeView`] adds it).
+pub struct StoredOutcome {
+    pub headline: String,
+    /// The data as its stored JSON text, which an answer carries as it is (the store keeps it as
+    /// serde_json writes a value: compact, its keys sorted), rather than read and written again.
+    pub data: Box<RawValue>,
+}
 
-    /// The outcome's data, read.
-    pub fn data_value(&self) -> Value {
-        serde_json::from_str(self.data.get()).unwrap_or(Value::Null)
-    }
-
-    /// `witness`: the post the outcome came from, quoted in the forum text.
-    pub fn of(o: &Outcome, witness: Option<&Witness>) -> Self {
-        /// The stored text, `{"data": …, "headline": …}`: its data is kept as the stored JSON
-        /// text, which the answer carries as it is (the store keeps it as serde_json writes a
-        /// value: compact, its keys sorted), rather than read and written again.
+impl StoredOutcome {
+    pub fn of(o: &Outcome) -> Self {
         #[derive(serde::Deserialize, Default)]
-        struct StoredText<'a> {
+        struct Parts<'a> {
             #[serde(default, borrow)]
             data: Option<&'a RawValue>,
             #[serde(default, borrow)]
@@ -140,11 +134,28 @@ impl OutcomeView {
         }
         // Only an object has the two fields (serde would read an array's items into them).
         let object = o.data.trim_start().starts_with('{');
-        let stored: StoredText =
-            if object { serde_json::from_str(&o.data).unwrap_or_default() } else { StoredText::default() };
+        let parts: Parts = if object { serde_json::from_str(&o.data).unwrap_or_default() } else { Parts::default() };
         // A headline that is not a string is none; a missing or `null` data is `null`.
-        let headline = stored.headline.and_then(|h| serde_json::from_str::<String>(h.get()).ok()).unwrap_or_default();
-        let data = stored.data.map_or_else(null, RawValue::to_owned);
+        let headline = parts.headline.and_then(|h| serde_json::from_str::<String>(h.get()).ok()).unwrap_or_default();
+        Self { headline, data: parts.data.map_or_else(null, RawValue::to_owned) }
+    }
+
+    /// The data as the kind's type (`None` for Adjutant's own records, which the rules do not
+    /// write, or data of another shape).
+    pub fn typed(&self, kind: &str) -> Option<adjutant_rules::outcome::OutcomeData> {
+        adjutant_rules::outcome::OutcomeData::read_json(kind, self.data.get()).ok()
+    }
+
+    /// The data, read.
+    pub fn data_value(&self) -> Value {
+        serde_json::from_str(self.data.get()).unwrap_or(Value::Null)
+    }
+}
+
+impl OutcomeView {
+    /// `witness`: the post the outcome came from, quoted in the forum text.
+    pub fn of(o: &Outcome, witness: Option<&Witness>) -> Self {
+        let StoredOutcome { headline, data } = StoredOutcome::of(o);
         Self {
             id: o.id,
             campaign_id: o.campaign_id,
@@ -156,6 +167,11 @@ impl OutcomeView {
             data,
             mention: None,
         }
+    }
+
+    /// The outcome's data as its kind's type ([`StoredOutcome::typed`]).
+    pub fn typed(&self) -> Option<adjutant_rules::outcome::OutcomeData> {
+        adjutant_rules::outcome::OutcomeData::read_json(&self.kind, self.data.get()).ok()
     }
 }
 

@@ -25,7 +25,7 @@ use crate::error::{ApiResult, AppError};
 use crate::extract::ApiPath;
 use crate::log::kinds::OutcomeKind;
 use crate::routes::shared::load_campaign;
-use crate::views::OutcomeView;
+use crate::views::StoredOutcome;
 use crate::AppState;
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -108,8 +108,7 @@ pub async fn fairness_of(state: &AppState, id: Uuid, result_time: ResultTime) ->
         after = last.position;
         for outcome in page.iter().filter(|o| OutcomeKind::of(&o.kind) == OutcomeKind::Battle && !void.contains(&o.seq))
         {
-            let view = OutcomeView::of(outcome, None);
-            let Some(OutcomeData::Battle(battle)) = view.typed() else {
+            let Some(OutcomeData::Battle(battle)) = StoredOutcome::of(outcome).typed(&outcome.kind) else {
                 continue;
             };
             let (victory, result) = (battle.numbers.victory, battle.numbers.result);

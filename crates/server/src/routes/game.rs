@@ -496,12 +496,12 @@ async fn map_of(state: &AppState, id: Uuid, at: Option<i64>) -> ApiResult<(Strin
     let recent: Vec<MapEntry> = outcomes
         .iter()
         .map(|o| {
-            let view = crate::views::OutcomeView::of(o, None);
+            let stored = crate::views::StoredOutcome::of(o);
             if void.contains(&o.seq) {
                 // A voided post's outcomes did not happen: listed as void, drawn as nothing.
-                return MapEntry { headline: format!("Void: {}", view.headline), data: None };
+                return MapEntry { headline: format!("Void: {}", stored.headline), data: None };
             }
-            MapEntry { data: view.typed(), headline: view.headline }
+            MapEntry { data: stored.typed(&o.kind), headline: stored.headline }
         })
         .collect();
     // The last turn's moves and battles, not the whole game's.

@@ -20,7 +20,7 @@ use crate::error::ApiResult;
 use crate::extract::ApiPath;
 use crate::routes::play::{asset, render, JAVASCRIPT};
 use crate::routes::shared::load_campaign;
-use crate::views::{stamp_numbers, OutcomeView};
+use crate::views::{stamp_numbers, StoredOutcome};
 use crate::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -162,7 +162,7 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
             let numbers = stamp_numbers(&campaign, post.stamp);
             let outcomes = outcomes_by_post.remove(&post.seq).unwrap_or_default();
             // A post's result number is shown where it decided a battle, and nowhere else.
-            let battle = outcomes.iter().find_map(|o| match OutcomeView::of(o, None).typed() {
+            let battle = outcomes.iter().find_map(|o| match StoredOutcome::of(o).typed(&o.kind) {
                 Some(OutcomeData::Battle(fought)) => Some(BattleNumber {
                     sealed: fought.sealed_delay.is_some(),
                     result: format!("{:02}", numbers.result_number.result),
@@ -183,11 +183,11 @@ async fn campaign_page(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>
                 outcomes: outcomes
                     .iter()
                     .map(|o| {
-                        let view = OutcomeView::of(o, None);
+                        let stored = StoredOutcome::of(o);
                         OutcomeLine {
-                            sealed_delay: sealed_delay_line(&campaign, &view.data_value()),
-                            kind: view.kind,
-                            headline: view.headline,
+                            sealed_delay: sealed_delay_line(&campaign, &stored.data_value()),
+                            kind: o.kind.clone(),
+                            headline: stored.headline,
                         }
                     })
                     .collect(),

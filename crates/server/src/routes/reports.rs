@@ -21,7 +21,7 @@ use crate::extract::ApiPath;
 use crate::routes::fairness::FairnessReport;
 use crate::routes::play::render;
 use crate::routes::shared::{load_campaign, load_post};
-use crate::views::{OutcomeView, ReceiptView};
+use crate::views::{ReceiptView, StoredOutcome};
 use crate::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -67,11 +67,11 @@ async fn post_audit_page(
     let decided: Vec<Decided> = outcomes
         .iter()
         .map(|o| {
-            let view = OutcomeView::of(o, None);
+            let stored = StoredOutcome::of(o);
             Decided {
-                working: outcome_working(&view.kind, Stored::Json(view.data.get())),
-                kind: view.kind,
-                headline: view.headline,
+                working: outcome_working(&o.kind, Stored::Json(stored.data.get())),
+                kind: o.kind.clone(),
+                headline: stored.headline,
             }
         })
         .collect();
