@@ -16,6 +16,7 @@ on_both_backends! {
     the_fairness_report_is_remembered_until_a_new_post => fairness_is_cached_by_head;
     bad_requests_get_problems_and_store_nothing => bad_requests_store_nothing;
     the_log_pages_in_order => log_pages_in_order;
+    a_post_s_answer_carries_the_body_its_hash_covers => answer_body_is_the_hashed_text;
     tokens_are_issued_by_the_right_people => tokens_issued_by_the_right_people;
 }
 
@@ -612,4 +613,52 @@ async fn fairness_is_cached_by_head(backend: Backend) {
     let after = g.app.get(&path).await.ok(200).clone();
     assert_eq!(by_mod_6(&after), stored_counts().await, "{after}");
     assert_eq!(after["post_timing"]["posts"], 6);
+}
+
+/// A post's answer carries its body as stored, the text its hash covers, byte for byte, so anyone
+/// can recompute the hash from the answer alone: in the answer to the post, in the post read
+/// back and in the log's page. The numbers are ones that serde_json, as built here, does not read
+/// back to the same number: an answer that read the stored body and wrote it again would carry
+/// other digits than the ones hashed.
+async fn answer_body_is_the_hashed_text(backend: Backend) {
+    use adjutant_e2e::serde_json::value::RawValue;
+    use std::collections::BTreeMap;
+
+    let g = game(backend).await;
+    let sent = r#"{"kind":"note","body":{"text":"bearing","x":9394.357858122122,"y":39402636e23,"z":[0.1,1e-7]}}"#;
+    let created = g
+        .app
+        .client
+        .post(format!("{}/v1/campaigns/{}/posts", g.app.base, g.campaign))
+        .bearer_auth(&g.union)
+        .header("Idempotency-Key", "raw-numbers")
+        .header("Content-Type", "application/json")
+        .body(sent)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status().as_u16(), 201);
+    let created = created.text().await.unwrap();
+    let read_back = g.app.get(&format!("/v1/campaigns/{}/posts/1", g.campaign)).await;
+    let page = g.app.get(&format!("/v1/campaigns/{}/posts", g.campaign)).await;
+    let page: BTreeMap<String, &RawValue> = adjutant_e2e::serde_json::from_str(&page.text).unwrap();
+    let listed: Vec<&RawValue> = adjutant_e2e::serde_json::from_str(page["posts"].get()).unwrap();
+    assert_eq!(listed.len(), 1);
+    for answer in [created.as_str(), read_back.text.as_str(), listed[0].get()] {
+        let post: BTreeMap<String, &RawValue> = adjutant_e2e::serde_json::from_str(answer).unwrap();
+        let text = |field: &str| adjutant_e2e::serde_json::from_str::<String>(post[field].get()).unwrap();
+        let stamp = chrono::DateTime::parse_from_rfc3339(&text("stamp")).unwrap().with_timezone(&chrono::Utc);
+        let side = text("side");
+        let link = adjutant_rules::chain::Link {
+            prev_hash: &text("prev_hash"),
+            campaign_id: &text("campaign_id"),
+            seq: post["seq"].get().parse().unwrap(),
+            stamp,
+            author_id: &text("author_id"),
+            side: Some(&side),
+            kind: &text("kind"),
+            body: post["body"].get(),
+        };
+        assert_eq!(link.hash(), text("hash"), "the body served: {}", post["body"].get());
+    }
 }

@@ -107,6 +107,8 @@ pub struct Working {
 #[derive(Debug, Clone, Copy)]
 pub enum Stored<'a> {
     Value(&'a Value),
+    /// The text as serde_json writes a value, as the store keeps it: each key once. (Text with a
+    /// key twice is refused by the typed read, where a [`Value`] keeps the last.)
     Json(&'a str),
 }
 

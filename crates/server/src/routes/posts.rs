@@ -61,7 +61,8 @@ pub struct PostView {
     pub author: Option<String>,
     pub side: Option<String>,
     pub kind: String,
-    /// The body as stored: the JSON text the post's hash covers.
+    /// The body as stored, the JSON text the post's hash covers (a sealed choice and its salt,
+    /// or a sealed deployment's placements, read `sealed` until they are revealed).
     #[schema(value_type = Object)]
     pub body: Box<RawValue>,
     pub prev_hash: String,
