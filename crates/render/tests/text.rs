@@ -84,12 +84,18 @@ fn every_kind_the_script_produces_has_a_title_and_both_formats() {
     assert!(t.markdown.contains("Winner: **Union** (major)"), "{}", t.markdown);
 }
 
-#[test]
-fn a_resolver_resolution_shows_its_dice_and_how_to_check_the_first() {
+/// The first ruleset's first action, resolved from its example with dice of a fixed post.
+fn example_resolution() -> (&'static dyn resolver::Ruleset, resolver::ActionSpec, resolver::Resolution) {
     let rs = resolver::rulesets()[0];
-    let action = &rs.actions()[0];
+    let action = rs.actions().swap_remove(0);
     let dice = DiceStream::from_text("c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z".into());
     let resolution = resolver::resolve(rs, action.name, &action.example, dice).expect("the example resolves");
+    (rs, action, resolution)
+}
+
+#[test]
+fn a_resolver_resolution_shows_its_dice_and_how_to_check_the_first() {
+    let (rs, action, resolution) = example_resolution();
     let data = serde_json::to_value(&resolution).expect("serializes");
     let t = outcome_text("resolution", &data);
     assert!(t.markdown.starts_with(&format!("**{}**", resolution.headline.replace('*', "\\*"))), "{}", t.markdown);
@@ -187,10 +193,7 @@ fn every_stored_outcome_reads_as_it_did() {
 /// resolution's fields under another kind (`null` ones too), and text that is not JSON.
 #[test]
 fn data_read_from_its_text_says_what_the_value_says() {
-    let rs = resolver::rulesets()[0];
-    let action = &rs.actions()[0];
-    let dice = DiceStream::from_text("c0ffee00-0000-4000-8000-000000000001/7/2026-11-21T09:51:45.123Z".into());
-    let resolution = resolver::resolve(rs, action.name, &action.example, dice).expect("the example resolves");
+    let (_, _, resolution) = example_resolution();
     let resolution = serde_json::to_value(&resolution).expect("serializes");
     let shapes = [
         ("formation_test", resolution.clone()),
