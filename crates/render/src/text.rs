@@ -182,7 +182,10 @@ pub fn outcome_data_text(data: &OutcomeData) -> ForumText {
 /// whatever its kind); a kind the rules do not write (Adjutant's own records) or data of another
 /// shape is listed field by field.
 fn outcome_doc(kind: &str, data: Stored<'_>) -> Doc {
-    match data.read(if data.is_resolution() { "resolution" } else { kind }) {
+    // A `resolution` is read as one whatever its fields, so its text is not looked through
+    // for them first.
+    let read_as = if kind != "resolution" && data.is_resolution() { "resolution" } else { kind };
+    match data.read(read_as) {
         Ok(typed) => doc_of(&typed),
         Err(_) => match data {
             Stored::Value(data) => generic(kind, data),

@@ -205,6 +205,7 @@ fn data_read_from_its_text_says_what_the_value_says() {
         ("moved", serde_json::json!(null)),
         ("formation_test", serde_json::json!({"ruleset": null, "dice": null})),
         ("formation_test", serde_json::json!({"ruleset": "x"})),
+        ("resolution", serde_json::json!({"ruleset": "x"})),
     ];
     for (kind, data) in &shapes {
         let json = data.to_string();
