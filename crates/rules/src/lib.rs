@@ -16,6 +16,7 @@ pub mod result_time;
 pub mod schema;
 pub mod short_acw;
 pub mod side;
+pub mod sorted_json;
 pub mod vectors;
 pub mod version;
 pub mod words;

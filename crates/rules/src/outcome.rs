@@ -3,8 +3,8 @@
 //! The rules build these, the server stores them as JSON, and the forum texts, the pages and
 //! the audit read them back as these types: a field renamed here fails to compile where it is
 //! read, never prints a blank. Each type serialises to exactly the bytes stored before outcomes
-//! were typed: written through `serde_json::Value`, whose maps keep their keys sorted, field
-//! order is free; which fields are left out when empty and which are written as `null` is not,
+//! were typed: written through `serde_json::Value`, whose maps keep their keys sorted, or
+//! straight from the type by [`crate::sorted_json`], which sorts them alike, field order is free; which fields are left out when empty and which are written as `null` is not,
 //! and is kept field by field.
 //! `crates/rules/tests/data/stored_outcomes.jsonl` holds every kind as it is stored, and a test
 //! reads each back and writes it again byte for byte.
@@ -71,6 +71,25 @@ macro_rules! outcome_kinds {
                 };
                 // Every field is a plain number, string, list or map: this cannot fail.
                 value.unwrap_or(Value::Null)
+            }
+
+            /// The text an outcome with this data and `headline` is stored as,
+            /// `{"data":…,"headline":…}` with every map's keys sorted: the bytes
+            /// [`OutcomeData::to_json`] gives, written from the data itself (see
+            /// [`crate::sorted_json`]; through `Value` where that writer does not take it).
+            pub fn stored_text(&self, headline: &str) -> String {
+                #[derive(Serialize)]
+                struct Stored<'a, T: ?Sized> {
+                    data: &'a T,
+                    headline: &'a str,
+                }
+                let sorted = match self {
+                    $(OutcomeData::$variant(data) => crate::sorted_json::to_string(&Stored { data, headline }),)*
+                };
+                // Writing JSON values to a string cannot fail.
+                sorted.unwrap_or_else(|| {
+                    serde_json::to_string(&Stored { data: &self.to_json(), headline }).unwrap_or_default()
+                })
             }
 
             /// The stored name of the kind.

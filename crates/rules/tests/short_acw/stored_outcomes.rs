@@ -144,6 +144,38 @@ fn outcomes() -> Vec<String> {
     lines
 }
 
+/// Whether the sorted writer takes `data` itself, not leaving it to a `Value`.
+fn sorted_written(data: &OutcomeData) -> bool {
+    use adjutant_rules::sorted_json::to_string;
+    match data {
+        OutcomeData::Deployed(d) => to_string(d),
+        OutcomeData::DeploymentSealed(d) => to_string(d),
+        OutcomeData::TurnBegins(d) => to_string(d),
+        OutcomeData::ReinforcementRoll(d) => to_string(d),
+        OutcomeData::Reinforced(d) => to_string(d),
+        OutcomeData::Moved(d) => to_string(d),
+        OutcomeData::AttackDeclared(d) => to_string(d),
+        OutcomeData::CavalryOption(d) => to_string(d),
+        OutcomeData::AttackVoid(d) => to_string(d),
+        OutcomeData::Battle(d) => to_string(d),
+        OutcomeData::Casualties(d) => to_string(d),
+        OutcomeData::Eliminated(d) => to_string(d),
+        OutcomeData::Retreat(d) => to_string(d),
+        OutcomeData::TurnEnded(d) => to_string(d),
+        OutcomeData::GameOver(d) => to_string(d),
+        OutcomeData::Deadline(d) => to_string(d),
+        OutcomeData::DeadlinePassed(d) => to_string(d),
+        OutcomeData::DeadlineNear(d) => to_string(d),
+        OutcomeData::AttackCancelled(d) => to_string(d),
+        OutcomeData::Paused(d) => to_string(d),
+        OutcomeData::Resumed(d) => to_string(d),
+        OutcomeData::Extended(d) => to_string(d),
+        OutcomeData::PlayerReplaced(d) => to_string(d),
+        OutcomeData::Resolution(d) => to_string(d),
+    }
+    .is_some()
+}
+
 #[test]
 fn every_outcome_is_stored_byte_for_byte_as_before() {
     let lines = outcomes();
@@ -163,6 +195,11 @@ fn every_outcome_is_stored_byte_for_byte_as_before() {
         let typed = OutcomeData::read(kind, &v["data"]).unwrap_or_else(|e| panic!("outcome {}: {e}", i + 1));
         assert_eq!(typed.kind(), kind);
         assert_eq!(serde_json::to_string(&typed).unwrap(), serde_json::to_string(&v["data"]).unwrap());
+        // And written as it is stored, straight from its type, without going through a `Value`.
+        let headline = v["headline"].as_str().unwrap();
+        let stored_text = serde_json::to_string(&json!({"data": v["data"], "headline": headline})).unwrap();
+        assert_eq!(typed.stored_text(headline), stored_text, "outcome {}", i + 1);
+        assert!(sorted_written(&typed), "outcome {} went through a `Value`", i + 1);
     }
     assert_eq!(text.lines().count(), stored.lines().count());
     // The campaigns reach every kind of outcome the rules write.

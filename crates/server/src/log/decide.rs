@@ -91,20 +91,27 @@ fn outcome(post: &Post, kind: &str, headline: &str, data: &Value) -> NewOutcome 
         headline: &'a str,
     }
     NewOutcome {
-        id: uuid::Builder::from_unix_timestamp_millis(
-            u64::try_from(post.stamp.timestamp_millis()).unwrap_or(0),
-            &rand::random(),
-        )
-        .into_uuid(),
+        id: outcome_id(post),
         kind: kind.to_owned(),
         // Writing JSON values to a string cannot fail.
         data: serde_json::to_string(&Stored { data, headline }).unwrap_or_default(),
     }
 }
 
-/// An outcome the rules made, stored as its typed data writes itself.
+/// A new outcome's id: a version 7 UUID, the post's stamp in milliseconds and then 74 random
+/// bits (see [`outcome`]).
+fn outcome_id(post: &Post) -> uuid::Uuid {
+    uuid::Builder::from_unix_timestamp_millis(
+        u64::try_from(post.stamp.timestamp_millis()).unwrap_or(0),
+        &rand::random(),
+    )
+    .into_uuid()
+}
+
+/// An outcome the rules made, stored as its typed data writes itself: the same text as
+/// [`outcome`] writes from its data as a `Value`, written without that value.
 fn made(post: &Post, o: &Outcome) -> NewOutcome {
-    outcome(post, o.kind(), &o.headline, &o.data.to_json())
+    NewOutcome { id: outcome_id(post), kind: o.kind().to_owned(), data: o.data.stored_text(&o.headline) }
 }
 
 /// Reads a body stored at `at` in the post (canonical JSON) into `T`, naming the field at fault.
