@@ -61,6 +61,40 @@ fn private(name: &str) -> Result<(), Refused> {
     }
 }
 
+/// `$then!` of serde's methods for the integers up to 64 bits, and their types.
+macro_rules! integers {
+    ($then:ident) => {
+        $then!(
+            serialize_i8: i8,
+            serialize_i16: i16,
+            serialize_i32: i32,
+            serialize_i64: i64,
+            serialize_u8: u8,
+            serialize_u16: u16,
+            serialize_u32: u32,
+            serialize_u64: u64
+        );
+    };
+}
+
+/// `serialize_bool`, `serialize_i8`, …: each a leaf that serde_json writes.
+macro_rules! leaves {
+    ($($method:ident: $ty:ty),*) => {$(
+        fn $method(self, v: $ty) -> Result<(), Refused> {
+            leaf(self.out, &v)
+        }
+    )*};
+}
+
+/// `serialize_i8`, …: an integer key in decimal, as a `Value`'s map holds it.
+macro_rules! integer_keys {
+    ($($method:ident: $ty:ty),*) => {$(
+        fn $method(self, v: $ty) -> Result<String, Refused> {
+            Ok(v.to_string())
+        }
+    )*};
+}
+
 struct Writer<'a> {
     out: &'a mut Vec<u8>,
 }
@@ -76,35 +110,11 @@ impl<'a> ser::Serializer for Writer<'a> {
     type SerializeStruct = Object<'a>;
     type SerializeStructVariant = Object<'a>;
 
-    fn serialize_bool(self, v: bool) -> Result<(), Refused> {
-        leaf(self.out, &v)
-    }
-    fn serialize_i8(self, v: i8) -> Result<(), Refused> {
-        leaf(self.out, &v)
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), Refused> {
-        leaf(self.out, &v)
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), Refused> {
-        leaf(self.out, &v)
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), Refused> {
-        leaf(self.out, &v)
-    }
+    leaves!(serialize_bool: bool);
+    integers!(leaves);
+
     fn serialize_i128(self, _: i128) -> Result<(), Refused> {
         Err(Refused)
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), Refused> {
-        leaf(self.out, &v)
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), Refused> {
-        leaf(self.out, &v)
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), Refused> {
-        leaf(self.out, &v)
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), Refused> {
-        leaf(self.out, &v)
     }
     fn serialize_u128(self, _: u128) -> Result<(), Refused> {
         Err(Refused)
@@ -227,49 +237,28 @@ impl Seq<'_> {
     }
 }
 
-impl ser::SerializeSeq for Seq<'_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Refused> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Refused> {
-        self.close()
-    }
+/// serde's four kinds of list, each written by [`Seq`] alike.
+macro_rules! seq_impls {
+    ($($kind:ident::$method:ident),*) => {$(
+        impl ser::$kind for Seq<'_> {
+            type Ok = ();
+            type Error = Refused;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Refused> {
+                self.element(value)
+            }
+            fn end(self) -> Result<(), Refused> {
+                self.close()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Seq<'_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Refused> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Refused> {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleStruct for Seq<'_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Refused> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Refused> {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleVariant for Seq<'_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Refused> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Refused> {
-        self.close()
-    }
-}
+seq_impls!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 /// A map or a struct: each entry's value written into `values` as it comes, then every entry
 /// written out in the order of its key.
@@ -330,27 +319,23 @@ impl ser::SerializeMap for Object<'_> {
     }
 }
 
-impl ser::SerializeStruct for Object<'_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Refused> {
-        self.entry(Cow::Borrowed(key), value)
-    }
-    fn end(self) -> Result<(), Refused> {
-        self.close()
-    }
+/// A struct and a struct variant, each written by [`Object`] alike.
+macro_rules! struct_impls {
+    ($($kind:ident),*) => {$(
+        impl ser::$kind for Object<'_> {
+            type Ok = ();
+            type Error = Refused;
+            fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Refused> {
+                self.entry(Cow::Borrowed(key), value)
+            }
+            fn end(self) -> Result<(), Refused> {
+                self.close()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Object<'_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<(), Refused> {
-        self.entry(Cow::Borrowed(key), value)
-    }
-    fn end(self) -> Result<(), Refused> {
-        self.close()
-    }
-}
+struct_impls!(SerializeStruct, SerializeStructVariant);
 
 /// A map's key as the text a `Value`'s map holds it by: a string or a character as it is, an
 /// integer in decimal, a unit variant by its name. Any other key is refused.
@@ -373,30 +358,7 @@ impl ser::Serializer for KeyWriter {
     fn serialize_char(self, v: char) -> Result<String, Refused> {
         Ok(v.to_string())
     }
-    fn serialize_i8(self, v: i8) -> Result<String, Refused> {
-        Ok(v.to_string())
-    }
-    fn serialize_i16(self, v: i16) -> Result<String, Refused> {
-        Ok(v.to_string())
-    }
-    fn serialize_i32(self, v: i32) -> Result<String, Refused> {
-        Ok(v.to_string())
-    }
-    fn serialize_i64(self, v: i64) -> Result<String, Refused> {
-        Ok(v.to_string())
-    }
-    fn serialize_u8(self, v: u8) -> Result<String, Refused> {
-        Ok(v.to_string())
-    }
-    fn serialize_u16(self, v: u16) -> Result<String, Refused> {
-        Ok(v.to_string())
-    }
-    fn serialize_u32(self, v: u32) -> Result<String, Refused> {
-        Ok(v.to_string())
-    }
-    fn serialize_u64(self, v: u64) -> Result<String, Refused> {
-        Ok(v.to_string())
-    }
+    integers!(integer_keys);
     fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Result<String, Refused> {
         Ok(variant.to_owned())
     }
