@@ -3,9 +3,10 @@
 //! The rules build these, the server stores them as JSON, and the forum texts, the pages and
 //! the audit read them back as these types: a field renamed here fails to compile where it is
 //! read, never prints a blank. Each type serialises to exactly the bytes stored before outcomes
-//! were typed: written through `serde_json::Value`, whose maps keep their keys sorted, or
-//! straight from the type by [`crate::sorted_json`], which sorts them alike, field order is free; which fields are left out when empty and which are written as `null` is not,
-//! and is kept field by field.
+//! were typed. Those bytes have every map's keys sorted, whether written through
+//! `serde_json::Value`, whose maps keep them so, or straight from the type by
+//! [`crate::sorted_json`], which sorts them alike: field order is free; which fields are left out
+//! when empty and which are written as `null` is not, and is kept field by field.
 //! `crates/rules/tests/data/stored_outcomes.jsonl` holds every kind as it is stored, and a test
 //! reads each back and writes it again byte for byte.
 
