@@ -149,17 +149,9 @@ fn every_stored_outcome_reads_as_it_did() {
     use std::collections::BTreeMap;
     let stored = include_str!("../../rules/tests/data/stored_outcomes.jsonl");
     let mut texts: BTreeMap<String, Sha256> = BTreeMap::new();
-    // The campaign clock's records, as the server writes them.
-    let records = [
-        r#"{"kind":"paused","data":{"reason":"Holiday <b>week</b>"}}"#,
-        r#"{"kind":"resumed","data":{"reason":null}}"#,
-        r#"{"kind":"resumed","data":{"reason":"back"}}"#,
-        r#"{"kind":"extended","data":{"by":"PT24H","side":"union","reason":"travel","waits":[{"side":"union","stage":"turn 3","due":"2026-11-28T20:00:00Z","remaining_ms":null}]}}"#,
-        r#"{"kind":"extended","data":{"by":"PT2H","side":null,"reason":"storm","waits":[{"side":"union","stage":"turn 3","due":null,"remaining_ms":7200000}]}}"#,
-        r#"{"kind":"player_replaced","data":{"side":"confederate","name":"Ann *B*","replaced_name":"Bob","player":"00000000-0000-4000-8000-000000000001","replaced":"00000000-0000-4000-8000-000000000002"}}"#,
-        r#"{"kind":"rollback","data":{"to_seq":12,"reason":"typo"}}"#,
-    ];
-    for line in stored.lines().chain(records) {
+    // The campaign clock's records and the server's others, as the server writes them.
+    let records = include_str!("../../rules/tests/data/server_records.jsonl");
+    for line in stored.lines().chain(records.lines()) {
         let o: serde_json::Value = serde_json::from_str(line).expect("a stored outcome");
         let kind = o["kind"].as_str().expect("kind");
         let t = outcome_text(kind, &o["data"]);

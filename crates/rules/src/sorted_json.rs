@@ -608,21 +608,22 @@ mod clock_records {
     use crate::outcome::OutcomeData;
 
     /// The campaign clock's records and a replaced player, as the server stores them (the
-    /// short ACW corpus holds none): each is written straight from its type, to its stored bytes.
+    /// short ACW corpus holds none; `tests/data/server_records.jsonl` does, and the render tests
+    /// read the same file): each is written straight from its type, to its stored bytes. A
+    /// rollback is a server record read by its headline, with no type of its own.
     #[test]
     fn every_record_of_the_clock_is_written_as_it_is_stored() {
-        let records = [
-            r#"{"kind":"paused","data":{"reason":"Holiday <b>week</b>"}}"#,
-            r#"{"kind":"resumed","data":{"reason":null}}"#,
-            r#"{"kind":"resumed","data":{"reason":"back"}}"#,
-            r#"{"kind":"extended","data":{"by":"PT24H","side":"union","reason":"travel","waits":[{"side":"union","stage":"turn 3","due":"2026-11-28T20:00:00Z","remaining_ms":null}]}}"#,
-            r#"{"kind":"extended","data":{"by":"PT2H","side":null,"reason":"storm","waits":[{"side":"union","stage":"turn 3","due":null,"remaining_ms":7200000}]}}"#,
-            r#"{"kind":"player_replaced","data":{"side":"confederate","name":"Ann *B*","replaced_name":"Bob","player":"00000000-0000-4000-8000-000000000001","replaced":"00000000-0000-4000-8000-000000000002"}}"#,
-        ];
-        for line in records {
+        let records = include_str!("../tests/data/server_records.jsonl");
+        let mut typed_records = 0;
+        for line in records.lines() {
             let record: serde_json::Value = serde_json::from_str(line).unwrap();
             let kind = record["kind"].as_str().unwrap();
+            if kind == "rollback" {
+                assert!(OutcomeData::read(kind, &record["data"]).is_err(), "{line}");
+                continue;
+            }
             let typed = OutcomeData::read(kind, &record["data"]).unwrap_or_else(|e| panic!("{line}: {e}"));
+            typed_records += 1;
             let stored =
                 serde_json::to_string(&serde_json::json!({"data": typed.to_json(), "headline": "a headline"})).unwrap();
             assert_eq!(typed.stored_text("a headline"), stored, "{line}");
@@ -635,5 +636,6 @@ mod clock_records {
             };
             assert_eq!(sorted, Some(typed.to_json().to_string()), "{line}");
         }
+        assert_eq!(typed_records, 6, "the file's typed records");
     }
 }
