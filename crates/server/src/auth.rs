@@ -124,14 +124,10 @@ impl FromRequestParts<AppState> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         // The service's guard has authenticated the request already (see `rate_limit::guard`).
-        let caller = match parts.extensions.get::<Caller>() {
-            Some(caller) => caller.clone(),
+        Ok(match parts.extensions.get::<crate::rate_limit::Admitted>() {
+            Some(admitted) => admitted.caller.clone(),
             None if parts.headers.contains_key(AUTHORIZATION) => authenticate(&parts.headers, state).await?.0,
             None => Caller::Anonymous,
-        };
-        if let Caller::Principal(p) = &caller {
-            parts.extensions.insert(p.id);
-        }
-        Ok(caller)
+        })
     }
 }

@@ -1,7 +1,6 @@
 //! Extractors that answer every rejection in Adjutant's problem+json format.
 
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
@@ -9,14 +8,25 @@ use axum::http::{StatusCode, Uri};
 use serde::de::DeserializeOwned;
 
 use crate::error::AppError;
+use crate::AppState;
 
-/// A JSON body, parsed with the path of the offending field on failure.
+/// A JSON body, parsed with the path of the offending field on failure. The body is read up to
+/// the server's `body_limit_bytes`, or its route's own [`BodyLimit`]: past it, 413.
 pub struct ApiJson<T>(pub T);
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+/// The most bytes a route reads of a body, where that is not the server's `body_limit_bytes` (a
+/// scenario's upload): put on the route as a layer, `axum::Extension(BodyLimit(…))`.
+///
+/// Only a route that reads a body pays for its limit. axum's `DefaultBodyLimit` layer, around
+/// every route, put its value into every request's extensions, a calculator's read among them:
+/// one more boxed value, and one more step in the map's growing.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit(pub usize);
+
+impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     type Rejection = AppError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let is_json = req
             .headers()
             .get(CONTENT_TYPE)
@@ -34,7 +44,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
                 detail: "send the body as application/json".into(),
             });
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(body_rejection)?;
+        let limit = req.extensions().get::<BodyLimit>().map_or(state.config.body_limit_bytes, |limit| limit.0);
+        let bytes = http_body_util::BodyExt::collect(http_body_util::Limited::new(req.into_body(), limit))
+            .await
+            .map_err(body_refusal)?
+            .to_bytes();
         parse_json(&bytes).map(ApiJson)
     }
 }
@@ -94,21 +108,21 @@ where
     deserializer.deserialize_option(Object(PhantomData))
 }
 
-fn body_rejection(rejection: BytesRejection) -> AppError {
-    let status = rejection.status();
-    if status == StatusCode::PAYLOAD_TOO_LARGE {
+/// A body not read to its end: past its limit (413), or cut off on its way (400).
+fn body_refusal(error: Box<dyn std::error::Error + Send + Sync>) -> AppError {
+    if error.is::<http_body_util::LengthLimitError>() {
         AppError::Client {
-            status,
+            status: StatusCode::PAYLOAD_TOO_LARGE,
             field: Some("body".into()),
             rule: "request.body_limit".into(),
             detail: "the request body is larger than the server accepts".into(),
         }
     } else {
         AppError::Client {
-            status,
+            status: StatusCode::BAD_REQUEST,
             field: Some("body".into()),
             rule: "request.body".into(),
-            detail: rejection.body_text(),
+            detail: format!("Failed to buffer the request body: {error}"),
         }
     }
 }

@@ -47,7 +47,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use adjutant_store::Store;
-use axum::extract::{DefaultBodyLimit, MatchedPath, Request};
+use axum::extract::{MatchedPath, Request};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use futures_util::FutureExt;
@@ -168,20 +168,17 @@ pub async fn open_store_batching(url: &str, max_batch: usize) -> Result<Arc<dyn 
 
 /// The whole service as a router.
 pub fn app(state: AppState) -> Router {
-    let body_limit = state.config.body_limit_bytes;
-    // One stack of layers, outermost first, put around each route at once: a request clones one
-    // boxed service for the whole stack, not one per layer.
-    let layers = tower::ServiceBuilder::new()
-        .layer(tower::layer::layer_fn({
-            let state = state.clone();
-            move |inner| Guarded { state: state.clone(), inner }
-        }))
-        .layer(DefaultBodyLimit::max(body_limit));
+    // The one layer put around each route: a request clones one boxed service for it. A body
+    // is limited where it is read (`extract::ApiJson`).
+    let guarded = tower::layer::layer_fn({
+        let state = state.clone();
+        move |inner| Guarded { state: state.clone(), inner }
+    });
     let (api, description) = routes::router().split_for_parts();
     api.merge(openapi::router(&state.scenarios, description))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(layers)
+        .layer(guarded)
         .with_state(state)
 }
 
@@ -441,6 +438,54 @@ mod tests {
         assert_eq!(response.headers()[axum::http::header::CONTENT_TYPE], error::PROBLEM_JSON);
         let shown = state.metrics.render();
         assert!(shown.contains(r#"adjutant_http_request_seconds_count{method="GET",route="unmatched"} 1"#), "{shown}");
+    }
+
+    /// A body is read up to the server's `body_limit_bytes`, or its route's own limit (a
+    /// scenario's upload), whether its length is told first or not: past it, 413 problem+json
+    /// naming the rule; within it, the route answers as it would.
+    #[tokio::test]
+    async fn a_body_past_its_route_s_limit_is_refused_413() {
+        let dir = tempfile::tempdir().expect("temporary folder");
+        let state = state(dir.path()).await;
+        let limit = state.config.body_limit_bytes;
+        let upload_limit = routes::scenarios::UPLOAD_BODY_LIMIT;
+        assert!(upload_limit > limit + 1);
+        // A JSON object of exactly `bytes` bytes.
+        let object = |bytes: usize| format!(r#"{{"text":"{}"}}"#, "x".repeat(bytes - 11)).into_bytes();
+        let post = format!("/v1/campaigns/{}/posts", uuid::Uuid::new_v4());
+        for (path, bytes, status, rule) in [
+            (post.as_str(), limit + 1, 413, Some("request.body_limit")),
+            // Read, and refused for what it says.
+            (post.as_str(), limit, 422, None),
+            ("/v1/scenarios/check", limit + 1, 401, None),
+            ("/v1/scenarios/check", upload_limit, 401, None),
+            ("/v1/scenarios/check", upload_limit + 1, 413, Some("request.body_limit")),
+        ] {
+            for told in [true, false] {
+                let body = object(bytes);
+                assert_eq!(body.len(), bytes);
+                let body = if told {
+                    Body::from(body)
+                } else {
+                    // Sent in pieces, its length not told first.
+                    let pieces: Vec<Result<Vec<u8>, Infallible>> = body.chunks(4096).map(|c| Ok(c.to_vec())).collect();
+                    Body::from_stream(futures_util::stream::iter(pieces))
+                };
+                let request = Request::post(path)
+                    .header(axum::http::header::CONTENT_TYPE, "application/json")
+                    .header("Idempotency-Key", "k1")
+                    .body(body)
+                    .expect("request");
+                let response = app(state.clone()).oneshot(request).await.expect("answer");
+                assert_eq!(response.status().as_u16(), status, "{path} {bytes} bytes, length told: {told}");
+                let problem = axum::body::to_bytes(response.into_body(), 64 * 1024).await.expect("body");
+                let problem: serde_json::Value = serde_json::from_slice(&problem).expect("problem+json");
+                if let Some(rule) = rule {
+                    assert_eq!(problem["rule"], rule, "{problem}");
+                    assert_eq!(problem["field"], "body", "{problem}");
+                }
+            }
+        }
     }
 
     /// A request not answered at its first poll runs on under the time limit's timer: it is

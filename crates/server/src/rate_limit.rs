@@ -368,16 +368,29 @@ pub fn guard_anonymous(state: &AppState, request: &mut Request, now: Instant) ->
 /// The client a request without a token counts as: its address (as a trusted proxy forwards
 /// it), an IPv6 address by its /64.
 fn client_key(state: &AppState, request: &Request) -> CallerKey {
-    match request.extensions().get::<Peer>() {
-        Some(peer) => {
-            CallerKey::of_address(client_address(peer.address.ip(), request.headers(), &state.limits.trusted_proxies))
-        }
+    client_key_of(state, request.extensions().get::<Peer>(), request.headers())
+}
+
+/// [`client_key`] of a request's peer (as the listener tells it) and headers.
+pub fn client_key_of(state: &AppState, peer: Option<&Peer>, headers: &HeaderMap) -> CallerKey {
+    match peer {
+        Some(peer) => CallerKey::of_address(client_address(peer.address.ip(), headers, &state.limits.trusted_proxies)),
         None => CallerKey::Unknown,
     }
 }
 
+/// What the guard found of a request with a token, for its handler: who holds the token (the
+/// [`Caller`] extractor's answer) and whom the request was counted as, the token's hash.
+#[derive(Debug, Clone)]
+pub struct Admitted {
+    pub caller: Caller,
+    pub key: CallerKey,
+}
+
 /// The limits of a caller known (counted as `key`): the refusal, if it is over one; otherwise
-/// the caller and key are left for the handler.
+/// a caller with a token is left for the handler, with its key, as one value in the request's
+/// extensions ([`Admitted`]). One without a token leaves none: a handler that counts it again
+/// finds its key from its address ([`client_key_of`]), as the guard did.
 fn admit(state: &AppState, request: &mut Request, caller: Caller, key: CallerKey, now: Instant) -> Option<Response> {
     let limits = &state.limits;
     if let Err(retry_after_secs) = Limits::take(&limits.requests, key, now) {
@@ -388,11 +401,9 @@ fn admit(state: &AppState, request: &mut Request, caller: Caller, key: CallerKey
             return Some(expensive_refusal(retry_after_secs).into_response());
         }
     }
-    // Who is counted, for a handler that finds its read expensive only once it looks.
-    request.extensions_mut().insert(key);
     // An anonymous caller is one without the header, which the extractor answers by itself.
     if !matches!(caller, Caller::Anonymous) {
-        request.extensions_mut().insert(caller);
+        request.extensions_mut().insert(Admitted { caller, key });
     }
     None
 }

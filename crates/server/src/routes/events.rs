@@ -40,7 +40,7 @@ use crate::error::{ApiResult, AppError};
 use crate::extract::{ApiPath, ApiQuery};
 use crate::listener::Peer;
 use crate::live::{SendQueue, IDLE_STREAM_BYTES};
-use crate::rate_limit::{client_address, CallerKey, TrustedProxies};
+use crate::rate_limit::{client_address, client_key_of, Admitted, CallerKey, TrustedProxies};
 use crate::routes::posts::PostView;
 use crate::routes::shared::load_campaign;
 use crate::shares::{all_in_use, Share, Shares};
@@ -279,7 +279,7 @@ pub async fn campaign_events(
     caller: Caller,
     // What the listener tells of the connection: its peer, and its socket's send queue.
     peer: Option<Extension<Peer>>,
-    counted: Option<Extension<CallerKey>>,
+    admitted: Option<Extension<Admitted>>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let campaign = load_campaign(&state, id).await?;
@@ -306,7 +306,7 @@ pub async fn campaign_events(
     if after < 0 {
         return Err(AppError::bad_request("query.after", "paging.after", "after is a sequence number, 0 or more"));
     }
-    let shares = state.stream_shares.take(peer.map(|Extension(peer)| peer.address), &headers, &caller, id)?;
+    let shares = state.stream_shares.take(peer.as_deref().map(|peer| peer.address), &headers, &caller, id)?;
     let charge = match state.stream_shares.pool.open() {
         Ok(charge) => charge,
         Err(Full::Count) => {
@@ -328,9 +328,12 @@ pub async fn campaign_events(
     // A read of the whole log, or a catch-up from far behind its end, is an expensive read.
     let head = state.store.head(id).await?.map_or(0, |post| post.seq);
     if !follow || head - after > BATCH {
-        if let Some(Extension(key)) = counted {
-            state.limits.take_expensive(key)?;
-        }
+        // Counted as the guard counted the request: by its token, or by its address.
+        let key = match &admitted {
+            Some(Extension(admitted)) => admitted.key,
+            None => client_key_of(&state, peer.as_deref(), &headers),
+        };
+        state.limits.take_expensive(key)?;
     }
     let held = (shares, state.metrics.event_stream());
     // Before the first read: a post committed after it wakes the stream.

@@ -9,7 +9,7 @@ use adjutant_rules::dice::stamp_text;
 use adjutant_rules::short_acw::scenario::rule;
 use adjutant_rules::short_acw::{GameState, Limits, Scenario, ScenarioError};
 use adjutant_store::{ScenarioEntry, UploadedScenario};
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -228,7 +228,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_scenarios, upload_scenario))
         .routes(routes!(check_scenario))
-        .layer(DefaultBodyLimit::max(UPLOAD_BODY_LIMIT))
+        .layer(axum::Extension(crate::extract::BodyLimit(UPLOAD_BODY_LIMIT)))
         .routes(routes!(get_scenario))
         .routes(routes!(scenario_map_svg))
         .routes(routes!(scenario_map_png))
