@@ -51,6 +51,14 @@ fn leaf<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), Refus
     serde_json::to_writer(out, value).map_err(|_| Refused)
 }
 
+/// `{"variant":`, how serde_json starts a variant that holds a value (its value and `}` follow).
+fn variant_key(out: &mut Vec<u8>, variant: &str) -> Result<(), Refused> {
+    out.push(b'{');
+    leaf(out, variant)?;
+    out.push(b':');
+    Ok(())
+}
+
 /// Private types of serde_json's (its raw values and arbitrary-precision numbers) go through
 /// `Value`, which knows them.
 fn private(name: &str) -> Result<(), Refused> {
@@ -165,9 +173,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         variant: &'static str,
         value: &T,
     ) -> Result<(), Refused> {
-        self.out.push(b'{');
-        leaf(self.out, variant)?;
-        self.out.push(b':');
+        variant_key(self.out, variant)?;
         value.serialize(Writer { out: self.out })?;
         self.out.push(b'}');
         Ok(())
@@ -190,9 +196,8 @@ impl<'a> ser::Serializer for Writer<'a> {
         variant: &'static str,
         _: usize,
     ) -> Result<Seq<'a>, Refused> {
-        self.out.push(b'{');
-        leaf(self.out, variant)?;
-        self.out.extend_from_slice(b":[");
+        variant_key(self.out, variant)?;
+        self.out.push(b'[');
         Ok(Seq { out: self.out, first: true, closing: b"]}" })
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Object<'a>, Refused> {
@@ -209,9 +214,7 @@ impl<'a> ser::Serializer for Writer<'a> {
         variant: &'static str,
         _: usize,
     ) -> Result<Object<'a>, Refused> {
-        self.out.push(b'{');
-        leaf(self.out, variant)?;
-        self.out.push(b':');
+        variant_key(self.out, variant)?;
         Ok(Object::new(self.out, b"}}"))
     }
 }
