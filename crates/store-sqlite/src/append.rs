@@ -1,20 +1,27 @@
 //! Appending posts: the steps of [`adjutant_store::append`] in SQLite's SQL.
+//!
+//! A batch's own statements (its transaction, its tails and keys, its rows, its quotas) run on
+//! the writer connection's handle, on the batch writer's thread ([`crate::raw`]); the steps a
+//! batch rarely takes (one post at a time, after a refusal or a known key) go through sqlx, the
+//! handle let go first.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use adjutant_store::append::{keys_then_tails, keys_then_webhooks, step, AppendSteps, KnownKey, LastPost, QuotaCount};
-use adjutant_store::row::{self, Encoding, OUTCOME_COLUMNS};
+use adjutant_store::row::{self, Columns, Encoding, OUTCOME_COLUMNS};
 use adjutant_store::{AppendRequest, Outcome, Post, Result, StoreError, Tail};
 use async_trait::async_trait;
 use sqlx::pool::PoolConnection;
-use sqlx::{QueryBuilder, Sqlite, SqlitePool};
+use sqlx::sqlite::{LockedSqliteHandle, SqliteConnection};
+use sqlx::{Sqlite, SqlitePool};
 use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::db::{map_err, Db};
 use crate::log::{self, POST_COLUMNS};
+use crate::raw::{Bind, Handle, Row, Sql};
 
 /// The Standard Webhooks body of each outcome of one post, for each active webhook of its
 /// campaign: the outcomes at the positions after the post before it's `outcomes_through` and
@@ -50,6 +57,9 @@ const ROWS_PER_STATEMENT: usize = 1000;
 /// sqlx takes back by itself is returned from a task of its own, which waits its turn behind
 /// whatever else runs on the batch writer's thread while the next batch waits for the writer.
 pub(crate) struct Append {
+    /// The connection's handle, locked for this thread while the batch's statements run on it:
+    /// declared before `conn`, so let go before the connection is dropped.
+    held: Option<Held>,
     conn: PoolConnection<Sqlite>,
     commits: Arc<tokio::sync::Notify>,
     /// The writer connection's `PRAGMA data_version` as its last transaction of posts began
@@ -60,6 +70,13 @@ pub(crate) struct Append {
     /// Begun and neither committed nor rolled back: dropped so, the connection is closed, not
     /// returned to the pool (closing it rolls the transaction back).
     open: bool,
+}
+
+/// The writer connection's handle, locked: sqlx's thread for the connection waits on the lock
+/// until this is dropped.
+struct Held {
+    handle: Handle,
+    _lock: LockedSqliteHandle<'static>,
 }
 
 impl Append {
@@ -73,35 +90,66 @@ impl Append {
         let conn = writer.acquire().await.map_err(map_err)?;
         // Open from before `BEGIN` is sent: a caller going away while it runs closes the
         // connection rather than handing it back inside a transaction nobody ends.
-        let mut append = Append { conn, commits, seen, alone: false, open: true };
+        let mut append = Append { held: None, conn, commits, seen, alone: false, open: true };
         // The data version changes when another connection (another server or store on the
         // file) has committed; this connection's own commits leave it as it was. Read under
         // the write lock, so nobody commits between it and this batch's commit.
-        let version: i64 = sqlx::query_scalar("BEGIN IMMEDIATE; PRAGMA data_version")
-            .fetch_one(&mut *append.conn)
-            .await
-            .map_err(map_err)?;
+        if !append.handle().await?.begin_at_once(crate::BUSY_TIMEOUT)? {
+            // Another connection (another store on the file) holds the write lock: waited for on
+            // sqlx's thread, not on the batch writer's, where that store's batch may need to go on.
+            sqlx::query("BEGIN IMMEDIATE").execute(append.conn()).await.map_err(map_err)?;
+        }
+        let versions = append.rows(&Sql::new("PRAGMA data_version"), |row| row.int("data_version")).await?;
+        let version =
+            versions.first().copied().ok_or_else(|| StoreError::Database("no data version was read".into()))?;
         let before = append.seen.swap(version, Ordering::Relaxed);
         append.alone = before != UNKNOWN_VERSION && before == version;
         Ok(append)
     }
 
-    /// Runs the `INSERT` statements `push` writes for `rows`; none when there are no rows.
-    async fn insert<'a, T: Sync>(&mut self, rows: &[T], push: fn(&mut QueryBuilder<'a, Sqlite>, &[T])) -> Result<()> {
-        if rows.is_empty() {
-            return Ok(());
+    /// The connection's handle for this thread's statements, locked once for the batch.
+    async fn handle(&mut self) -> Result<&Handle> {
+        if self.held.is_none() {
+            let mut lock = self.conn.lock_handle().await.map_err(map_err)?;
+            // SAFETY: the handle is the open connection's, and sqlx's thread makes no call on
+            // it while the lock is held.
+            let handle = unsafe { Handle::new(lock.as_raw_handle()) };
+            // SAFETY: the lock borrows the mutex in the state sqlx's thread shares with the
+            // connection (behind an `Arc` the connection holds), not the connection's own
+            // memory; `held` is declared before `conn` and is emptied (`conn`) before the
+            // connection is used through sqlx, handed back or closed, so the lock never
+            // outlives what it borrows.
+            let lock = unsafe { std::mem::transmute::<LockedSqliteHandle<'_>, LockedSqliteHandle<'static>>(lock) };
+            self.held = Some(Held { handle, _lock: lock });
         }
-        let mut query = QueryBuilder::<Sqlite>::new("");
-        push(&mut query, rows);
-        query.build().execute(&mut *self.conn).await.map_err(map_err)?;
-        Ok(())
+        match &self.held {
+            Some(held) => Ok(&held.handle),
+            None => Err(StoreError::Database("the writer's handle was not held".into())),
+        }
+    }
+
+    /// Runs `sql` on the handle.
+    async fn run(&mut self, sql: &Sql<'_>) -> Result<()> {
+        self.handle().await?.run(sql)
+    }
+
+    /// Runs `sql` on the handle, each row it answers read by `read`.
+    async fn rows<T>(&mut self, sql: &Sql<'_>, read: impl FnMut(&Row<'_>) -> Result<T>) -> Result<Vec<T>> {
+        self.handle().await?.rows(sql, read)
+    }
+
+    /// The connection, for a statement through sqlx: the handle let go first.
+    fn conn(&mut self) -> &mut SqliteConnection {
+        self.held = None;
+        &mut self.conn
     }
 
     /// Ends the transaction with `sql` (`COMMIT` or `ROLLBACK`) and, once it has ended, hands the
     /// connection back to the pool here rather than from a task of its own.
     async fn end(mut self, sql: &'static str) -> Result<()> {
-        sqlx::query(sql).execute(&mut *self.conn).await.map_err(map_err)?;
+        self.run(&Sql::new(sql)).await?;
         self.open = false;
+        self.held = None;
         self.conn.return_to_pool().await;
         Ok(())
     }
@@ -109,6 +157,7 @@ impl Append {
 
 impl Drop for Append {
     fn drop(&mut self) {
+        self.held = None;
         if self.open {
             self.conn.close_on_drop();
         }
@@ -127,14 +176,14 @@ impl AppendSteps for Append {
         )
         .bind(principal_id.to_string())
         .bind(key)
-        .fetch_optional(&mut *self.conn)
+        .fetch_optional(self.conn())
         .await
         .map_err(map_err)?;
         Db::decode_optional(row, row::known_key)
     }
 
     async fn post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
-        log::post(&mut *self.conn, campaign_id, seq).await
+        log::post(self.conn(), campaign_id, seq).await
     }
 
     async fn count_posts_by_authors(&mut self, asks: &[QuotaCount]) -> Result<Vec<i64>> {
@@ -142,27 +191,29 @@ impl AppendSteps for Append {
         for asks in asks.chunks(ROWS_PER_STATEMENT) {
             // Each count reads the author's posts of the day off the index by author and time,
             // as the store's reads of one author's count do; the first column keeps the order asked.
-            let mut query = QueryBuilder::<Sqlite>::new(
+            let mut query = Sql::new(
                 "SELECT (SELECT COUNT(*) FROM posts INDEXED BY posts_by_author_day
                    WHERE campaign_id = a.column2 AND author_id = a.column3 AND stamp_ms >= a.column4
-                     AND (kind = a.column5 OR a.column5 IS NULL))
+                     AND (kind = a.column5 OR a.column5 IS NULL)) AS count
                  FROM (",
             );
-            query.push_values(asks.iter().enumerate(), |mut row, (n, ask)| {
-                row.push_bind(n as i64)
-                    .push_bind(ask.campaign_id.to_string())
-                    .push_bind(ask.author_id.to_string())
-                    .push_bind(ask.since.timestamp_millis())
-                    .push_bind(ask.kind.as_deref());
+            query.values(asks.iter().enumerate(), |row, (n, ask)| {
+                row.extend([
+                    Bind::Int(n as i64),
+                    Bind::Uuid(ask.campaign_id),
+                    Bind::Uuid(ask.author_id),
+                    Bind::Int(ask.since.timestamp_millis()),
+                    Bind::from(ask.kind.as_deref()),
+                ]);
             });
             query.push(") AS a ORDER BY a.column1");
-            counts.extend(query.build_query_scalar::<i64>().fetch_all(&mut *self.conn).await.map_err(map_err)?);
+            counts.extend(self.rows(&query, |row| row.int("count")).await?);
         }
         Ok(counts)
     }
 
     async fn outcomes_of_post(&mut self, campaign_id: Uuid, seq: i64) -> Result<Vec<Outcome>> {
-        log::outcomes_of_posts(&mut *self.conn, campaign_id, seq - 1, seq).await
+        log::outcomes_of_posts(self.conn(), campaign_id, seq - 1, seq).await
     }
 
     async fn last_post(&mut self, campaign_id: Uuid) -> Result<Option<LastPost>> {
@@ -170,14 +221,14 @@ impl AppendSteps for Append {
             "SELECT seq, hash, stamp_ms AS stamp FROM posts WHERE campaign_id = ? ORDER BY seq DESC LIMIT 1",
         )
         .bind(campaign_id.to_string())
-        .fetch_optional(&mut *self.conn)
+        .fetch_optional(self.conn())
         .await
         .map_err(map_err)?;
         Db::decode_optional(row, row::last_post)
     }
 
     async fn snapshot_at(&mut self, campaign_id: Uuid, seq: i64) -> Result<Option<(i64, String)>> {
-        log::snapshot_at(&mut *self.conn, campaign_id, seq).await
+        log::snapshot_at(self.conn(), campaign_id, seq).await
     }
 
     async fn last_position(&mut self, campaign_id: Uuid) -> Result<i64> {
@@ -187,7 +238,7 @@ impl AppendSteps for Append {
             "SELECT COALESCE((SELECT position FROM outcomes WHERE campaign_id = ? ORDER BY position DESC LIMIT 1), 0)",
         )
         .bind(campaign_id.to_string())
-        .fetch_one(&mut *self.conn)
+        .fetch_one(self.conn())
         .await
         .map_err(map_err)
     }
@@ -202,14 +253,9 @@ impl AppendSteps for Append {
 
     async fn any_known_key(&mut self, keys: &[(Uuid, &str)]) -> Result<bool> {
         for keys in keys.chunks(ROWS_PER_STATEMENT) {
-            let mut query = QueryBuilder::<Sqlite>::new(
-                "SELECT EXISTS (SELECT 1 FROM idempotency_keys WHERE (principal_id, key) IN (",
-            );
-            query.push_values(keys, |mut row, (principal_id, key)| {
-                row.push_bind(principal_id.to_string()).push_bind(*key);
-            });
-            query.push("))");
-            if query.build_query_scalar().fetch_one(&mut *self.conn).await.map_err(map_err)? {
+            let mut query = Sql::new("SELECT ");
+            push_known(&mut query, keys);
+            if self.rows(&query, |row| row.int("known")).await?.first() != Some(&0) {
                 return Ok(true);
             }
         }
@@ -219,7 +265,7 @@ impl AppendSteps for Append {
     async fn has_webhooks(&mut self, campaign_id: Uuid) -> Result<bool> {
         sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = ? AND disabled_at IS NULL)")
             .bind(campaign_id.to_string())
-            .fetch_one(&mut *self.conn)
+            .fetch_one(self.conn())
             .await
             .map_err(map_err)
     }
@@ -227,8 +273,7 @@ impl AppendSteps for Append {
     async fn tails(&mut self, campaign_ids: &[Uuid]) -> Result<Vec<(Uuid, Tail, bool)>> {
         let mut tails = Vec::with_capacity(campaign_ids.len());
         for campaign_ids in campaign_ids.chunks(ROWS_PER_STATEMENT) {
-            let rows = tails_query(campaign_ids, &[]).build().fetch_all(&mut *self.conn).await.map_err(map_err)?;
-            tails.extend(Db::decode_all(&rows, row::tail)?);
+            tails.extend(self.rows(&tails_query(campaign_ids, &[]), |read| row::tail(read)).await?);
         }
         Ok(tails)
     }
@@ -246,21 +291,14 @@ impl AppendSteps for Append {
             // Nothing to ask one of them, or past one statement's rows: one after the other.
             return keys_then_tails(self, campaign_ids, keys).await;
         }
-        // Both in one round trip: each row also says whether any of the keys has a record.
-        let rows = tails_query(campaign_ids, keys)
-            .build()
-            .fetch_all(&mut *self.conn)
-            .instrument(step("tail"))
-            .await
-            .map_err(map_err)?;
-        let known = match rows.first() {
-            Some(row) => sqlx::Row::try_get::<bool, _>(row, "known").map_err(map_err)?,
-            None => false,
-        };
-        if known {
+        // Both in one statement: each row also says whether any of the keys has a record.
+        let query = tails_query(campaign_ids, keys);
+        let rows =
+            self.rows(&query, |read| Ok((read.int("known")? != 0, row::tail(read)?))).instrument(step("tail")).await?;
+        if rows.first().is_some_and(|&(known, _)| known) {
             return Ok(None);
         }
-        Db::decode_all(&rows, row::tail).map(Some)
+        Ok(Some(rows.into_iter().map(|(_, tail)| tail).collect()))
     }
 
     async fn webhooks_unless_known(
@@ -272,32 +310,29 @@ impl AppendSteps for Append {
             // Nothing to ask of the webhooks, or past one statement's rows: one after the other.
             return keys_then_webhooks(self, campaign_ids, keys).await;
         }
-        // Both in one round trip: one row, the campaigns with a webhook as one list.
-        let mut query = QueryBuilder::<Sqlite>::new("SELECT ");
+        // Both in one statement: one row, the campaigns with a webhook as one list.
+        let mut query = Sql::new("SELECT ");
         if keys.is_empty() {
-            query.push("0");
+            query.push("0 AS known");
         } else {
-            query.push("EXISTS (SELECT 1 FROM idempotency_keys WHERE (principal_id, key) IN (");
-            query.push_values(keys, |mut row, (principal_id, key)| {
-                row.push_bind(principal_id.to_string()).push_bind(*key);
-            });
-            query.push("))");
+            push_known(&mut query, keys);
         }
         query.push(
-            " AS known,
+            ",
             (SELECT group_concat(campaign_id) FROM webhooks
               WHERE disabled_at IS NULL AND campaign_id IN (",
         );
-        let mut ids = query.separated(", ");
-        for campaign_id in campaign_ids {
-            ids.push_bind(campaign_id.to_string());
+        for (n, campaign_id) in campaign_ids.iter().enumerate() {
+            query.push(if n == 0 { "" } else { ", " }).bind(*campaign_id);
         }
         query.push(")) AS hooked");
-        let row = query.build().fetch_one(&mut *self.conn).await.map_err(map_err)?;
-        if sqlx::Row::try_get::<bool, _>(&row, "known").map_err(map_err)? {
+        let answers = self.rows(&query, |row| Ok((row.int("known")? != 0, row.opt_text("hooked")?))).await?;
+        let Some((known, hooked)) = answers.into_iter().next() else {
+            return Err(StoreError::Database("no row of webhooks was read".into()));
+        };
+        if known {
             return Ok(None);
         }
-        let hooked: Option<String> = sqlx::Row::try_get(&row, "hooked").map_err(map_err)?;
         hooked
             .iter()
             .flat_map(|ids| ids.split(','))
@@ -313,16 +348,15 @@ impl AppendSteps for Append {
     }
 
     async fn insert_posts(&mut self, posts: &[(&Post, i64)]) -> Result<()> {
-        self.insert(posts, push_posts).await
+        self.write_rows(posts, &[], &[], &[]).await
     }
 
     async fn insert_outcomes(&mut self, outcomes: &[&Outcome]) -> Result<()> {
-        self.insert(outcomes, push_outcomes).await
+        self.write_rows(&[], outcomes, &[], &[]).await
     }
 
-    /// The batch's rows in one call, one statement for each table (and each thousand rows):
-    /// one round trip to SQLite's thread rather than one a statement. SQLite has no one to
-    /// notify.
+    /// The batch's rows in one call, one statement for each table (and each thousand rows).
+    /// SQLite has no one to notify.
     async fn write_rows(
         &mut self,
         posts: &[(&Post, i64)],
@@ -330,12 +364,11 @@ impl AppendSteps for Append {
         keys: &[(&AppendRequest, i64)],
         _heads: &[(Uuid, i64)],
     ) -> Result<()> {
-        let mut query = QueryBuilder::<Sqlite>::new("");
+        let mut query = Sql::default();
         push_posts(&mut query, posts);
         push_outcomes(&mut query, outcomes);
         push_keys(&mut query, keys);
-        query.build().execute(&mut *self.conn).instrument(step("insert_post")).await.map_err(map_err)?;
-        Ok(())
+        self.run(&query).instrument(step("insert_post")).await
     }
 
     async fn enqueue_deliveries(&mut self, campaign_id: Uuid, seq: i64, timestamp: &str) -> Result<()> {
@@ -343,7 +376,7 @@ impl AppendSteps for Append {
             .bind(timestamp)
             .bind(campaign_id.to_string())
             .bind(seq)
-            .execute(&mut *self.conn)
+            .execute(self.conn())
             .await
             .map_err(map_err)?;
         Ok(())
@@ -354,7 +387,7 @@ impl AppendSteps for Append {
             .bind(campaign_id.to_string())
             .bind(seq)
             .bind(state)
-            .execute(&mut *self.conn)
+            .execute(self.conn())
             .await
             .map_err(map_err)?;
         Ok(())
@@ -365,7 +398,7 @@ impl AppendSteps for Append {
     }
 
     async fn remember_keys(&mut self, keys: &[(&AppendRequest, i64)]) -> Result<()> {
-        self.insert(keys, push_keys).await
+        self.write_rows(&[], &[], keys, &[]).await
     }
 
     async fn lock_campaign(&mut self, _campaign_id: Uuid) -> Result<()> {
@@ -374,7 +407,7 @@ impl AppendSteps for Append {
     }
 
     async fn execute(&mut self, sql: &'static str) -> Result<()> {
-        sqlx::query(sql).execute(&mut *self.conn).await.map_err(map_err).map(|_| ())
+        self.run(&Sql::new(sql)).await
     }
 
     async fn rollback(self) -> Result<()> {
@@ -392,64 +425,78 @@ impl AppendSteps for Append {
 /// `INSERT` statements of `posts` (each with its `outcomes_through`) onto `query`, each ended by
 /// `;` (one for each [`ROWS_PER_STATEMENT`] rows, within SQLite's bound on a statement's
 /// parameters).
-fn push_posts<'a>(query: &mut QueryBuilder<'a, Sqlite>, posts: &[(&'a Post, i64)]) {
+fn push_posts<'a>(query: &mut Sql<'a>, posts: &[(&'a Post, i64)]) {
     for posts in posts.chunks(ROWS_PER_STATEMENT) {
-        query.push(format_args!("INSERT INTO posts ({POST_COLUMNS}, outcomes_through) "));
-        query.push_values(posts, |mut row, &(post, outcomes_through)| {
-            row.push_bind(post.campaign_id.to_string())
-                .push_bind(post.seq)
-                .push_bind(post.stamp.timestamp_millis())
-                .push_bind(post.author_id.to_string())
-                .push_bind(post.side.as_deref())
-                .push_bind(post.kind.as_str())
-                .push_bind(post.body.as_str())
-                .push_bind(post.prev_hash.as_str())
-                .push_bind(post.hash.as_str())
-                .push_bind(post.receipt.as_ref().map(|r| r.key_id.as_str()))
-                .push_bind(post.receipt.as_ref().map(|r| r.signature.as_str()))
-                .push_bind(outcomes_through);
+        query.push(&format!("INSERT INTO posts ({POST_COLUMNS}, outcomes_through) "));
+        query.values(posts, |row, &(post, outcomes_through)| {
+            row.extend([
+                Bind::Uuid(post.campaign_id),
+                Bind::Int(post.seq),
+                Bind::Int(post.stamp.timestamp_millis()),
+                Bind::Uuid(post.author_id),
+                Bind::from(post.side.as_deref()),
+                Bind::from(post.kind.as_str()),
+                Bind::from(post.body.as_str()),
+                Bind::from(post.prev_hash.as_str()),
+                Bind::from(post.hash.as_str()),
+                Bind::from(post.receipt.as_ref().map(|r| r.key_id.as_str())),
+                Bind::from(post.receipt.as_ref().map(|r| r.signature.as_str())),
+                Bind::Int(outcomes_through),
+            ]);
         });
         query.push(";\n");
     }
 }
 
 /// `INSERT` statements of `outcomes` onto `query`, as [`push_posts`].
-fn push_outcomes<'a>(query: &mut QueryBuilder<'a, Sqlite>, outcomes: &[&'a Outcome]) {
+fn push_outcomes<'a>(query: &mut Sql<'a>, outcomes: &[&'a Outcome]) {
     for outcomes in outcomes.chunks(ROWS_PER_STATEMENT) {
-        query.push(format_args!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) "));
-        query.push_values(outcomes, |mut row, outcome| {
-            row.push_bind(outcome.id.to_string())
-                .push_bind(outcome.campaign_id.to_string())
-                .push_bind(outcome.position)
-                .push_bind(outcome.seq)
-                .push_bind(outcome.kind.as_str())
-                .push_bind(outcome.data.as_str());
+        query.push(&format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) "));
+        query.values(outcomes, |row, outcome| {
+            row.extend([
+                Bind::Uuid(outcome.id),
+                Bind::Uuid(outcome.campaign_id),
+                Bind::Int(outcome.position),
+                Bind::Int(outcome.seq),
+                Bind::from(outcome.kind.as_str()),
+                Bind::from(outcome.data.as_str()),
+            ]);
         });
         query.push(";\n");
     }
 }
 
 /// `INSERT` statements of the idempotency records `keys` onto `query`, as [`push_posts`].
-fn push_keys<'a>(query: &mut QueryBuilder<'a, Sqlite>, keys: &[(&'a AppendRequest, i64)]) {
+fn push_keys<'a>(query: &mut Sql<'a>, keys: &[(&'a AppendRequest, i64)]) {
     for keys in keys.chunks(ROWS_PER_STATEMENT) {
         query.push("INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) ");
-        query.push_values(keys, |mut row, (request, seq)| {
-            row.push_bind(request.author_id.to_string())
-                .push_bind(request.idempotency_key.as_str())
-                .push_bind(request.campaign_id.to_string())
-                .push_bind(request.request_hash.as_str())
-                .push_bind(*seq);
+        query.values(keys, |row, (request, seq)| {
+            row.extend([
+                Bind::Uuid(request.author_id),
+                Bind::from(request.idempotency_key.as_str()),
+                Bind::Uuid(request.campaign_id),
+                Bind::from(request.request_hash.as_str()),
+                Bind::Int(*seq),
+            ]);
         });
         query.push(";\n");
     }
 }
 
+/// `EXISTS (…) AS known`: whether any of `keys` (principal, key; at most
+/// [`ROWS_PER_STATEMENT`]) has a record.
+fn push_known<'a>(query: &mut Sql<'a>, keys: &[(Uuid, &'a str)]) {
+    query.push("EXISTS (SELECT 1 FROM idempotency_keys WHERE (principal_id, key) IN (");
+    query.values(keys, |row, &(principal_id, key)| row.extend([Bind::Uuid(principal_id), Bind::Text(key)]));
+    query.push(")) AS known");
+}
+
 /// The tails of `campaign_ids` (at most [`ROWS_PER_STATEMENT`]), one row each, as
 /// [`row::tail`] reads them; with `keys` (principal, key), each row also has `known`: whether
 /// any of them has a record.
-fn tails_query<'a>(campaign_ids: &[Uuid], keys: &[(Uuid, &'a str)]) -> QueryBuilder<'a, Sqlite> {
+fn tails_query<'a>(campaign_ids: &[Uuid], keys: &[(Uuid, &'a str)]) -> Sql<'a> {
     // Each a seek on an index from its end: the cost does not grow with the log.
-    let mut query = QueryBuilder::<Sqlite>::new(
+    let mut query = Sql::new(
         "SELECT t.*,
             (SELECT seq FROM snapshots WHERE campaign_id = t.campaign_id AND seq <= t.last_seq
               ORDER BY seq DESC LIMIT 1) AS snapshot_seq,
@@ -458,11 +505,8 @@ fn tails_query<'a>(campaign_ids: &[Uuid], keys: &[(Uuid, &'a str)]) -> QueryBuil
     );
     if !keys.is_empty() {
         // Its parameters come first in the text, as they are bound.
-        query.push(",\n            EXISTS (SELECT 1 FROM idempotency_keys WHERE (principal_id, key) IN (");
-        query.push_values(keys, |mut row, (principal_id, key)| {
-            row.push_bind(principal_id.to_string()).push_bind(*key);
-        });
-        query.push(")) AS known");
+        query.push(",\n            ");
+        push_known(&mut query, keys);
     }
     query.push(
         "
@@ -475,9 +519,7 @@ fn tails_query<'a>(campaign_ids: &[Uuid], keys: &[(Uuid, &'a str)]) -> QueryBuil
             EXISTS (SELECT 1 FROM webhooks WHERE campaign_id = a.column1 AND disabled_at IS NULL) AS webhooks
           FROM (",
     );
-    query.push_values(campaign_ids, |mut row, id| {
-        row.push_bind(id.to_string());
-    });
+    query.values(campaign_ids, |row, &id| row.push(Bind::Uuid(id)));
     query.push(") AS a) AS t");
     query
 }
@@ -512,26 +554,26 @@ mod tests {
         let (principal, other, campaign, empty) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
         let (dir, store) = store_with_a_key("tails", principal, campaign).await;
         let mut conn = store.writer.acquire().await.unwrap();
+        let mut locked = conn.lock_handle().await.unwrap();
+        // SAFETY: the locked handle keeps sqlx's thread off it while this runs.
+        let handle = unsafe { Handle::new(locked.as_raw_handle()) };
         let campaigns = [campaign, empty];
         for (keys, known) in [
             (vec![(principal, "k2"), (principal, "k1")], true),
             (vec![(principal, "k2")], false),
             (vec![(other, "k1")], false),
         ] {
-            let rows = tails_query(&campaigns, &keys).build().fetch_all(&mut *conn).await.unwrap();
+            let rows = handle.rows(&tails_query(&campaigns, &keys), |r| Ok((r.int("known")?, row::tail(r)?))).unwrap();
             assert_eq!(rows.len(), 2, "a row for each campaign");
-            for row in &rows {
-                assert_eq!(sqlx::Row::try_get::<bool, _>(row, "known").unwrap(), known, "{keys:?}");
-            }
-            let mut read: Vec<Uuid> =
-                Db::decode_all(&rows, row::tail).unwrap().into_iter().map(|(id, _, _)| id).collect();
+            assert!(rows.iter().all(|&(k, _)| k == i64::from(known)), "{keys:?}");
+            let mut read: Vec<Uuid> = rows.into_iter().map(|(_, (id, _, _))| id).collect();
             read.sort_unstable();
             let mut asked = campaigns.to_vec();
             asked.sort_unstable();
             assert_eq!(read, asked);
         }
-        let rows = tails_query(&[campaign], &[]).build().fetch_all(&mut *conn).await.unwrap();
-        assert!(sqlx::Row::try_get::<bool, _>(&rows[0], "known").is_err(), "no keys, no column");
+        assert!(handle.rows(&tails_query(&[campaign], &[]), |r| r.int("known")).is_err(), "no keys, no column");
+        drop(locked);
         drop(conn);
 
         // The step itself: no tails when a key is known, the tails otherwise, and with no keys.

@@ -39,10 +39,10 @@ impl Encoding for Db {
     }
 }
 
-fn ms_to_time(ms: i64) -> Result<DateTime<Utc>> {
+pub(crate) fn ms_to_time(ms: i64) -> Result<DateTime<Utc>> {
     Utc.timestamp_millis_opt(ms).single().ok_or_else(|| StoreError::Database(format!("bad time stamp {ms}")))
 }
 
-fn uuid(text: &str) -> Result<Uuid> {
+pub(crate) fn uuid(text: &str) -> Result<Uuid> {
     Uuid::parse_str(text).map_err(|e| StoreError::Database(format!("bad uuid {text:?}: {e}")))
 }

@@ -44,12 +44,16 @@ mod mail;
 mod malloc;
 mod page_cache;
 mod principals;
+mod raw;
 mod scenarios;
 pub mod transfer;
 mod wal_writes;
 mod webhooks;
 
 pub use log::KIND_QUERIES;
+
+/// How long a connection waits for another's lock on the file before it answers "busy".
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct SqliteStore {
     writer: SqlitePool,
@@ -91,7 +95,7 @@ impl SqliteStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(30));
+            .busy_timeout(BUSY_TIMEOUT);
         let data_version = Arc::new(AtomicI64::new(append::UNKNOWN_VERSION));
         let seen = data_version.clone();
         // A connection in this process cannot drop away like a socket: no liveness test (a

@@ -347,8 +347,10 @@ impl GroupCommit {
     }
 
     /// Writes the batches on the batch writer's thread ([`writer_thread`]) rather than as a task
-    /// among the requests. Each of a batch's statements is a round trip to the thread that runs
-    /// the database's calls, and the answer of each wakes the batch from outside the runtime:
+    /// among the requests. A backend may run its statements on that thread itself, blocking it
+    /// (SQLite's store does, on its writer connection's locked handle): nothing else waits on it
+    /// there. Where each of a batch's statements is instead a round trip to a thread that runs
+    /// the database's calls, the answer of each wakes the batch from outside the runtime:
     /// among the requests, the batch then waits for a worker to look at the runtime's shared
     /// queue, which a busy worker does between its own tasks (tokio tunes it to about every
     /// 200 µs of polling; every other task when tasks are long), before its next statement, and

@@ -1,0 +1,364 @@
+//! A batch's statements run on the writer connection's own SQLite handle, on the batch writer's
+//! thread.
+//!
+//! Through sqlx, each statement is a round trip to the connection's thread: the statement sent,
+//! that thread woken, the answer sent back, the batch's thread woken. A batch of posts under load
+//! made five (its `BEGIN`, its tails, its rows, its `COMMIT`, and the pool's check as the
+//! connection went back), each two thread switches. With the handle locked for the batch
+//! (`SqliteConnection::lock_handle`: one round trip, after which sqlx's thread waits on the
+//! connection's lock), the batch runs its statements here, one call each.
+//!
+//! What is run here is text with `?` parameters and the values bound to them, as sqlx would send
+//! it; several statements may follow one another in one text, each binding the next of the
+//! values.
+
+use std::ffi::{c_int, CStr};
+use std::ptr::{self, NonNull};
+
+use adjutant_store::row::Columns;
+use adjutant_store::{Result, StoreError};
+use chrono::{DateTime, Utc};
+use libsqlite3_sys as ffi;
+use uuid::Uuid;
+
+/// A value bound to a statement's parameter.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Bind<'a> {
+    Null,
+    Int(i64),
+    Text(&'a str),
+    /// Kept as its hyphenated lower-case text, as every id is on SQLite.
+    Uuid(Uuid),
+}
+
+impl From<i64> for Bind<'_> {
+    fn from(value: i64) -> Self {
+        Bind::Int(value)
+    }
+}
+
+impl<'a> From<&'a str> for Bind<'a> {
+    fn from(value: &'a str) -> Self {
+        Bind::Text(value)
+    }
+}
+
+impl<'a> From<Option<&'a str>> for Bind<'a> {
+    fn from(value: Option<&'a str>) -> Self {
+        value.map_or(Bind::Null, Bind::Text)
+    }
+}
+
+impl From<Uuid> for Bind<'_> {
+    fn from(value: Uuid) -> Self {
+        Bind::Uuid(value)
+    }
+}
+
+/// Statements' text and the values of their parameters, in the order they appear.
+#[derive(Debug, Default)]
+pub(crate) struct Sql<'a> {
+    pub text: String,
+    pub binds: Vec<Bind<'a>>,
+}
+
+impl<'a> Sql<'a> {
+    pub fn new(text: &str) -> Self {
+        Sql { text: text.to_owned(), binds: Vec::new() }
+    }
+
+    pub fn push(&mut self, text: &str) -> &mut Self {
+        self.text.push_str(text);
+        self
+    }
+
+    /// One parameter, bound to `value`.
+    pub fn bind(&mut self, value: impl Into<Bind<'a>>) -> &mut Self {
+        self.text.push('?');
+        self.binds.push(value.into());
+        self
+    }
+
+    /// `VALUES (?, …), (?, …)`: one row of parameters for each of `rows`, each with the values
+    /// `row` gives it.
+    pub fn values<T>(&mut self, rows: impl IntoIterator<Item = T>, row: impl Fn(&mut Vec<Bind<'a>>, T)) -> &mut Self {
+        self.text.push_str("VALUES ");
+        for (n, each) in rows.into_iter().enumerate() {
+            let before = self.binds.len();
+            row(&mut self.binds, each);
+            self.text.push_str(if n == 0 { "(" } else { ", (" });
+            for k in before..self.binds.len() {
+                self.text.push_str(if k == before { "?" } else { ", ?" });
+            }
+            self.text.push(')');
+        }
+        self
+    }
+}
+
+/// The writer connection's handle, for the thread that locked it (sqlx's thread makes no call
+/// on it meanwhile).
+pub(crate) struct Handle(NonNull<ffi::sqlite3>);
+
+// SAFETY: SQLite's handles are opened serialized or with sqlx's own lock (here, the locked
+// handle) keeping every other thread off; the handle goes where the lock goes.
+unsafe impl Send for Handle {}
+unsafe impl Sync for Handle {}
+
+/// A prepared statement, finalized when dropped.
+struct Statement(NonNull<ffi::sqlite3_stmt>);
+
+impl Drop for Statement {
+    fn drop(&mut self) {
+        // SAFETY: prepared on this handle and finalized once, here.
+        unsafe { ffi::sqlite3_finalize(self.0.as_ptr()) };
+    }
+}
+
+impl Handle {
+    /// # Safety
+    /// `db` is an open connection that no other thread uses while this lives.
+    pub(crate) unsafe fn new(db: NonNull<ffi::sqlite3>) -> Self {
+        Handle(db)
+    }
+
+    /// Runs every statement of `sql` in turn, each binding as many of its values as it has
+    /// parameters.
+    pub(crate) fn run(&self, sql: &Sql<'_>) -> Result<()> {
+        self.rows(sql, |_| Ok(())).map(drop)
+    }
+
+    /// [`Handle::run`], each row any of the statements answers read by `read`.
+    pub(crate) fn rows<T>(&self, sql: &Sql<'_>, mut read: impl FnMut(&Row<'_>) -> Result<T>) -> Result<Vec<T>> {
+        let db = self.0.as_ptr();
+        let mut rows = Vec::new();
+        let mut rest = sql.text.as_bytes();
+        let mut binds = sql.binds.as_slice();
+        while !rest.is_empty() {
+            let len = c_int::try_from(rest.len())
+                .map_err(|_| StoreError::Database(format!("a statement of {} bytes", rest.len())))?;
+            let mut stmt = ptr::null_mut();
+            let mut tail = ptr::null();
+            // SAFETY: `rest` is `len` bytes of text; SQLite writes a statement (or none, for a
+            // text of spaces) and where in `rest` the next one begins.
+            let rc = unsafe { ffi::sqlite3_prepare_v2(db, rest.as_ptr().cast(), len, &mut stmt, &mut tail) };
+            if rc != ffi::SQLITE_OK {
+                return Err(self.error(rc));
+            }
+            let used = (tail as usize).saturating_sub(rest.as_ptr() as usize).min(rest.len());
+            rest = &rest[used..];
+            let Some(stmt) = NonNull::new(stmt).map(Statement) else {
+                if used == 0 {
+                    break;
+                }
+                continue;
+            };
+            // SAFETY: a statement just prepared.
+            let wanted = unsafe { ffi::sqlite3_bind_parameter_count(stmt.0.as_ptr()) } as usize;
+            if wanted > binds.len() {
+                return Err(StoreError::Database(format!("{wanted} parameters, {} values left", binds.len())));
+            }
+            let (these, others) = binds.split_at(wanted);
+            binds = others;
+            for (n, value) in these.iter().enumerate() {
+                let rc = bind(&stmt, n as c_int + 1, value);
+                if rc != ffi::SQLITE_OK {
+                    return Err(self.error(rc));
+                }
+            }
+            loop {
+                // SAFETY: a prepared statement with every parameter bound; the values it binds
+                // without copying (`sql`'s text) outlive it.
+                match unsafe { ffi::sqlite3_step(stmt.0.as_ptr()) } {
+                    ffi::SQLITE_ROW => rows.push(read(&Row { stmt: &stmt })?),
+                    ffi::SQLITE_DONE => break,
+                    rc => return Err(self.error(rc)),
+                }
+            }
+        }
+        if !binds.is_empty() {
+            return Err(StoreError::Database(format!("{} values left over, no parameter for them", binds.len())));
+        }
+        Ok(rows)
+    }
+
+    /// `BEGIN IMMEDIATE` if the write lock is free now: false, and no transaction begun, when
+    /// another connection holds it. SQLite's wait for it (the connection's busy timeout) would be
+    /// spent on this thread, which the batches of every store of the process share; the wait is
+    /// left to the caller. The busy timeout is `busy` again afterwards.
+    pub(crate) fn begin_at_once(&self, busy: std::time::Duration) -> Result<bool> {
+        let db = self.0.as_ptr();
+        let busy = c_int::try_from(busy.as_millis()).unwrap_or(c_int::MAX);
+        // SAFETY: the open handle; a timeout of 0 turns the busy handler off.
+        unsafe { ffi::sqlite3_busy_timeout(db, 0) };
+        let begun = self.run(&Sql::new("BEGIN IMMEDIATE"));
+        // SAFETY: as above.
+        unsafe { ffi::sqlite3_busy_timeout(db, busy) };
+        match begun {
+            Ok(()) => Ok(true),
+            Err(StoreError::Unavailable(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// SQLite's error, as the store says it: see [`crate::db::map_err`], whose kinds it keeps.
+    fn error(&self, rc: c_int) -> StoreError {
+        // SAFETY: the open handle; SQLite's message is text it owns, read at once.
+        let (code, message) = unsafe {
+            let code = ffi::sqlite3_extended_errcode(self.0.as_ptr());
+            let message = ffi::sqlite3_errmsg(self.0.as_ptr());
+            let message =
+                if message.is_null() { String::new() } else { CStr::from_ptr(message).to_string_lossy().into_owned() };
+            (if code == ffi::SQLITE_OK { rc } else { code }, message)
+        };
+        match code {
+            ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => StoreError::Conflict(message),
+            code if matches!(code & 0xff, ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED) => StoreError::Unavailable(message),
+            code => StoreError::Database(format!("error returned from database: ({code}) {message}")),
+        }
+    }
+}
+
+fn bind(stmt: &Statement, n: c_int, value: &Bind<'_>) -> c_int {
+    let stmt = stmt.0.as_ptr();
+    // SAFETY: `n` is one of the statement's parameters; text bound without a copy (`STATIC`)
+    // is `Sql`'s, which outlives the statement; an id's text is copied (`TRANSIENT`).
+    unsafe {
+        match *value {
+            Bind::Null => ffi::sqlite3_bind_null(stmt, n),
+            Bind::Int(value) => ffi::sqlite3_bind_int64(stmt, n, value),
+            Bind::Text(text) => match c_int::try_from(text.len()) {
+                Ok(len) => ffi::sqlite3_bind_text(stmt, n, text.as_ptr().cast(), len, ffi::SQLITE_STATIC()),
+                Err(_) => ffi::SQLITE_TOOBIG,
+            },
+            Bind::Uuid(id) => {
+                let mut buffer = Uuid::encode_buffer();
+                let text = id.hyphenated().encode_lower(&mut buffer);
+                ffi::sqlite3_bind_text(stmt, n, text.as_ptr().cast(), text.len() as c_int, ffi::SQLITE_TRANSIENT())
+            }
+        }
+    }
+}
+
+/// The row a statement stands on, read by column name.
+pub(crate) struct Row<'s> {
+    stmt: &'s Statement,
+}
+
+impl Row<'_> {
+    fn column(&self, name: &str) -> Result<Option<c_int>> {
+        let stmt = self.stmt.0.as_ptr();
+        // SAFETY: the statement stands on a row; its columns' names are SQLite's text.
+        let count = unsafe { ffi::sqlite3_column_count(stmt) };
+        let found = (0..count).find(|&n| {
+            let named = unsafe { ffi::sqlite3_column_name(stmt, n) };
+            !named.is_null() && unsafe { CStr::from_ptr(named) }.to_bytes() == name.as_bytes()
+        });
+        let Some(n) = found else {
+            return Err(StoreError::Database(format!("no column {name:?} in the row")));
+        };
+        // SAFETY: as above, `n` one of its columns.
+        let null = unsafe { ffi::sqlite3_column_type(stmt, n) } == ffi::SQLITE_NULL;
+        Ok((!null).then_some(n))
+    }
+}
+
+impl Columns for Row<'_> {
+    fn opt_text(&self, column: &str) -> Result<Option<String>> {
+        let Some(n) = self.column(column)? else {
+            return Ok(None);
+        };
+        let stmt = self.stmt.0.as_ptr();
+        // SAFETY: the column's text, valid until the statement steps on; copied at once.
+        let bytes = unsafe {
+            let text = ffi::sqlite3_column_text(stmt, n);
+            let len = ffi::sqlite3_column_bytes(stmt, n) as usize;
+            if text.is_null() {
+                &[][..]
+            } else {
+                std::slice::from_raw_parts(text, len)
+            }
+        };
+        String::from_utf8(bytes.to_vec())
+            .map(Some)
+            .map_err(|e| StoreError::Database(format!("column {column:?} is not UTF-8: {e}")))
+    }
+
+    fn opt_int(&self, column: &str) -> Result<Option<i64>> {
+        let Some(n) = self.column(column)? else {
+            return Ok(None);
+        };
+        let stmt = self.stmt.0.as_ptr();
+        // SAFETY: one of the row's columns.
+        if unsafe { ffi::sqlite3_column_type(stmt, n) } != ffi::SQLITE_INTEGER {
+            return Err(StoreError::Database(format!("column {column:?} is not an integer")));
+        }
+        Ok(Some(unsafe { ffi::sqlite3_column_int64(stmt, n) }))
+    }
+
+    fn opt_int32(&self, column: &str) -> Result<Option<i32>> {
+        self.opt_int(column)?
+            .map(|value| i32::try_from(value).map_err(|e| StoreError::Database(format!("column {column:?}: {e}"))))
+            .transpose()
+    }
+
+    fn opt_uuid(&self, column: &str) -> Result<Option<Uuid>> {
+        self.opt_text(column)?.as_deref().map(crate::db::uuid).transpose()
+    }
+
+    fn opt_time(&self, column: &str) -> Result<Option<DateTime<Utc>>> {
+        self.opt_int(column)?.map(crate::db::ms_to_time).transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlx::Connection;
+
+    /// Statements one after the other in one text, each binding its own values in turn; their
+    /// rows read by name; what is left unbound, or bound to nothing, refused.
+    #[tokio::test]
+    async fn statements_run_in_turn_and_bind_their_own_values() {
+        let mut conn = sqlx::SqliteConnection::connect("sqlite::memory:").await.unwrap();
+        let mut locked = conn.lock_handle().await.unwrap();
+        // SAFETY: the locked handle keeps sqlx's thread off it while this runs.
+        let handle = unsafe { Handle::new(locked.as_raw_handle()) };
+        let id = Uuid::from_u128(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
+        let mut sql = Sql::new("CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER, note TEXT);\n");
+        sql.push("INSERT INTO t (id, n, note) ").values(
+            [(id, 7, Some("seven")), (Uuid::nil(), -1, None)],
+            |b, (id, n, note)| {
+                b.extend([Bind::from(id), Bind::from(n), Bind::from(note)]);
+            },
+        );
+        sql.push(";\n SELECT n AS m FROM t WHERE n > ").bind(0).push(";");
+        assert_eq!(handle.rows(&sql, |row| row.int("m")).unwrap(), [7]);
+
+        let mut sql = Sql::new("SELECT id, n, note, NULL AS absent FROM t ORDER BY n");
+        sql.push(" LIMIT ").bind(5);
+        let read = handle
+            .rows(&sql, |row| Ok((row.uuid("id")?, row.int("n")?, row.opt_text("note")?, row.opt_int("absent")?)))
+            .unwrap();
+        assert_eq!(read, [(Uuid::nil(), -1, None, None), (id, 7, Some("seven".to_owned()), None)]);
+
+        let mut twice = Sql::new("INSERT INTO t (id, n) VALUES (");
+        twice.bind(id).push(", 8)");
+        assert!(matches!(handle.run(&twice), Err(StoreError::Conflict(m)) if m.contains("UNIQUE")));
+        let mut short = Sql::new("SELECT ?, ?");
+        short.binds.push(Bind::Int(1));
+        assert!(matches!(handle.run(&short), Err(StoreError::Database(_))));
+        let mut over = Sql::new("SELECT 1");
+        over.binds.push(Bind::Int(1));
+        assert!(matches!(handle.run(&over), Err(StoreError::Database(_))));
+        assert!(matches!(handle.run(&Sql::new("SELECT nope")), Err(StoreError::Database(m)) if m.contains("nope")));
+        assert!(matches!(
+            handle.rows(&Sql::new("SELECT n AS m FROM t"), |row| row.text("other")),
+            Err(StoreError::Database(m)) if m.contains("other")
+        ));
+        drop(locked);
+        // sqlx's own statements go on after the lock is let go, on the rows written here.
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t").fetch_one(&mut conn).await.unwrap();
+        assert_eq!(count, 2);
+    }
+}
