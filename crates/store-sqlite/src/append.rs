@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use adjutant_store::append::{keys_then_tails, keys_then_webhooks, step, AppendSteps, KnownKey, LastPost, QuotaCount};
 use adjutant_store::row::{self, Columns, Encoding, OUTCOME_COLUMNS};
@@ -45,8 +45,21 @@ const OUTBOX_INSERT: &str = "INSERT INTO webhook_outbox (webhook_id, outcome_id,
      WHERE p.campaign_id = ?2 AND p.seq = ?3
      ORDER BY o.position, w.created_at, w.id";
 
-/// The most rows one INSERT of a batch carries: SQLite takes at most 32,766 parameters a
-/// statement, and a post's row has 12.
+/// A post's row, with its `outcomes_through`.
+static INSERT_POST: LazyLock<String> = LazyLock::new(|| {
+    format!("INSERT INTO posts ({POST_COLUMNS}, outcomes_through) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+});
+
+/// An outcome's row.
+static INSERT_OUTCOME: LazyLock<String> =
+    LazyLock::new(|| format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"));
+
+/// An idempotency record's row.
+const INSERT_KEY: &str =
+    "INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) VALUES (?, ?, ?, ?, ?)";
+
+/// The most rows one statement of a batch asks about (campaigns, keys, quotas): SQLite takes at
+/// most 32,766 parameters a statement, and a quota's row has 5.
 const ROWS_PER_STATEMENT: usize = 1000;
 
 /// An append's steps, inside a `BEGIN IMMEDIATE` transaction: the single writer holds the
@@ -355,8 +368,8 @@ impl AppendSteps for Append {
         self.write_rows(&[], outcomes, &[], &[]).await
     }
 
-    /// The batch's rows in one call, one statement for each table (and each thousand rows).
-    /// SQLite has no one to notify.
+    /// The batch's rows, each table's through one statement prepared once. SQLite has no one
+    /// to notify.
     async fn write_rows(
         &mut self,
         posts: &[(&Post, i64)],
@@ -364,11 +377,14 @@ impl AppendSteps for Append {
         keys: &[(&AppendRequest, i64)],
         _heads: &[(Uuid, i64)],
     ) -> Result<()> {
-        let mut query = Sql::default();
-        push_posts(&mut query, posts);
-        push_outcomes(&mut query, outcomes);
-        push_keys(&mut query, keys);
-        self.run(&query).instrument(step("insert_post")).await
+        async {
+            let handle = self.handle().await?;
+            handle.run_each(&INSERT_POST, posts, post_row)?;
+            handle.run_each(&INSERT_OUTCOME, outcomes, outcome_row)?;
+            handle.run_each(INSERT_KEY, keys, key_row)
+        }
+        .instrument(step("insert_post"))
+        .await
     }
 
     async fn enqueue_deliveries(&mut self, campaign_id: Uuid, seq: i64, timestamp: &str) -> Result<()> {
@@ -422,65 +438,46 @@ impl AppendSteps for Append {
     }
 }
 
-/// `INSERT` statements of `posts` (each with its `outcomes_through`) onto `query`, each ended by
-/// `;` (one for each [`ROWS_PER_STATEMENT`] rows, within SQLite's bound on a statement's
-/// parameters).
-fn push_posts<'a>(query: &mut Sql<'a>, posts: &[(&'a Post, i64)]) {
-    for posts in posts.chunks(ROWS_PER_STATEMENT) {
-        query.push(&format!("INSERT INTO posts ({POST_COLUMNS}, outcomes_through) "));
-        query.values(posts, |row, &(post, outcomes_through)| {
-            row.extend([
-                Bind::Uuid(post.campaign_id),
-                Bind::Int(post.seq),
-                Bind::Int(post.stamp.timestamp_millis()),
-                Bind::Uuid(post.author_id),
-                Bind::from(post.side.as_deref()),
-                Bind::from(post.kind.as_str()),
-                Bind::from(post.body.as_str()),
-                Bind::from(post.prev_hash.as_str()),
-                Bind::from(post.hash.as_str()),
-                Bind::from(post.receipt.as_ref().map(|r| r.key_id.as_str())),
-                Bind::from(post.receipt.as_ref().map(|r| r.signature.as_str())),
-                Bind::Int(outcomes_through),
-            ]);
-        });
-        query.push(";\n");
-    }
+/// A post's row (with its `outcomes_through`), as [`Handle::run_each`] writes it.
+fn post_row<'a>(row: &mut Vec<Bind<'a>>, &(post, outcomes_through): &(&'a Post, i64)) {
+    row.extend([
+        Bind::Uuid(post.campaign_id),
+        Bind::Int(post.seq),
+        Bind::Int(post.stamp.timestamp_millis()),
+        Bind::Uuid(post.author_id),
+        Bind::from(post.side.as_deref()),
+        Bind::from(post.kind.as_str()),
+        Bind::from(post.body.as_str()),
+        Bind::from(post.prev_hash.as_str()),
+        Bind::from(post.hash.as_str()),
+        Bind::from(post.receipt.as_ref().map(|r| r.key_id.as_str())),
+        Bind::from(post.receipt.as_ref().map(|r| r.signature.as_str())),
+        Bind::Int(outcomes_through),
+    ]);
 }
 
-/// `INSERT` statements of `outcomes` onto `query`, as [`push_posts`].
-fn push_outcomes<'a>(query: &mut Sql<'a>, outcomes: &[&'a Outcome]) {
-    for outcomes in outcomes.chunks(ROWS_PER_STATEMENT) {
-        query.push(&format!("INSERT INTO outcomes ({OUTCOME_COLUMNS}) "));
-        query.values(outcomes, |row, outcome| {
-            row.extend([
-                Bind::Uuid(outcome.id),
-                Bind::Uuid(outcome.campaign_id),
-                Bind::Int(outcome.position),
-                Bind::Int(outcome.seq),
-                Bind::from(outcome.kind.as_str()),
-                Bind::from(outcome.data.as_str()),
-            ]);
-        });
-        query.push(";\n");
-    }
+/// An outcome's row, as [`post_row`].
+fn outcome_row<'a>(row: &mut Vec<Bind<'a>>, outcome: &&'a Outcome) {
+    row.extend([
+        Bind::Uuid(outcome.id),
+        Bind::Uuid(outcome.campaign_id),
+        Bind::Int(outcome.position),
+        Bind::Int(outcome.seq),
+        Bind::from(outcome.kind.as_str()),
+        Bind::from(outcome.data.as_str()),
+    ]);
 }
 
-/// `INSERT` statements of the idempotency records `keys` onto `query`, as [`push_posts`].
-fn push_keys<'a>(query: &mut Sql<'a>, keys: &[(&'a AppendRequest, i64)]) {
-    for keys in keys.chunks(ROWS_PER_STATEMENT) {
-        query.push("INSERT INTO idempotency_keys (principal_id, key, campaign_id, request_hash, seq) ");
-        query.values(keys, |row, (request, seq)| {
-            row.extend([
-                Bind::Uuid(request.author_id),
-                Bind::from(request.idempotency_key.as_str()),
-                Bind::Uuid(request.campaign_id),
-                Bind::from(request.request_hash.as_str()),
-                Bind::Int(*seq),
-            ]);
-        });
-        query.push(";\n");
-    }
+/// An idempotency record's row (the request and the sequence number of its post), as
+/// [`post_row`].
+fn key_row<'a>(row: &mut Vec<Bind<'a>>, &(request, seq): &(&'a AppendRequest, i64)) {
+    row.extend([
+        Bind::Uuid(request.author_id),
+        Bind::from(request.idempotency_key.as_str()),
+        Bind::Uuid(request.campaign_id),
+        Bind::from(request.request_hash.as_str()),
+        Bind::Int(seq),
+    ]);
 }
 
 /// `EXISTS (…) AS known`: whether any of `keys` (principal, key; at most

@@ -130,27 +130,12 @@ impl Handle {
 
     /// [`Handle::run`], each row any of the statements answers read by `read`.
     pub(crate) fn rows<T>(&self, sql: &Sql<'_>, mut read: impl FnMut(&Row<'_>) -> Result<T>) -> Result<Vec<T>> {
-        let db = self.0.as_ptr();
         let mut rows = Vec::new();
         let mut rest = sql.text.as_bytes();
         let mut binds = sql.binds.as_slice();
-        while !rest.is_empty() {
-            let len = c_int::try_from(rest.len())
-                .map_err(|_| StoreError::Database(format!("a statement of {} bytes", rest.len())))?;
-            let mut stmt = ptr::null_mut();
-            let mut tail = ptr::null();
-            // SAFETY: `rest` is `len` bytes of text; SQLite writes a statement (or none, for a
-            // text of spaces) and where in `rest` the next one begins.
-            let rc = unsafe { ffi::sqlite3_prepare_v2(db, rest.as_ptr().cast(), len, &mut stmt, &mut tail) };
-            if rc != ffi::SQLITE_OK {
-                return Err(self.error(rc));
-            }
-            let used = (tail as usize).saturating_sub(rest.as_ptr() as usize).min(rest.len());
-            rest = &rest[used..];
-            let Some(stmt) = NonNull::new(stmt).map(Statement) else {
-                if used == 0 {
-                    break;
-                }
+        while let Some((stmt, next)) = self.prepare(rest)? {
+            rest = next;
+            let Some(stmt) = stmt else {
                 continue;
             };
             // SAFETY: a statement just prepared.
@@ -160,26 +145,103 @@ impl Handle {
             }
             let (these, others) = binds.split_at(wanted);
             binds = others;
-            for (n, value) in these.iter().enumerate() {
-                let rc = bind(&stmt, n as c_int + 1, value);
-                if rc != ffi::SQLITE_OK {
-                    return Err(self.error(rc));
-                }
-            }
-            loop {
-                // SAFETY: a prepared statement with every parameter bound; the values it binds
-                // without copying (`sql`'s text) outlive it.
-                match unsafe { ffi::sqlite3_step(stmt.0.as_ptr()) } {
-                    ffi::SQLITE_ROW => rows.push(read(&Row { stmt: &stmt })?),
-                    ffi::SQLITE_DONE => break,
-                    rc => return Err(self.error(rc)),
-                }
-            }
+            self.bind_all(&stmt, these)?;
+            self.step(&stmt, |row| {
+                rows.push(read(row)?);
+                Ok(())
+            })?;
         }
         if !binds.is_empty() {
             return Err(StoreError::Database(format!("{} values left over, no parameter for them", binds.len())));
         }
         Ok(rows)
+    }
+
+    /// One statement (`sql`, which answers no rows), prepared once and run once for each of
+    /// `rows`, with the values `values` gives it. A batch's rows go in so: the text is parsed
+    /// once rather than grown by a row of parameters a row, and a statement that writes one row
+    /// keeps no journal of its own to undo itself with (one of many rows does, a copy of every
+    /// page it changes, for a failure half way through).
+    pub(crate) fn run_each<'a, T>(
+        &self,
+        sql: &str,
+        rows: impl IntoIterator<Item = T>,
+        values: impl Fn(&mut Vec<Bind<'a>>, T),
+    ) -> Result<()> {
+        let mut rows = rows.into_iter().peekable();
+        if rows.peek().is_none() {
+            return Ok(());
+        }
+        let Some((Some(stmt), rest)) = self.prepare(sql.as_bytes())? else {
+            return Err(StoreError::Database(format!("no statement in {sql:?}")));
+        };
+        if !rest.iter().all(u8::is_ascii_whitespace) {
+            return Err(StoreError::Database(format!("more than one statement in {sql:?}")));
+        }
+        // SAFETY: a statement just prepared.
+        let wanted = unsafe { ffi::sqlite3_bind_parameter_count(stmt.0.as_ptr()) } as usize;
+        let mut binds = Vec::with_capacity(wanted);
+        for row in rows {
+            binds.clear();
+            values(&mut binds, row);
+            if binds.len() != wanted {
+                return Err(StoreError::Database(format!("{wanted} parameters, {} values", binds.len())));
+            }
+            self.bind_all(&stmt, &binds)?;
+            self.step(&stmt, |_| Err(StoreError::Database(format!("rows from {sql:?}"))))?;
+            // SAFETY: a statement stepped to its end, made ready to run again; its values are
+            // bound anew before it is.
+            unsafe { ffi::sqlite3_reset(stmt.0.as_ptr()) };
+        }
+        Ok(())
+    }
+
+    /// The first statement of `text` (none for a text of spaces and comments) and the text
+    /// after it; `None` once nothing is left.
+    fn prepare<'t>(&self, text: &'t [u8]) -> Result<Option<(Option<Statement>, &'t [u8])>> {
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let len = c_int::try_from(text.len())
+            .map_err(|_| StoreError::Database(format!("a statement of {} bytes", text.len())))?;
+        let mut stmt = ptr::null_mut();
+        let mut tail = ptr::null();
+        // SAFETY: `text` is `len` bytes; SQLite writes a statement (or none, for a text of
+        // spaces) and where in `text` the next one begins.
+        let rc = unsafe { ffi::sqlite3_prepare_v2(self.0.as_ptr(), text.as_ptr().cast(), len, &mut stmt, &mut tail) };
+        let stmt = NonNull::new(stmt).map(Statement);
+        if rc != ffi::SQLITE_OK {
+            return Err(self.error(rc));
+        }
+        let used = (tail as usize).saturating_sub(text.as_ptr() as usize).min(text.len());
+        if stmt.is_none() && used == 0 {
+            return Ok(None);
+        }
+        Ok(Some((stmt, &text[used..])))
+    }
+
+    /// Binds `values` to the statement's parameters, in order.
+    fn bind_all(&self, stmt: &Statement, values: &[Bind<'_>]) -> Result<()> {
+        for (n, value) in values.iter().enumerate() {
+            let rc = bind(stmt, n as c_int + 1, value);
+            if rc != ffi::SQLITE_OK {
+                return Err(self.error(rc));
+            }
+        }
+        Ok(())
+    }
+
+    /// Steps the statement to its end, each row to `row`.
+    fn step(&self, stmt: &Statement, mut row: impl FnMut(&Row<'_>) -> Result<()>) -> Result<()> {
+        loop {
+            // SAFETY: a prepared statement with every parameter bound; the values it binds
+            // without copying (the caller's text) outlive this call.
+            match unsafe { ffi::sqlite3_step(stmt.0.as_ptr()) } {
+                ffi::SQLITE_ROW => row(&Row { stmt })?,
+                ffi::SQLITE_DONE => return Ok(()),
+                rc => return Err(self.error(rc)),
+            }
+        }
     }
 
     /// `BEGIN IMMEDIATE` if the write lock is free now: false, and no transaction begun, when
@@ -356,9 +418,20 @@ mod tests {
             handle.rows(&Sql::new("SELECT n AS m FROM t"), |row| row.text("other")),
             Err(StoreError::Database(m)) if m.contains("other")
         ));
+        // One statement run for each row; none for no rows; a row's values counted.
+        let rows = [(Uuid::from_u128(1), 1), (Uuid::from_u128(2), 2)];
+        let insert = "INSERT INTO t (id, n) VALUES (?, ?)";
+        handle.run_each(insert, &rows, |b, &(id, n)| b.extend([Bind::Uuid(id), Bind::Int(n)])).unwrap();
+        handle.run_each(insert, &[] as &[(Uuid, i64)], |_, _| unreachable!("no rows")).unwrap();
+        let short = handle.run_each(insert, [3], |b, n| b.push(Bind::Int(n)));
+        assert!(matches!(short, Err(StoreError::Database(m)) if m.contains("2 parameters, 1 values")));
+        let again = handle.run_each(insert, &rows[1..], |b, &(id, n)| b.extend([Bind::Uuid(id), Bind::Int(n)]));
+        assert!(matches!(again, Err(StoreError::Conflict(_))));
+        assert!(handle.run_each("SELECT 1; SELECT 2", [()], |_, ()| {}).is_err(), "one statement");
+        assert!(handle.run_each("SELECT 1", [()], |_, ()| {}).is_err(), "no rows answered");
         drop(locked);
         // sqlx's own statements go on after the lock is let go, on the rows written here.
         let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t").fetch_one(&mut conn).await.unwrap();
-        assert_eq!(count, 2);
+        assert_eq!(count, 4);
     }
 }
