@@ -160,7 +160,11 @@ impl Append {
     /// Ends the transaction with `sql` (`COMMIT` or `ROLLBACK`) and, once it has ended, hands the
     /// connection back to the pool here rather than from a task of its own.
     async fn end(mut self, sql: &'static str) -> Result<()> {
-        self.run(&Sql::new(sql)).await?;
+        let handle = self.handle().await?;
+        // Nothing to roll back where SQLite ended the transaction itself, on an error.
+        if sql != "ROLLBACK" || handle.in_transaction() {
+            handle.run(&Sql::new(sql))?;
+        }
         self.open = false;
         self.held = None;
         self.conn.return_to_pool().await;
@@ -631,6 +635,51 @@ mod tests {
         assert!(!alone().await, "a new connection");
         assert!(alone().await);
         drop((store, other));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Where another connection holds the write lock, the batch's `BEGIN` waits for it on sqlx's
+    /// thread (the batch writer's thread is shared by every store of the process) and goes on
+    /// once it is let go; the connection's busy timeout is as it was.
+    #[tokio::test]
+    async fn a_batch_waits_for_another_connection_s_write_lock() {
+        let dir = std::env::temp_dir().join(format!("adjutant-busy-{}", Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}", dir.join("a.db").display());
+        let store = crate::SqliteStore::open(&url).await.unwrap();
+        let other = crate::SqliteStore::open(&url).await.unwrap();
+        let mut holding = other.writer.acquire().await.unwrap();
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut *holding).await.unwrap();
+        let begin = tokio::spawn(Append::begin(
+            store.writer.clone(),
+            Arc::default(),
+            Arc::new(AtomicI64::new(UNKNOWN_VERSION)),
+        ));
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!begin.is_finished(), "the batch waits for the lock");
+        sqlx::query("ROLLBACK").execute(&mut *holding).await.unwrap();
+        let mut append = begin.await.unwrap().expect("begun once the lock was let go");
+        let timeout = append.rows(&Sql::new("PRAGMA busy_timeout"), |row| row.int("timeout")).await.unwrap();
+        assert_eq!(timeout, [crate::BUSY_TIMEOUT.as_millis() as i64]);
+        append.rollback().await.unwrap();
+        drop(holding);
+        drop((store, other));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A transaction SQLite ended by itself leaves nothing to roll back: the rollback goes
+    /// through, and the connection goes back to the pool for the next batch.
+    #[tokio::test]
+    async fn a_batch_whose_transaction_sqlite_ended_rolls_back_all_the_same() {
+        let (principal, campaign) = (Uuid::new_v4(), Uuid::new_v4());
+        let (dir, store) = store_with_a_key("ended", principal, campaign).await;
+        let seen = Arc::new(AtomicI64::new(UNKNOWN_VERSION));
+        let mut append = Append::begin(store.writer.clone(), Arc::default(), seen.clone()).await.unwrap();
+        append.execute("ROLLBACK").await.unwrap();
+        append.rollback().await.unwrap();
+        let append = Append::begin(store.writer.clone(), Arc::default(), seen).await.unwrap();
+        append.commit().await.unwrap();
+        drop(store);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -100,10 +100,10 @@ impl<'a> Sql<'a> {
 /// on it meanwhile).
 pub(crate) struct Handle(NonNull<ffi::sqlite3>);
 
-// SAFETY: SQLite's handles are opened serialized or with sqlx's own lock (here, the locked
-// handle) keeping every other thread off; the handle goes where the lock goes.
+// SAFETY: sqlx's lock on the connection (the locked handle this one is taken from) keeps every
+// other thread off it, wherever the lock goes; the handle goes with it. It is not `Sync`: sqlx
+// opens its connections without SQLite's own mutex, so two threads must never share one.
 unsafe impl Send for Handle {}
-unsafe impl Sync for Handle {}
 
 /// A prepared statement, finalized when dropped.
 struct Statement(NonNull<ffi::sqlite3_stmt>);
@@ -162,6 +162,9 @@ impl Handle {
     /// once rather than grown by a row of parameters a row, and a statement that writes one row
     /// keeps no journal of its own to undo itself with (one of many rows does, a copy of every
     /// page it changes, for a failure half way through).
+    ///
+    /// So where a row fails, the rows before it stay written: the caller undoes them with the
+    /// transaction or the savepoint they were written in, as the batch's writer does.
     pub(crate) fn run_each<'a, T>(
         &self,
         sql: &str,
@@ -242,6 +245,13 @@ impl Handle {
                 rc => return Err(self.error(rc)),
             }
         }
+    }
+
+    /// Whether a transaction is open: SQLite ends one by itself on some errors (a full disk,
+    /// an I/O error), after which there is nothing to roll back.
+    pub(crate) fn in_transaction(&self) -> bool {
+        // SAFETY: the open handle.
+        unsafe { ffi::sqlite3_get_autocommit(self.0.as_ptr()) == 0 }
     }
 
     /// `BEGIN IMMEDIATE` if the write lock is free now: false, and no transaction begun, when
@@ -419,19 +429,32 @@ mod tests {
             Err(StoreError::Database(m)) if m.contains("other")
         ));
         // One statement run for each row; none for no rows; a row's values counted.
-        let rows = [(Uuid::from_u128(1), 1), (Uuid::from_u128(2), 2)];
-        let insert = "INSERT INTO t (id, n) VALUES (?, ?)";
-        handle.run_each(insert, &rows, |b, &(id, n)| b.extend([Bind::Uuid(id), Bind::Int(n)])).unwrap();
-        handle.run_each(insert, &[] as &[(Uuid, i64)], |_, _| unreachable!("no rows")).unwrap();
+        // Each row's own text, bound without a copy and bound anew for the next row.
+        let notes: Vec<String> = (1..=3).map(|n| format!("note {n}")).collect();
+        let rows: Vec<(Uuid, i64, &str)> =
+            notes.iter().zip(1..).map(|(note, n)| (Uuid::from_u128(n as u128), n, note.as_str())).collect();
+        let insert = "INSERT INTO t (id, n, note) VALUES (?, ?, ?)";
+        handle
+            .run_each(insert, &rows, |b, &(id, n, note)| b.extend([Bind::Uuid(id), Bind::Int(n), Bind::Text(note)]))
+            .unwrap();
+        let read = Sql::new("SELECT id, note FROM t WHERE note LIKE 'note %' ORDER BY n");
+        let written = handle.rows(&read, |row| Ok((row.uuid("id")?, row.text("note")?))).unwrap();
+        let expected: Vec<(Uuid, String)> = rows.iter().map(|&(id, _, note)| (id, note.to_owned())).collect();
+        assert_eq!(written, expected);
+        handle.run_each(insert, &[] as &[(Uuid, i64, &str)], |_, _| unreachable!("no rows")).unwrap();
         let short = handle.run_each(insert, [3], |b, n| b.push(Bind::Int(n)));
-        assert!(matches!(short, Err(StoreError::Database(m)) if m.contains("2 parameters, 1 values")));
-        let again = handle.run_each(insert, &rows[1..], |b, &(id, n)| b.extend([Bind::Uuid(id), Bind::Int(n)]));
+        assert!(matches!(short, Err(StoreError::Database(m)) if m.contains("3 parameters, 1 values")));
+        let again = handle.run_each(insert, &rows[1..], |b, &(id, n, note)| {
+            b.extend([Bind::Uuid(id), Bind::Int(n), Bind::Text(note)]);
+        });
         assert!(matches!(again, Err(StoreError::Conflict(_))));
-        assert!(handle.run_each("SELECT 1; SELECT 2", [()], |_, ()| {}).is_err(), "one statement");
-        assert!(handle.run_each("SELECT 1", [()], |_, ()| {}).is_err(), "no rows answered");
+        let two = handle.run_each("SELECT 1; SELECT 2", [()], |_, ()| {});
+        assert!(matches!(two, Err(StoreError::Database(m)) if m.contains("more than one statement")));
+        let answers = handle.run_each("SELECT 1", [()], |_, ()| {});
+        assert!(matches!(answers, Err(StoreError::Database(m)) if m.contains("rows from")));
         drop(locked);
         // sqlx's own statements go on after the lock is let go, on the rows written here.
         let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t").fetch_one(&mut conn).await.unwrap();
-        assert_eq!(count, 4);
+        assert_eq!(count, 5);
     }
 }

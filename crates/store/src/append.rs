@@ -348,9 +348,11 @@ impl GroupCommit {
 
     /// Writes the batches on the batch writer's thread ([`writer_thread`]) rather than as a task
     /// among the requests. A backend may run its statements on that thread itself, blocking it
-    /// (SQLite's store does, on its writer connection's locked handle): nothing else waits on it
-    /// there. Where each of a batch's statements is instead a round trip to a thread that runs
-    /// the database's calls, the answer of each wakes the batch from outside the runtime:
+    /// (SQLite's store does, on its writer connection's locked handle, its commit's sync
+    /// included): what waits meanwhile is the batches of the process's other stores so marked,
+    /// which share the thread, and nothing of the requests'. Where each of a batch's statements is
+    /// instead a round trip to a thread that runs the database's calls, the answer of each wakes
+    /// the batch from outside the runtime:
     /// among the requests, the batch then waits for a worker to look at the runtime's shared
     /// queue, which a busy worker does between its own tasks (tokio tunes it to about every
     /// 200 µs of polling; every other task when tasks are long), before its next statement, and
