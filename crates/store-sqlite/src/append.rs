@@ -548,6 +548,17 @@ mod tests {
         (dir, store)
     }
 
+    /// Two stores on one file, in a directory of their own: two writer connections, as two
+    /// servers in one process have.
+    async fn two_stores_on_one_file(name: &str) -> (std::path::PathBuf, crate::SqliteStore, crate::SqliteStore) {
+        let dir = std::env::temp_dir().join(format!("adjutant-{name}-{}", Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}", dir.join("a.db").display());
+        let store = crate::SqliteStore::open(&url).await.unwrap();
+        let other = crate::SqliteStore::open(&url).await.unwrap();
+        (dir, store, other)
+    }
+
     /// The batch's first read says whether a key of the batch has a record, and reads the tails
     /// all the same; without the answer a replayed key would be found only by the insert failing.
     #[tokio::test]
@@ -596,11 +607,7 @@ mod tests {
     /// began: its own commits, and others' reads, leave it so; another's commit does not.
     #[tokio::test]
     async fn a_batch_is_alone_until_another_connection_commits() {
-        let dir = std::env::temp_dir().join(format!("adjutant-alone-{}", Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let url = format!("sqlite://{}", dir.join("a.db").display());
-        let store = crate::SqliteStore::open(&url).await.unwrap();
-        let other = crate::SqliteStore::open(&url).await.unwrap();
+        let (dir, store, other) = two_stores_on_one_file("alone").await;
         let seen = store.data_version.clone();
         let alone = || async {
             let append = Append::begin(store.writer.clone(), Arc::default(), seen.clone()).await.unwrap();
@@ -643,11 +650,7 @@ mod tests {
     /// once it is let go; the connection's busy timeout is as it was.
     #[tokio::test]
     async fn a_batch_waits_for_another_connection_s_write_lock() {
-        let dir = std::env::temp_dir().join(format!("adjutant-busy-{}", Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let url = format!("sqlite://{}", dir.join("a.db").display());
-        let store = crate::SqliteStore::open(&url).await.unwrap();
-        let other = crate::SqliteStore::open(&url).await.unwrap();
+        let (dir, store, other) = two_stores_on_one_file("busy").await;
         let mut holding = other.writer.acquire().await.unwrap();
         sqlx::query("BEGIN IMMEDIATE").execute(&mut *holding).await.unwrap();
         let begin = tokio::spawn(Append::begin(
