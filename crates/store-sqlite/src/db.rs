@@ -9,18 +9,30 @@ use uuid::Uuid;
 
 pub(crate) fn map_err(err: sqlx::Error) -> StoreError {
     match &err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict(db.message().to_owned()),
-        // SQLITE_BUSY / SQLITE_LOCKED (and their extended codes): another process holds the
-        // file. Say "try again" rather than pass "database is locked" on.
-        sqlx::Error::Database(db)
-            if db.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| matches!(c & 0xff, 5 | 6)) =>
-        {
-            StoreError::Unavailable(db.message().to_owned())
-        }
+        sqlx::Error::Database(db) => match db.code().and_then(|c| c.parse::<i32>().ok()) {
+            Some(code) => sqlite_error(code, db.message().to_owned()),
+            None => StoreError::Database(err.to_string()),
+        },
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
             StoreError::Unavailable(err.to_string())
         }
         _ => StoreError::Database(err.to_string()),
+    }
+}
+
+/// SQLite's error of (extended) result code `code`, as the store says it, whether sqlx or the
+/// writer's own handle (`raw`) met it: a unique key's refusal is a conflict; SQLITE_BUSY /
+/// SQLITE_LOCKED (and their extended codes), another process holding the file, is "try again"
+/// rather than "database is locked".
+pub(crate) fn sqlite_error(code: i32, message: String) -> StoreError {
+    const UNIQUE: i32 = libsqlite3_sys::SQLITE_CONSTRAINT_UNIQUE;
+    const PRIMARY_KEY: i32 = libsqlite3_sys::SQLITE_CONSTRAINT_PRIMARYKEY;
+    match code {
+        UNIQUE | PRIMARY_KEY => StoreError::Conflict(message),
+        code if matches!(code & 0xff, libsqlite3_sys::SQLITE_BUSY | libsqlite3_sys::SQLITE_LOCKED) => {
+            StoreError::Unavailable(message)
+        }
+        code => StoreError::Database(format!("error returned from database: (code: {code}) {message}")),
     }
 }
 

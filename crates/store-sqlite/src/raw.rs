@@ -273,7 +273,7 @@ impl Handle {
         }
     }
 
-    /// SQLite's error, as the store says it: see [`crate::db::map_err`], whose kinds it keeps.
+    /// SQLite's error, as the store says it ([`crate::db::sqlite_error`], as sqlx's are).
     fn error(&self, rc: c_int) -> StoreError {
         // SAFETY: the open handle; SQLite's message is text it owns, read at once.
         let (code, message) = unsafe {
@@ -283,11 +283,7 @@ impl Handle {
                 if message.is_null() { String::new() } else { CStr::from_ptr(message).to_string_lossy().into_owned() };
             (if code == ffi::SQLITE_OK { rc } else { code }, message)
         };
-        match code {
-            ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => StoreError::Conflict(message),
-            code if matches!(code & 0xff, ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED) => StoreError::Unavailable(message),
-            code => StoreError::Database(format!("error returned from database: ({code}) {message}")),
-        }
+        crate::db::sqlite_error(code, message)
     }
 }
 
