@@ -108,8 +108,8 @@ struct Followed {
 #[derive(Default)]
 pub struct Live {
     campaigns: Mutex<HashMap<Uuid, Followed>>,
-    /// Campaigns posted to since the webhook deliverer last looked, once it listens.
-    posted: Mutex<HashSet<Uuid>>,
+    /// What the webhook deliverer has not yet taken, once it listens.
+    posted: Mutex<Posted>,
     deliverer_listens: AtomicBool,
     deliverer: tokio::sync::Notify,
 }
@@ -144,7 +144,7 @@ impl Live {
             }
         }
         if self.deliverer_listens.load(Ordering::Acquire) {
-            self.posted.lock().unwrap_or_else(|e| e.into_inner()).insert(campaign);
+            self.posted.lock().unwrap_or_else(|e| e.into_inner()).campaigns.insert(campaign);
             self.deliverer.notify_one();
         }
     }
@@ -156,7 +156,10 @@ impl Live {
         for followed in campaigns.values() {
             followed.signal.send_modify(|(_, wakes)| *wakes += 1);
         }
-        self.deliverer.notify_one();
+        if self.deliverer_listens.load(Ordering::Acquire) {
+            self.posted.lock().unwrap_or_else(|e| e.into_inner()).every = true;
+            self.deliverer.notify_one();
+        }
     }
 
     /// The webhook deliverer's wake-up: from now on, each publication records its campaign and
@@ -218,15 +221,41 @@ pub struct Deliveries {
     live: Arc<Live>,
 }
 
+/// What the webhook deliverer has been woken for since it last took it.
+#[derive(Debug, Default)]
+struct Posted {
+    campaigns: HashSet<Uuid>,
+    /// A wake-up for every campaign ([`Live::wake_all`]).
+    every: bool,
+}
+
+/// What the webhook deliverer was woken for, as [`Deliveries::take`] hands it over.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Woken {
+    /// These campaigns were posted to.
+    Campaigns(HashSet<Uuid>),
+    /// Every campaign may have new posts (those of other servers went untold for a while).
+    Every,
+}
+
 impl Deliveries {
     /// Waits for the next publication (one made since the last call returns at once).
     pub async fn posted(&self) {
         self.live.deliverer.notified().await;
     }
 
-    /// The campaigns posted to since the last call; empty after a wake for every campaign.
-    pub fn take(&self) -> HashSet<Uuid> {
-        std::mem::take(&mut *self.live.posted.lock().unwrap_or_else(|e| e.into_inner()))
+    /// What it was woken for since the last call; `None` when nothing was (a wake-up whose
+    /// publications the last call already took: a publication stores a wake-up while the
+    /// deliverer is busy, and the deliverer takes everything published when it looks).
+    pub fn take(&self) -> Option<Woken> {
+        let posted = std::mem::take(&mut *self.live.posted.lock().unwrap_or_else(|e| e.into_inner()));
+        if posted.every {
+            Some(Woken::Every)
+        } else if posted.campaigns.is_empty() {
+            None
+        } else {
+            Some(Woken::Campaigns(posted.campaigns))
+        }
     }
 }
 
@@ -351,18 +380,34 @@ mod tests {
         // Before the deliverer listens, nothing is recorded for it.
         live.published(a, 1);
         let deliveries = live.deliveries();
-        assert!(deliveries.take().is_empty());
+        assert_eq!(deliveries.take(), None);
         live.published(a, 2);
         live.published(b, 1);
         live.published(a, 3);
         let woke = tokio::time::timeout(std::time::Duration::from_secs(1), deliveries.posted()).await;
         assert!(woke.is_ok());
-        assert_eq!(deliveries.take(), HashSet::from([a, b]));
-        assert!(deliveries.take().is_empty());
-        // A wake for every campaign wakes it too, and records none.
+        assert_eq!(deliveries.take(), Some(Woken::Campaigns(HashSet::from([a, b]))));
+        assert_eq!(deliveries.take(), None);
+        // A wake for every campaign wakes it too, and says so, whatever else was posted.
+        live.published(b, 2);
         live.wake_all();
         let woke = tokio::time::timeout(std::time::Duration::from_secs(1), deliveries.posted()).await;
         assert!(woke.is_ok());
-        assert!(deliveries.take().is_empty());
+        assert_eq!(deliveries.take(), Some(Woken::Every));
+        assert_eq!(deliveries.take(), None);
+    }
+
+    #[tokio::test]
+    async fn a_wake_up_whose_posts_were_taken_already_tells_of_none() {
+        let live = Arc::new(Live::default());
+        let deliveries = live.deliveries();
+        let a = Uuid::new_v4();
+        // Posted while the deliverer was busy: the wake-up is stored, and its post taken with
+        // one the deliverer was already woken for.
+        live.published(a, 1);
+        assert_eq!(deliveries.take(), Some(Woken::Campaigns(HashSet::from([a]))));
+        let woke = tokio::time::timeout(std::time::Duration::from_secs(1), deliveries.posted()).await;
+        assert!(woke.is_ok(), "the stored wake-up");
+        assert_eq!(deliveries.take(), None, "not a wake-up for every campaign");
     }
 }

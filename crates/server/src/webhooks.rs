@@ -236,13 +236,16 @@ impl Deliverer {
         };
         loop {
             wake.posted().await;
-            let posted = wake.take();
-            if posted.is_empty() {
-                return;
-            }
-            for campaign in posted {
-                if self.hooked(campaign).await {
-                    return;
+            match wake.take() {
+                // Its posts were taken at an earlier wake-up.
+                None => {}
+                Some(crate::live::Woken::Every) => return,
+                Some(crate::live::Woken::Campaigns(posted)) => {
+                    for campaign in posted {
+                        if self.hooked(campaign).await {
+                            return;
+                        }
+                    }
                 }
             }
         }
