@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use adjutant_store::{Post, Receipt};
-use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use ed25519_dalek::{Signature, SigningKey, Verifier, VerifyingKey};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
@@ -127,6 +127,9 @@ pub struct PublicKey {
 /// The current key and the retired public keys.
 pub struct Keyring {
     signing: SigningKey,
+    /// The same key, as AWS-LC signs with it: the signatures are ed25519-dalek's, bit for bit
+    /// (Ed25519's are deterministic), made in about half the time.
+    signer: aws_lc_rs::signature::Ed25519KeyPair,
     current_id: String,
     retired: Vec<(String, VerifyingKey)>,
 }
@@ -149,7 +152,13 @@ impl Keyring {
     pub fn new(signing: SigningKey, retired: Vec<VerifyingKey>) -> Self {
         let current_id = key_id(&signing.verifying_key());
         let retired = retired.into_iter().filter(|k| *k != signing.verifying_key()).map(|k| (key_id(&k), k)).collect();
-        Self { signing, current_id, retired }
+        // A seed and the public key it derives always agree; AWS-LC checks that they do.
+        let signer = aws_lc_rs::signature::Ed25519KeyPair::from_seed_and_public_key(
+            signing.as_bytes(),
+            signing.verifying_key().as_bytes(),
+        )
+        .expect("an Ed25519 seed and its own public key");
+        Self { signing, signer, current_id, retired }
     }
 
     /// The keyring of this configuration, the key made and stored if there is none yet.
@@ -206,8 +215,8 @@ impl Keyring {
 
     /// Signs a post's receipt with the current key.
     pub fn sign(&self, post: &Post) -> Receipt {
-        let signature = self.signing.sign(receipt_message(post).as_bytes());
-        Receipt { key_id: self.current_id.clone(), signature: hex::encode(signature.to_bytes()) }
+        let signature = self.signer.sign(receipt_message(post).as_bytes());
+        Receipt { key_id: self.current_id.clone(), signature: hex::encode(signature.as_ref()) }
     }
 
     /// The public key with this id, current or retired.
@@ -339,6 +348,25 @@ mod tests {
             prev_hash: "0".repeat(64),
             hash: "a".repeat(64),
             receipt: None,
+        }
+    }
+
+    /// The receipts are signed by AWS-LC: each signature is the one ed25519-dalek makes for the
+    /// same key and text (Ed25519's signatures are deterministic), and it verifies.
+    #[test]
+    fn a_receipt_is_the_signature_ed25519_dalek_makes() {
+        use ed25519_dalek::Signer;
+        for n in 0..64u8 {
+            let signing = if n == 0 { SigningKey::from_bytes(&[0; 32]) } else { new_key() };
+            let keyring = Keyring::new(signing.clone(), Vec::new());
+            let mut post = post();
+            post.seq = i64::from(n) * 1_000_003;
+            post.hash = hex::encode(Sha256::digest([n]));
+            let receipt = keyring.sign(&post);
+            let message = receipt_message(&post);
+            assert_eq!(receipt.signature, hex::encode(signing.sign(message.as_bytes()).to_bytes()), "key {n}");
+            assert!(signature_holds(&signing.verifying_key(), &message, &receipt.signature));
+            assert_eq!(receipt.key_id, key_id(&signing.verifying_key()));
         }
     }
 
