@@ -126,10 +126,11 @@ pub struct PublicKey {
 
 /// The current key and the retired public keys.
 pub struct Keyring {
-    signing: SigningKey,
-    /// The same key, as AWS-LC signs with it: the signatures are ed25519-dalek's, bit for bit
-    /// (Ed25519's are deterministic), made in about half the time.
+    /// The current key, as AWS-LC signs with it: the signatures are ed25519-dalek's, bit for bit
+    /// (Ed25519's are deterministic), made in about half the time. The secret is held here only.
     signer: aws_lc_rs::signature::Ed25519KeyPair,
+    /// Its public key, as the checks of receipts take it.
+    public: VerifyingKey,
     current_id: String,
     retired: Vec<(String, VerifyingKey)>,
 }
@@ -150,15 +151,14 @@ pub enum Origin {
 
 impl Keyring {
     pub fn new(signing: SigningKey, retired: Vec<VerifyingKey>) -> Self {
-        let current_id = key_id(&signing.verifying_key());
-        let retired = retired.into_iter().filter(|k| *k != signing.verifying_key()).map(|k| (key_id(&k), k)).collect();
+        let public = signing.verifying_key();
+        let current_id = key_id(&public);
+        let retired = retired.into_iter().filter(|k| *k != public).map(|k| (key_id(&k), k)).collect();
         // A seed and the public key it derives always agree; AWS-LC checks that they do.
-        let signer = aws_lc_rs::signature::Ed25519KeyPair::from_seed_and_public_key(
-            signing.as_bytes(),
-            signing.verifying_key().as_bytes(),
-        )
-        .expect("an Ed25519 seed and its own public key");
-        Self { signing, signer, current_id, retired }
+        let signer =
+            aws_lc_rs::signature::Ed25519KeyPair::from_seed_and_public_key(signing.as_bytes(), public.as_bytes())
+                .expect("an Ed25519 seed and its own public key");
+        Self { signer, public, current_id, retired }
     }
 
     /// The keyring of this configuration, the key made and stored if there is none yet.
@@ -210,7 +210,7 @@ impl Keyring {
     }
 
     pub fn current_public(&self) -> VerifyingKey {
-        self.signing.verifying_key()
+        self.public
     }
 
     /// Signs a post's receipt with the current key.
@@ -222,14 +222,14 @@ impl Keyring {
     /// The public key with this id, current or retired.
     pub fn public(&self, key_id: &str) -> Option<VerifyingKey> {
         if key_id == self.current_id {
-            return Some(self.signing.verifying_key());
+            return Some(self.public);
         }
         self.retired.iter().find(|(id, _)| id == key_id).map(|(_, k)| *k)
     }
 
     /// Every public key, the current one first.
     pub fn public_keys(&self) -> Vec<PublicKey> {
-        std::iter::once((self.current_id.clone(), self.signing.verifying_key(), true))
+        std::iter::once((self.current_id.clone(), self.public, true))
             .chain(self.retired.iter().map(|(id, k)| (id.clone(), *k, false)))
             .map(|(key_id, k, current)| PublicKey {
                 key_id,
