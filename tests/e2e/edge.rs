@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use adjutant_e2e::serde_json::json;
 use adjutant_e2e::{Backend, TestApp};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -86,6 +87,33 @@ async fn a_kept_alive_connection_has_the_header_time_out_for_each_request() {
     }
     let took = closed_within(&mut stream, Duration::from_secs(5)).await.expect("the silent connection stayed open");
     assert!(took >= Duration::from_millis(800), "closed {took:?} after the last answer, before the time-out");
+}
+
+/// An answer still being sent is not a wait for the next head: an event stream stays open for
+/// many time-outs' lengths, and hears a post made after them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_stream_outlives_the_header_time_out() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |config| config.header_read_timeout_secs = 1).await;
+    let moderator = app.moderator().await;
+    let campaign = app.campaign(&moderator, json!({"name": "Streamed", "scenario": "short-acw"})).await;
+    let player = app.player(&moderator, &campaign, "union").await;
+    let mut stream = TcpStream::connect(address(&app)).await.unwrap();
+    let request = format!("GET /v1/campaigns/{campaign}/events HTTP/1.1\r\nHost: adjutant\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    // Three time-outs' lengths of an open stream.
+    tokio::time::sleep(Duration::from_millis(3_000)).await;
+    app.post(&player, &campaign, json!({"kind": "note", "body": {"text": "still here"}})).await.ok(201);
+    let mut read = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let heard = tokio::time::timeout(Duration::from_secs(5), async {
+        while !String::from_utf8_lossy(&read).contains("event: post") {
+            let n = stream.read(&mut buffer).await.expect("the stream is open");
+            assert!(n > 0, "the stream was closed: {}", String::from_utf8_lossy(&read));
+            read.extend_from_slice(&buffer[..n]);
+        }
+    })
+    .await;
+    assert!(heard.is_ok(), "no post event within 5 s: {}", String::from_utf8_lossy(&read));
 }
 
 /// Reads one answer with a `content-length`: its head and its whole body.

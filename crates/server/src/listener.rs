@@ -3,8 +3,9 @@
 //! - At most `max_connections` connections are open at once. When all are taken, the next
 //!   connection is not accepted (it waits in the operating system's backlog) until one closes.
 //! - A connection must send a request's whole head (request line and headers) within
-//!   `header_read_timeout_secs` of the service starting to wait for it, for its first request
-//!   and for every later one on a kept-alive connection; otherwise it is closed. So a slot held
+//!   `header_read_timeout_secs` of the service starting to wait for it (the connection's start,
+//!   or the end of the last answer's body), for its first request and for every later one on a
+//!   kept-alive connection; otherwise it is closed (see [`crate::paced`]). So a slot held
 //!   by an idle or slowloris connection frees itself within that time, and a normal request
 //!   waits at most that long for a slot when every slot is held by such connections.
 //! - One client address (IPv6: its /64) holds at most `max_connections_per_client` of them; one
@@ -38,7 +39,6 @@ use crate::rate_limit::{CallerKey, TrustedProxies};
 use crate::shares::Shares;
 
 mod finish;
-mod head_timer;
 
 /// The connection a request came on, as the listener tells it: the caller's address and the
 /// socket's send queue (for an event stream's follower that falls behind). One extension for
@@ -136,8 +136,10 @@ pub async fn serve(
     let finish = Arc::new(finish::Finish::default());
     // Each connection holds a receiver of `open`; `closed()` waits for the last to go.
     let (open, connection_closed) = watch::channel(());
+    // The time a head may take is kept by the socket (`Paced`), not hyper's timer: hyper's sets
+    // a time-out for each request and tries one more read after each answer to start it.
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.header_read_timeout(settings.header_read_timeout).max_buf_size(settings.max_header_bytes);
+    http.max_buf_size(settings.max_header_bytes);
     tokio::pin!(shutdown);
     loop {
         let slot = tokio::select! {
@@ -193,14 +195,11 @@ pub async fn serve(
             let handling = handled.handling();
             async move {
                 let response = router.call(request).await.unwrap_or_else(|never| match never {});
-                drop(handling);
-                Ok::<_, Infallible>(response)
+                Ok::<_, Infallible>(response.map(|body| handling.until_sent(body)))
             }
         });
-        let io = Paced::new(stream, settings.send, heads);
-        // Each connection its own timer: see `head_timer`.
-        let connection =
-            http.clone().timer(head_timer::HeadTimer::default()).serve_connection(TokioIo::new(io), service);
+        let io = Paced::new(stream, settings.send, heads, settings.header_read_timeout);
+        let connection = http.clone().serve_connection(TokioIo::new(io), service);
         let closed = connection_closed.clone();
         let served = finish.serve(Box::pin(connection), |connection| connection.get_mut().as_mut().graceful_shutdown());
         tokio::spawn(async move {

@@ -7,16 +7,23 @@
 //!   client took fewer than `min_rate` bytes a second of it. Waiting is what is measured, not
 //!   time: a connection with nothing to send (an idle event stream, a kept-alive connection) is
 //!   never cut, and an answer that fits the socket's buffers never waits at all.
-//! - **Receiving.** Bytes read while no request of the connection is being handled are its next
-//!   request's head. The first [`FREE_HEAD_BYTES`] of each head are its own; beyond them, heads
+//! - **Receiving.** Bytes read while no request of the connection is being handled or answered
+//!   are its next request's head. The first [`FREE_HEAD_BYTES`] of each head are its own; beyond them, heads
 //!   draw on one [`HeadBudget`] for the whole server, and a connection whose head would overdraw
 //!   it is closed. A head's bytes go back to the budget when its request is handled or its
 //!   connection closes. (Each head's own limit, `max_header_bytes`, is hyper's buffer.)
+//! - **Waiting for a head.** A connection is waiting for a request head while none of its
+//!   requests is being handled or answered: from its start, and from the end of each answer's
+//!   body. Each such wait may last `head_time`; past it, the connection is ended, whether a part
+//!   of the head came or none. The wait's deadline is noted as it begins, and one alarm per
+//!   connection, still set for an earlier wait's deadline, is moved on to the latest one only
+//!   when it goes off: a request on a kept-alive connection costs one clock read here and no
+//!   timer of its own.
 
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -69,27 +76,38 @@ impl HeadBudget {
     }
 }
 
-/// What a connection's socket and its request handling share: the requests being handled, and
-/// the head read so far.
+/// What a connection's socket and its request handling share: the requests being handled (or
+/// answered), the requests begun, and the head read so far.
 #[derive(Debug)]
 pub struct Heads {
     budget: Arc<HeadBudget>,
     handling: AtomicUsize,
+    /// Requests of the connection whose handling has begun: a wait for a head that began
+    /// before the last of them is over.
+    begun: AtomicU64,
     /// Bytes of the head being read; those past [`FREE_HEAD_BYTES`] are taken from the budget.
     reading: AtomicUsize,
 }
 
 impl Heads {
     pub fn new(budget: Arc<HeadBudget>) -> Arc<Self> {
-        Arc::new(Self { budget, handling: AtomicUsize::new(0), reading: AtomicUsize::new(0) })
+        Arc::new(Self { budget, handling: AtomicUsize::new(0), begun: AtomicU64::new(0), reading: AtomicUsize::new(0) })
     }
 
     /// A request's head is complete and its handling begins: the head's bytes go back to the
-    /// budget, and what is read until the handling ends is its body. Ends when dropped.
+    /// budget, and what is read until the handling ends is its body. Ends when dropped; an
+    /// answer's body holds it until the body ends ([`Handling::until_sent`]).
     pub fn handling(self: &Arc<Self>) -> Handling {
         self.handling.fetch_add(1, Ordering::AcqRel);
+        self.begun.fetch_add(1, Ordering::AcqRel);
         self.finish_head();
         Handling(self.clone())
+    }
+
+    /// The wait for a head under way, named by the count of requests begun before it: none while
+    /// a request is being handled or answered.
+    fn waiting(&self) -> Option<u64> {
+        (self.handling.load(Ordering::Acquire) == 0).then(|| self.begun.load(Ordering::Acquire))
     }
 
     fn finish_head(&self) {
@@ -121,17 +139,59 @@ impl Heads {
 /// A request being handled; see [`Heads::handling`].
 pub struct Handling(Arc<Heads>);
 
+impl Handling {
+    /// `body`, holding this handling until the body ends or is dropped: the connection is not
+    /// waiting for its next head while an answer (an event stream, an export) is still being
+    /// sent.
+    pub fn until_sent(self, body: axum::body::Body) -> axum::body::Body {
+        axum::body::Body::new(Sending { body, _handling: self })
+    }
+}
+
 impl Drop for Handling {
     fn drop(&mut self) {
         self.0.handling.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
-/// A socket with its sending paced and its request heads counted.
+/// An answer's body with its request's [`Handling`]: hyper drops the body once it has its end.
+struct Sending {
+    body: axum::body::Body,
+    _handling: Handling,
+}
+
+impl hyper::body::Body for Sending {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A socket with its sending paced, its request heads counted and its waits for a head timed.
 pub struct Paced<S> {
     io: S,
     limits: SendLimits,
     heads: Arc<Heads>,
+    /// How long a wait for a head may last.
+    head_time: Duration,
+    /// The wait for a head under way ([`Heads::waiting`]) and its deadline, once seen.
+    head_wait: Option<(u64, Instant)>,
+    /// Wakes the connection at a wait's deadline: set for the first wait's deadline, and moved
+    /// on to the wait under way only when it goes off, or when that wait's deadline is earlier.
+    head_alarm: Option<Pin<Box<Sleep>>>,
     /// When the wait under way began, if the client is not taking what is sent.
     waiting_since: Option<Instant>,
     /// Waiting and bytes sent in the window under way.
@@ -141,12 +201,15 @@ pub struct Paced<S> {
 }
 
 impl<S> Paced<S> {
-    pub fn new(io: S, limits: SendLimits, heads: Arc<Heads>) -> Self {
+    pub fn new(io: S, limits: SendLimits, heads: Arc<Heads>, head_time: Duration) -> Self {
         let far = Instant::now() + Duration::from_secs(86_400);
         Self {
             io,
             limits,
             heads,
+            head_time,
+            head_wait: None,
+            head_alarm: None,
             waiting_since: None,
             waited: Duration::ZERO,
             sent: 0,
@@ -211,6 +274,43 @@ impl<S> Paced<S> {
     }
 }
 
+impl<S> Paced<S> {
+    /// The deadline of the wait for a head under way, if the connection is waiting for one: noted
+    /// the first time the wait is seen, with the alarm set to wake the connection then.
+    fn head_deadline(&mut self, cx: &mut Context<'_>) -> Option<Instant> {
+        let wait = self.heads.waiting()?;
+        match self.head_wait {
+            Some((seen, deadline)) if seen == wait => Some(deadline),
+            _ => {
+                let deadline = Instant::now() + self.head_time;
+                self.head_wait = Some((wait, deadline));
+                // Late already only if the clock stood still; the read that follows says so.
+                let _ = self.head_late(deadline, cx);
+                Some(deadline)
+            }
+        }
+    }
+
+    /// Whether `deadline` has passed; otherwise the alarm wakes the connection at it.
+    fn head_late(&mut self, deadline: Instant, cx: &mut Context<'_>) -> bool {
+        let alarm = self.head_alarm.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        if alarm.deadline() > deadline {
+            alarm.as_mut().reset(deadline);
+        }
+        loop {
+            // Outside the task's budget: a poll refused for the budget would leave an idle
+            // connection with no alarm set.
+            match Pin::new(&mut tokio::task::unconstrained(alarm.as_mut())).poll(cx) {
+                Poll::Pending => return false,
+                // Gone off at this wait's deadline (or after it): the time is up.
+                Poll::Ready(()) if alarm.deadline() >= deadline => return true,
+                // Gone off at an earlier wait's deadline: set for this one.
+                Poll::Ready(()) => alarm.as_mut().reset(deadline),
+            }
+        }
+    }
+}
+
 fn too_slow() -> io::Error {
     io::Error::new(io::ErrorKind::TimedOut, "the client took its answer too slowly")
 }
@@ -226,13 +326,26 @@ impl<S: AsyncRead + Unpin> AsyncRead for Paced<S> {
         let this = self.get_mut();
         let before = buf.filled().len();
         let result = Pin::new(&mut this.io).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = result {
-            if !this.heads.read(buf.filled().len() - before) {
-                return Poll::Ready(Err(io::Error::new(
-                    io::ErrorKind::OutOfMemory,
-                    "the request heads under way take all the bytes the server sets aside for them",
-                )));
+        match result {
+            Poll::Ready(Ok(())) => {
+                if !this.heads.read(buf.filled().len() - before) {
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::OutOfMemory,
+                        "the request heads under way take all the bytes the server sets aside for them",
+                    )));
+                }
             }
+            Poll::Pending => {
+                if let Some(deadline) = this.head_deadline(cx) {
+                    if this.head_late(deadline, cx) {
+                        return Poll::Ready(Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            "the request head did not come within header_read_timeout_secs",
+                        )));
+                    }
+                }
+            }
+            Poll::Ready(Err(_)) => {}
         }
         result
     }
@@ -260,7 +373,11 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Paced<S> {
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+        let this = self.get_mut();
+        // hyper flushes as it finishes each answer: an answer just sent begins the wait for the
+        // next head, which needs the alarm even if no read is tried before the client speaks.
+        let _ = this.head_deadline(cx);
+        Pin::new(&mut this.io).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -277,8 +394,86 @@ mod tests {
         SendLimits { stall: Duration::from_millis(stall_ms), min_rate, window: Duration::from_millis(window_ms) }
     }
 
+    /// Longer than any test takes: a wait for a head that never ends.
+    const NO_HEAD_TIME: Duration = Duration::from_secs(3_600);
+
     fn paced<S>(io: S, limits: SendLimits) -> Paced<S> {
-        Paced::new(io, limits, Heads::new(HeadBudget::new(0)))
+        Paced::new(io, limits, Heads::new(HeadBudget::new(0)), NO_HEAD_TIME)
+    }
+
+    /// A connection whose waits for a head may last `head_ms`, and what it shares with its
+    /// requests' handling.
+    fn timed(head_ms: u64) -> (tokio::io::DuplexStream, Paced<tokio::io::DuplexStream>, Arc<Heads>) {
+        let (client, server) = tokio::io::duplex(4096);
+        let heads = Heads::new(HeadBudget::new(0));
+        let paced = Paced::new(server, limits(60_000, 0, 60_000), heads.clone(), Duration::from_millis(head_ms));
+        (client, paced, heads)
+    }
+
+    /// Reads until the connection is ended: the error's kind and how long that took.
+    async fn cut_off(server: &mut Paced<tokio::io::DuplexStream>) -> (io::ErrorKind, Duration) {
+        let start = std::time::Instant::now();
+        let mut buffer = [0u8; 256];
+        loop {
+            match tokio::time::timeout(Duration::from_secs(5), server.read(&mut buffer)).await {
+                Err(_) => panic!("the connection was still open after 5 s"),
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return (e.kind(), start.elapsed()),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_head_that_does_not_come_in_time_ends_the_connection() {
+        // Half a request line, then nothing.
+        let (mut client, mut server, _) = timed(200);
+        client.write_all(b"GET /v1/tools/res").await.unwrap();
+        let (kind, took) = cut_off(&mut server).await;
+        assert_eq!(kind, io::ErrorKind::TimedOut);
+        assert!(took >= Duration::from_millis(180) && took < Duration::from_secs(2), "{took:?}");
+        // Nothing at all.
+        let (_client, mut silent, _) = timed(200);
+        assert_eq!(cut_off(&mut silent).await.0, io::ErrorKind::TimedOut);
+    }
+
+    #[tokio::test]
+    async fn a_request_handled_or_answered_is_not_waiting_for_a_head_and_each_wait_has_the_whole_time() {
+        let (_client, mut server, heads) = timed(300);
+        let mut buffer = [0u8; 256];
+        // 200 ms of the first wait, then a request is handled, and its answer sent, for longer
+        // than the head time.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let answer = heads.handling().until_sent(axum::body::Body::from("an event stream"));
+        let reading = tokio::time::timeout(Duration::from_millis(600), server.read(&mut buffer)).await;
+        assert!(reading.is_err(), "a connection answering a request was ended: {reading:?}");
+        // The answer's body ends: the next wait begins as the answer is flushed, with the whole
+        // head time from then.
+        drop(answer);
+        server.flush().await.unwrap();
+        let (kind, took) = cut_off(&mut server).await;
+        assert_eq!(kind, io::ErrorKind::TimedOut);
+        assert!(took >= Duration::from_millis(250) && took < Duration::from_secs(2), "{took:?}");
+    }
+
+    #[tokio::test]
+    async fn a_kept_alive_connection_is_ended_a_head_time_after_its_last_answer() {
+        let (mut client, mut server, heads) = timed(300);
+        let start = std::time::Instant::now();
+        let mut buffer = [0u8; 256];
+        // Four requests, 200 ms apart: each within its own wait, 800 ms in all.
+        for _ in 0..4 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            client.write_all(b"GET / HTTP/1.1\r\n\r\n").await.unwrap();
+            let read = server.read(&mut buffer).await.expect("a head in time is read");
+            assert_eq!(read, 18);
+            drop(heads.handling().until_sent(axum::body::Body::empty()));
+            server.flush().await.unwrap();
+        }
+        let answered = start.elapsed();
+        let (kind, _) = cut_off(&mut server).await;
+        assert_eq!(kind, io::ErrorKind::TimedOut);
+        let idle = start.elapsed() - answered;
+        assert!(idle >= Duration::from_millis(250) && idle < Duration::from_secs(2), "{idle:?}");
     }
 
     #[tokio::test]
@@ -340,8 +535,8 @@ mod tests {
         let (mut a_client, a_server) = tokio::io::duplex(64 * 1024);
         let (mut b_client, b_server) = tokio::io::duplex(64 * 1024);
         let heads_a = Heads::new(budget.clone());
-        let mut a = Paced::new(a_server, limits(1_000, 0, 1_000), heads_a.clone());
-        let mut b = Paced::new(b_server, limits(1_000, 0, 1_000), Heads::new(budget.clone()));
+        let mut a = Paced::new(a_server, limits(1_000, 0, 1_000), heads_a.clone(), NO_HEAD_TIME);
+        let mut b = Paced::new(b_server, limits(1_000, 0, 1_000), Heads::new(budget.clone()), NO_HEAD_TIME);
         let mut buffer = vec![0u8; 64 * 1024];
         // A's head: 8 KiB free, 6,000 bytes from the budget.
         a_client.write_all(&vec![b'a'; FREE_HEAD_BYTES + 6_000]).await.unwrap();
