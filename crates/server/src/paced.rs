@@ -8,10 +8,11 @@
 //!   time: a connection with nothing to send (an idle event stream, a kept-alive connection) is
 //!   never cut, and an answer that fits the socket's buffers never waits at all.
 //! - **Receiving.** Bytes read while no request of the connection is being handled or answered
-//!   are its next request's head. The first [`FREE_HEAD_BYTES`] of each head are its own; beyond them, heads
-//!   draw on one [`HeadBudget`] for the whole server, and a connection whose head would overdraw
-//!   it is closed. A head's bytes go back to the budget when its request is handled or its
-//!   connection closes. (Each head's own limit, `max_header_bytes`, is hyper's buffer.)
+//!   are its next request's head. The first [`FREE_HEAD_BYTES`] of each head are its own; beyond
+//!   them, heads draw on one [`HeadBudget`] for the whole server, and a connection whose head
+//!   would overdraw it is closed. A head's bytes go back to the budget when its request is
+//!   handled or its connection closes. (Each head's own limit, `max_header_bytes`, is hyper's
+//!   buffer.)
 //! - **Waiting for a head.** A connection is waiting for a request head while none of its
 //!   requests is being handled or answered: from its start, and from the end of each answer's
 //!   body. Each such wait may last `head_time`; past it, the connection is ended, whether a part
@@ -272,9 +273,7 @@ impl<S> Paced<S> {
             error => error,
         }
     }
-}
 
-impl<S> Paced<S> {
     /// The deadline of the wait for a head under way, if the connection is waiting for one: noted
     /// the first time the wait is seen, with the alarm set to wake the connection then.
     fn head_deadline(&mut self, cx: &mut Context<'_>) -> Option<Instant> {
