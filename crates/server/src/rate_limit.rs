@@ -41,7 +41,8 @@ use crate::listener::Peer;
 use crate::AppState;
 
 const SHARDS: usize = 16;
-/// Past this many callers in one shard, full buckets are dropped.
+/// Past this many callers in one shard, full buckets are dropped; when too few are full, the next
+/// look waits until the shard has twice as many callers as it kept.
 const SHARD_PRUNE_AT: usize = 4096;
 
 /// Who is counted: the hash of an authenticated bearer token, or a client address.
@@ -221,7 +222,16 @@ struct Bucket {
 pub struct RateLimiter {
     capacity: f64,
     per_second: f64,
-    shards: Vec<Mutex<HashMap<CallerKey, Bucket>>>,
+    shards: Vec<Mutex<Shard>>,
+}
+
+/// One shard's callers, and how many it holds before its full buckets are looked for again.
+struct Shard {
+    buckets: HashMap<CallerKey, Bucket>,
+    /// At least [`SHARD_PRUNE_AT`], and twice what the last look kept: a shard full of callers
+    /// still counting (many addresses, each asking) is looked over once for as many arrivals as
+    /// it holds, not on every request.
+    prune_at: usize,
 }
 
 impl RateLimiter {
@@ -231,14 +241,16 @@ impl RateLimiter {
         Self {
             capacity,
             per_second: capacity / 60.0,
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(Shard { buckets: HashMap::new(), prune_at: SHARD_PRUNE_AT }))
+                .collect(),
         }
     }
 
     /// Whether `key` has a request left at `now`, taking none: `Ok` or the seconds to wait.
     pub fn peek(&self, key: CallerKey, now: Instant) -> Result<(), u64> {
         let shard = self.shards[key.shard()].lock().unwrap_or_else(|e| e.into_inner());
-        match shard.get(&key) {
+        match shard.buckets.get(&key) {
             Some(bucket) => {
                 let refilled = bucket.tokens + now.saturating_duration_since(bucket.at).as_secs_f64() * self.per_second;
                 if refilled >= 1.0 {
@@ -256,11 +268,12 @@ impl RateLimiter {
         // A poisoned shard only means another request panicked mid-arithmetic; the numbers in
         // it are still numbers.
         let mut shard = self.shards[key.shard()].lock().unwrap_or_else(|e| e.into_inner());
-        if shard.len() >= SHARD_PRUNE_AT {
+        if shard.buckets.len() >= shard.prune_at {
             let (capacity, per_second) = (self.capacity, self.per_second);
-            shard.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * per_second < capacity);
+            shard.buckets.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * per_second < capacity);
+            shard.prune_at = (shard.buckets.len() * 2).max(SHARD_PRUNE_AT);
         }
-        let bucket = shard.entry(key).or_insert(Bucket { tokens: self.capacity, at: now });
+        let bucket = shard.buckets.entry(key).or_insert(Bucket { tokens: self.capacity, at: now });
         let refilled = bucket.tokens + now.saturating_duration_since(bucket.at).as_secs_f64() * self.per_second;
         bucket.tokens = refilled.min(self.capacity);
         bucket.at = now.max(bucket.at);
@@ -457,10 +470,45 @@ mod tests {
             hash[1..9].copy_from_slice(&(i as u64).to_le_bytes());
             limiter.check(CallerKey::Token(hash), start).unwrap();
         }
-        assert_eq!(limiter.shards[0].lock().unwrap().len(), SHARD_PRUNE_AT);
+        assert_eq!(limiter.shards[0].lock().unwrap().buckets.len(), SHARD_PRUNE_AT);
         // A minute later every one of them has refilled, and the next arrival prunes them.
         limiter.check(key(0), start + Duration::from_secs(61)).unwrap();
-        assert_eq!(limiter.shards[0].lock().unwrap().len(), 1);
+        assert_eq!(limiter.shards[0].lock().unwrap().buckets.len(), 1);
+    }
+
+    /// Callers of one shard, each a key of its own: `CallerKey::Token` with the first byte 0.
+    fn shard_0_caller(i: usize) -> CallerKey {
+        let mut hash = [0u8; 32];
+        hash[1..9].copy_from_slice(&(i as u64).to_le_bytes());
+        CallerKey::Token(hash)
+    }
+
+    #[test]
+    fn a_shard_full_of_callers_still_counting_is_looked_over_once_per_doubling() {
+        let limiter = RateLimiter::new(60);
+        let start = Instant::now();
+        let len = |limiter: &RateLimiter| limiter.shards[0].lock().unwrap().buckets.len();
+        // A shard's worth of callers, each having just asked: none is full.
+        for i in 0..SHARD_PRUNE_AT {
+            limiter.check(shard_0_caller(i), start).unwrap();
+        }
+        // The next arrival looks for full buckets, finds none and keeps them all; the next look
+        // waits for twice as many callers.
+        limiter.check(shard_0_caller(SHARD_PRUNE_AT), start).unwrap();
+        assert_eq!(len(&limiter), SHARD_PRUNE_AT + 1);
+        let next = limiter.shards[0].lock().unwrap().prune_at;
+        assert_eq!(next, 2 * SHARD_PRUNE_AT);
+        // A minute on, the first callers' buckets are full again, but no arrival looks for them
+        // until the shard holds `next` callers.
+        let later = start + Duration::from_secs(61);
+        for i in SHARD_PRUNE_AT + 1..next {
+            limiter.check(shard_0_caller(i), later).unwrap();
+        }
+        assert_eq!(len(&limiter), next);
+        // The arrival at `next` looks: the refilled callers go, the ones still counting stay.
+        limiter.check(shard_0_caller(next), later).unwrap();
+        assert_eq!(len(&limiter), next - (SHARD_PRUNE_AT + 1) + 1);
+        assert_eq!(limiter.shards[0].lock().unwrap().prune_at, SHARD_PRUNE_AT.max(2 * (next - SHARD_PRUNE_AT - 1)));
     }
 
     fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
