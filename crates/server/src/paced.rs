@@ -274,18 +274,16 @@ impl<S> Paced<S> {
         }
     }
 
-    /// The deadline of the wait for a head under way, if the connection is waiting for one: noted
-    /// the first time the wait is seen, with the alarm set to wake the connection then.
-    fn head_deadline(&mut self, cx: &mut Context<'_>) -> Option<Instant> {
+    /// The deadline of the wait for a head under way, if the connection is waiting for one, noted
+    /// the first time the wait is seen; and whether it was seen only now.
+    fn head_deadline(&mut self) -> Option<(Instant, bool)> {
         let wait = self.heads.waiting()?;
         match self.head_wait {
-            Some((seen, deadline)) if seen == wait => Some(deadline),
+            Some((seen, deadline)) if seen == wait => Some((deadline, false)),
             _ => {
                 let deadline = Instant::now() + self.head_time;
                 self.head_wait = Some((wait, deadline));
-                // Late already only if the clock stood still; the read that follows says so.
-                let _ = self.head_late(deadline, cx);
-                Some(deadline)
+                Some((deadline, true))
             }
         }
     }
@@ -335,7 +333,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Paced<S> {
                 }
             }
             Poll::Pending => {
-                if let Some(deadline) = this.head_deadline(cx) {
+                if let Some((deadline, _)) = this.head_deadline() {
                     if this.head_late(deadline, cx) {
                         return Poll::Ready(Err(io::Error::new(
                             io::ErrorKind::TimedOut,
@@ -375,7 +373,10 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Paced<S> {
         let this = self.get_mut();
         // hyper flushes as it finishes each answer: an answer just sent begins the wait for the
         // next head, which needs the alarm even if no read is tried before the client speaks.
-        let _ = this.head_deadline(cx);
+        // Late already only if the clock stood still; the read that follows says so.
+        if let Some((deadline, true)) = this.head_deadline() {
+            let _ = this.head_late(deadline, cx);
+        }
         Pin::new(&mut this.io).poll_flush(cx)
     }
 

@@ -465,10 +465,7 @@ mod tests {
         let start = Instant::now();
         // Same shard (first byte decides): 0, 16, 32, … and enough of them to prune.
         for i in 0..SHARD_PRUNE_AT {
-            let mut hash = [0u8; 32];
-            hash[0] = 0;
-            hash[1..9].copy_from_slice(&(i as u64).to_le_bytes());
-            limiter.check(CallerKey::Token(hash), start).unwrap();
+            limiter.check(shard_0_caller(i), start).unwrap();
         }
         assert_eq!(limiter.shards[0].lock().unwrap().buckets.len(), SHARD_PRUNE_AT);
         // A minute later every one of them has refilled, and the next arrival prunes them.
