@@ -8,10 +8,11 @@ use adjutant_store::{
     POSTS_BY_KIND_HOLDS,
 };
 use chrono::{DateTime, Utc};
-use sqlx::SqliteExecutor;
+use sqlx::{SqliteExecutor, SqlitePool};
 use uuid::Uuid;
 
 use crate::db::{map_err, Db};
+use crate::raw::{self, Sql};
 
 /// The columns of a post, in the order of an insert.
 pub(crate) const POST_COLUMNS: &str =
@@ -20,16 +21,12 @@ pub(crate) const POST_COLUMNS: &str =
 const POST_SELECT: &str = "campaign_id, seq, stamp_ms AS stamp, author_id, side, kind, body, prev_hash, hash, \
      receipt_key_id, receipt_signature";
 
-pub(crate) async fn posts(db: impl SqliteExecutor<'_>, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>> {
-    let rows =
-        sqlx::query(&format!("SELECT {POST_SELECT} FROM posts WHERE campaign_id = ? AND seq > ? ORDER BY seq LIMIT ?"))
-            .bind(campaign_id.to_string())
-            .bind(after)
-            .bind(limit)
-            .fetch_all(db)
-            .await
-            .map_err(map_err)?;
-    Db::decode_all(&rows, row::post)
+/// The posts after `after`, at most `limit`, read on a reader's own handle ([`raw::read`]): the
+/// pages the audit, the exports and the event streams read.
+pub(crate) async fn posts(readers: &SqlitePool, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>> {
+    let mut sql = Sql::new(&format!("SELECT {POST_SELECT} FROM posts WHERE campaign_id = "));
+    sql.bind(campaign_id).push(" AND seq > ").bind(after).push(" ORDER BY seq LIMIT ").bind(limit);
+    raw::read(readers, &sql, limit, row::post).await
 }
 
 pub(crate) async fn post(db: impl SqliteExecutor<'_>, campaign_id: Uuid, seq: i64) -> Result<Option<Post>> {
@@ -116,22 +113,11 @@ pub(crate) async fn outcome(db: impl SqliteExecutor<'_>, campaign_id: Uuid, id: 
     Db::decode_optional(row, row::outcome)
 }
 
-pub(crate) async fn outcomes(
-    db: impl SqliteExecutor<'_>,
-    campaign_id: Uuid,
-    after: i64,
-    limit: i64,
-) -> Result<Vec<Outcome>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = ? AND position > ? ORDER BY position LIMIT ?"
-    ))
-    .bind(campaign_id.to_string())
-    .bind(after)
-    .bind(limit)
-    .fetch_all(db)
-    .await
-    .map_err(map_err)?;
-    Db::decode_all(&rows, row::outcome)
+/// The outcomes after position `after`, at most `limit`, read as [`posts`] are.
+pub(crate) async fn outcomes(readers: &SqlitePool, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Outcome>> {
+    let mut sql = Sql::new(&format!("SELECT {OUTCOME_COLUMNS} FROM outcomes WHERE campaign_id = "));
+    sql.bind(campaign_id).push(" AND position > ").bind(after).push(" ORDER BY position LIMIT ").bind(limit);
+    raw::read(readers, &sql, limit, row::outcome).await
 }
 
 pub(crate) async fn latest_outcomes(

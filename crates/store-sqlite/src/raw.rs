@@ -1,5 +1,5 @@
 //! A batch's statements run on the writer connection's own SQLite handle, on the batch writer's
-//! thread.
+//! thread; the log's pages of posts and outcomes are read on a reader connection's ([`read`]).
 //!
 //! Through sqlx, each statement is a round trip to the connection's thread: the statement sent,
 //! that thread woken, the answer sent back, the batch's thread woken. A batch of posts under load
@@ -104,6 +104,42 @@ pub(crate) struct Handle(NonNull<ffi::sqlite3>);
 // other thread off it, wherever the lock goes; the handle goes with it. It is not `Sync`: sqlx
 // opens its connections without SQLite's own mutex, so two threads must never share one.
 unsafe impl Send for Handle {}
+
+/// The rows `sql` answers on a connection of `readers`, each decoded by `decode` straight off
+/// SQLite's row, on the connection's handle locked for the read.
+///
+/// Through sqlx, every value of every row is copied on the connection's thread (a copy of each
+/// column's text, an allocation each), sent here in a row of its own, looked up by name, copied
+/// again into what the caller keeps and freed here, on another thread than the one that
+/// allocated it. A cold audit of 100,000 posts spent some 30 % of its CPU time so, on a page of
+/// up to 4,096 posts or outcomes at a time. Read here, each value is copied once, into what the
+/// caller keeps.
+///
+/// A page of thousands of rows takes milliseconds: on a runtime of several workers, a read of
+/// more than [`READ_IN_PLACE`] rows (`at_most`) hands its worker's other tasks to another
+/// worker while it reads (`block_in_place`, which may start a thread for it). A smaller one, as
+/// an event stream's, is read in place.
+pub(crate) async fn read<T>(
+    readers: &sqlx::SqlitePool,
+    sql: &Sql<'_>,
+    at_most: i64,
+    decode: fn(&dyn Columns) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut conn = readers.acquire().await.map_err(crate::db::map_err)?;
+    let mut lock = conn.lock_handle().await.map_err(crate::db::map_err)?;
+    // SAFETY: the handle is the open connection's, and sqlx's thread makes no call on it while
+    // the lock is held; `handle` goes before `lock` does.
+    let handle = unsafe { Handle::new(lock.as_raw_handle()) };
+    let rows = || handle.rows(sql, |row| decode(row));
+    let flavor = tokio::runtime::Handle::try_current().map(|runtime| runtime.runtime_flavor());
+    match flavor {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) if at_most > READ_IN_PLACE => tokio::task::block_in_place(rows),
+        _ => rows(),
+    }
+}
+
+/// The most rows [`read`] reads on its worker as it is.
+const READ_IN_PLACE: i64 = 256;
 
 /// A prepared statement, finalized when dropped.
 struct Statement(NonNull<ffi::sqlite3_stmt>);
@@ -331,13 +367,14 @@ impl Row<'_> {
     }
 }
 
-impl Columns for Row<'_> {
-    fn opt_text(&self, column: &str) -> Result<Option<String>> {
+impl Row<'_> {
+    /// The column's text, as `f` reads it, before the statement steps on.
+    fn with_text<T>(&self, column: &str, f: impl FnOnce(&str) -> Result<T>) -> Result<Option<T>> {
         let Some(n) = self.column(column)? else {
             return Ok(None);
         };
         let stmt = self.stmt.0.as_ptr();
-        // SAFETY: the column's text, valid until the statement steps on; copied at once.
+        // SAFETY: the column's text, valid until the statement steps on; read only by `f`.
         let bytes = unsafe {
             let text = ffi::sqlite3_column_text(stmt, n);
             let len = ffi::sqlite3_column_bytes(stmt, n) as usize;
@@ -347,9 +384,15 @@ impl Columns for Row<'_> {
                 std::slice::from_raw_parts(text, len)
             }
         };
-        String::from_utf8(bytes.to_vec())
-            .map(Some)
-            .map_err(|e| StoreError::Database(format!("column {column:?} is not UTF-8: {e}")))
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| StoreError::Database(format!("column {column:?} is not UTF-8: {e}")))?;
+        f(text).map(Some)
+    }
+}
+
+impl Columns for Row<'_> {
+    fn opt_text(&self, column: &str) -> Result<Option<String>> {
+        self.with_text(column, |text| Ok(text.to_owned()))
     }
 
     fn opt_int(&self, column: &str) -> Result<Option<i64>> {
@@ -371,7 +414,7 @@ impl Columns for Row<'_> {
     }
 
     fn opt_uuid(&self, column: &str) -> Result<Option<Uuid>> {
-        self.opt_text(column)?.as_deref().map(crate::db::uuid).transpose()
+        self.with_text(column, crate::db::uuid)
     }
 
     fn opt_time(&self, column: &str) -> Result<Option<DateTime<Utc>>> {
@@ -452,5 +495,60 @@ mod tests {
         // sqlx's own statements go on after the lock is let go, on the rows written here.
         let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t").fetch_one(&mut conn).await.unwrap();
         assert_eq!(count, 5);
+    }
+
+    /// A row of the pool's table `t`, as [`read`] decodes it.
+    fn note(row: &dyn Columns) -> Result<(Uuid, i64, Option<String>)> {
+        Ok((row.uuid("id")?, row.int("n")?, row.opt_text("note")?))
+    }
+
+    /// [`read`] on a pool of one connection: its rows decoded off SQLite's, the values bound as
+    /// given; an error as the store says it; and the connection handed back whole, for sqlx's own
+    /// statements and for the next read.
+    async fn a_pool_s_rows_read_on_its_connection_s_handle() {
+        let pool = sqlx::sqlite::SqlitePoolOptions::new().max_connections(1).connect("sqlite::memory:").await.unwrap();
+        sqlx::query("CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER NOT NULL, note TEXT)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        for n in 1..=5i64 {
+            sqlx::query("INSERT INTO t (id, n, note) VALUES (?, ?, ?)")
+                .bind(Uuid::from_u128(n as u128).to_string())
+                .bind(n)
+                .bind((n % 2 == 1).then(|| format!("note {n}")))
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        let mut page = Sql::new("SELECT id, n, note FROM t WHERE n > ");
+        page.bind(1).push(" ORDER BY n LIMIT ").bind(3);
+        let read_page = read(&pool, &page, 3, note).await.unwrap();
+        let expected: Vec<_> =
+            (2..=4i64).map(|n| (Uuid::from_u128(n as u128), n, (n % 2 == 1).then(|| format!("note {n}")))).collect();
+        assert_eq!(read_page, expected);
+        let mut by_id = Sql::new("SELECT id, n, note FROM t WHERE id = ");
+        by_id.bind(Uuid::from_u128(5));
+        assert_eq!(read(&pool, &by_id, 1, note).await.unwrap(), [(Uuid::from_u128(5), 5, Some("note 5".to_owned()))]);
+        let missing = read(&pool, &Sql::new("SELECT id, n AS m, note FROM t"), 5, note).await;
+        assert!(matches!(&missing, Err(StoreError::Database(m)) if m.contains("no column \"n\"")), "{missing:?}");
+        let broken = read(&pool, &Sql::new("SELECT id FROM nowhere"), 5, note).await;
+        assert!(matches!(&broken, Err(StoreError::Database(m)) if m.contains("no such table")), "{broken:?}");
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t").fetch_one(&pool).await.unwrap();
+        assert_eq!(count, 5);
+        // A page past what is read in place (handed on, on a runtime of several workers).
+        let mut large = Sql::new("SELECT id, n, note FROM t LIMIT ");
+        large.bind(READ_IN_PLACE + 1);
+        assert_eq!(read(&pool, &large, READ_IN_PLACE + 1, note).await.unwrap().len(), 5);
+    }
+
+    #[tokio::test]
+    async fn a_pool_s_rows_are_read_on_its_connection_s_handle_on_one_thread() {
+        a_pool_s_rows_read_on_its_connection_s_handle().await;
+    }
+
+    /// On a runtime of several workers, where a large read hands its worker's other tasks on.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_pool_s_rows_are_read_on_its_connection_s_handle_on_several_workers() {
+        a_pool_s_rows_read_on_its_connection_s_handle().await;
     }
 }
