@@ -272,11 +272,14 @@ impl Handle {
 
     /// Steps the statement to its end, each row to `row`.
     fn step(&self, stmt: &Statement, mut row: impl FnMut(&Row<'_>) -> Result<()>) -> Result<()> {
+        // The columns' names, read once the statement has stepped to its first row (a first
+        // step may prepare it again, which SQLite's own copies of the names would not outlive).
+        let mut names = None;
         loop {
             // SAFETY: a prepared statement with every parameter bound; the values it binds
             // without copying (the caller's text) outlive this call.
             match unsafe { ffi::sqlite3_step(stmt.0.as_ptr()) } {
-                ffi::SQLITE_ROW => row(&Row { stmt })?,
+                ffi::SQLITE_ROW => row(&Row { stmt, names: names.get_or_insert_with(|| column_names(stmt)) })?,
                 ffi::SQLITE_DONE => return Ok(()),
                 rc => return Err(self.error(rc)),
             }
@@ -347,22 +350,36 @@ fn bind(stmt: &Statement, n: c_int, value: &Bind<'_>) -> c_int {
 /// The row a statement stands on, read by column name.
 pub(crate) struct Row<'s> {
     stmt: &'s Statement,
+    /// The statement's columns' names, in order ([`column_names`]).
+    names: &'s [Box<[u8]>],
+}
+
+/// The names of a statement's columns, in order, copied: read once for all its rows, where each
+/// look-up by name through SQLite asks for every name before it again.
+fn column_names(stmt: &Statement) -> Vec<Box<[u8]>> {
+    let stmt = stmt.0.as_ptr();
+    // SAFETY: a prepared statement; each name is SQLite's text, copied at once.
+    let count = unsafe { ffi::sqlite3_column_count(stmt) };
+    (0..count)
+        .map(|n| {
+            let named = unsafe { ffi::sqlite3_column_name(stmt, n) };
+            if named.is_null() {
+                Box::default()
+            } else {
+                unsafe { CStr::from_ptr(named) }.to_bytes().into()
+            }
+        })
+        .collect()
 }
 
 impl Row<'_> {
     fn column(&self, name: &str) -> Result<Option<c_int>> {
-        let stmt = self.stmt.0.as_ptr();
-        // SAFETY: the statement stands on a row; its columns' names are SQLite's text.
-        let count = unsafe { ffi::sqlite3_column_count(stmt) };
-        let found = (0..count).find(|&n| {
-            let named = unsafe { ffi::sqlite3_column_name(stmt, n) };
-            !named.is_null() && unsafe { CStr::from_ptr(named) }.to_bytes() == name.as_bytes()
-        });
-        let Some(n) = found else {
+        let found = self.names.iter().position(|named| **named == *name.as_bytes());
+        let Some(n) = found.and_then(|n| c_int::try_from(n).ok()) else {
             return Err(StoreError::Database(format!("no column {name:?} in the row")));
         };
-        // SAFETY: as above, `n` one of its columns.
-        let null = unsafe { ffi::sqlite3_column_type(stmt, n) } == ffi::SQLITE_NULL;
+        // SAFETY: the statement stands on a row, and `n` is one of its columns.
+        let null = unsafe { ffi::sqlite3_column_type(self.stmt.0.as_ptr(), n) } == ffi::SQLITE_NULL;
         Ok((!null).then_some(n))
     }
 }
