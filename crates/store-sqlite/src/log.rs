@@ -22,7 +22,7 @@ const POST_SELECT: &str = "campaign_id, seq, stamp_ms AS stamp, author_id, side,
      receipt_key_id, receipt_signature";
 
 /// The posts after `after`, at most `limit`, read on a reader's own handle ([`raw::read`]): the
-/// pages the audit, the exports and the event streams read.
+/// pages the audit, the exports, the post list, the fairness report and the event streams read.
 pub(crate) async fn posts(readers: &SqlitePool, campaign_id: Uuid, after: i64, limit: i64) -> Result<Vec<Post>> {
     let mut sql = Sql::new(&format!("SELECT {POST_SELECT} FROM posts WHERE campaign_id = "));
     sql.bind(campaign_id).push(" AND seq > ").bind(after).push(" ORDER BY seq LIMIT ").bind(limit);
